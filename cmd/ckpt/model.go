@@ -1,0 +1,28 @@
+package main
+
+import "github.com/spf13/cobra"
+
+func newModelCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "model",
+		Short: "Closed-form and Markov models of checkpointing (pure computation, no I/O)",
+		Long: `The models of the four papers ckpt implements, one subcommand each:
+
+  interval    optimal checkpoint interval: Young, Daly (first and higher order),
+              Gropp–Lusk, Fialho serial and parallel (uncoordinated + logging)
+  runtime     expected run time and efficiency under Daly's model (000 eq. 1)
+  phi         the inter-process dependency factor φ (003 eq. 12)
+  oldfield    checkpoint overhead from link, bisection and storage bandwidth,
+              LWFS start-up and overlay buffering (000 §3–4)
+  fill-time   the Checkpoint-Fill-Time Law (002 §III-D)
+  multilevel  the multi-level Markov model, blocking or non-blocking, and
+              its optimiser (001 §V, Moody et al.)
+  figures     regenerate the papers' model figures as PNG and SVG
+
+docs/MODELS.md explains each model, its assumptions and where the papers
+disagree with themselves.`,
+	}
+	c.AddCommand(newIntervalCmd(), newRuntimeCmd(), newPhiCmd(), newOldfieldCmd(),
+		newFillTimeCmd(), newMultilevelCmd(), newFiguresCmd())
+	return c
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt/internal/figures"
+)
+
+func newFiguresCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "figures --out DIR",
+		Short: "Regenerate the papers' model figures as PNG and SVG",
+		Long: `Writes the model figures of the papers, computed from ckpt's own models, as
+PNG and SVG files into DIR, with an index (figures.md) that states every
+figure's parameters: 000 Figs. 2, 3, 4, 7, 8, 9, 10; 001 Figs. 13, 14, 15;
+003 Fig. 4 (model curves). Progress goes to stderr.`,
+		Example: `  ckpt model figures --out figures/`,
+		Args:    cobra.NoArgs,
+	}
+	out := c.Flags().String("out", "", "directory to write the figures into (created if missing; required)")
+	asJSON := jsonFlag(c)
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		if *out == "" {
+			return usagef("--out is required")
+		}
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		start := time.Now()
+		stderr := c.ErrOrStderr()
+		files, err := figures.WriteAll(*out, func(name string) {
+			fmt.Fprintf(stderr, "  %-40s %5.1fs\n", name, time.Since(start).Seconds())
+		})
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return writeJSON(c.OutOrStdout(), object{{"files", files}, {"seconds", time.Since(start).Seconds()}})
+		}
+		for _, f := range files {
+			fmt.Fprintln(c.OutOrStdout(), f)
+		}
+		return nil
+	}
+	return c
+}

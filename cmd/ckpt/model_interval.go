@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt/internal/units"
+	"github.com/ckpt/ckpt/model"
+)
+
+// methodInfo says which paper and equation a method comes from and which
+// optional inputs it uses.
+var methodInfo = map[model.Method]struct {
+	source string
+	uses   []string
+}{
+	model.MethodYoung:          {"Young 1974: √(2δM)", nil},
+	model.MethodDaly:           {"Daly higher order, 000 eq. 2", nil},
+	model.MethodDalyFirstOrder: {"Daly first order: √(2δM) − δ", nil},
+	model.MethodGroppLusk:      {"Gropp and Lusk 2004: √(2δM)", nil},
+	model.MethodFialho:         {"Fialho serial/coordinated, 003 eqs. 5–6", []string{"restart", "detect", "interval"}},
+	model.MethodFialhoParallel: {"Fialho uncoordinated with message logging, 003 eqs. 10–11", []string{"restart", "detect", "phi", "log-protect", "log-replay", "interval"}},
+}
+
+func newIntervalCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "interval --method METHOD --cost D --mtti D [flags]",
+		Short: "Optimal checkpoint interval by one of six methods",
+		Long: `Computes the optimal interval (compute time between checkpoints) of one method:
+
+  young            Young 1974, √(2δM)
+  daly             Daly's higher-order estimate, 000 eq. 2 (τ = M when δ ≥ 2M)
+  daly1            Daly's first-order estimate, √(2δM) − δ (negative when δ > 2M;
+                   printed as computed)
+  gropp            Gropp and Lusk, √(2δM) (same optimum as Young)
+  fialho           Fialho serial or coordinated, 003 eq. 6; also the overhead of
+                   eq. 5 per MTTI window
+  fialho-parallel  Fialho uncoordinated with pessimistic receiver-based message
+                   logging, 003 eq. 11; needs --phi; overhead of eq. 10
+
+In 003's symbols: t_c = --cost, α = --mtti, t_l = --restart, t_d = --detect,
+Δ_lp = --log-protect, Δ_lr = --log-replay. Flags a method does not use are
+refused. When a formula has no real optimum the command exits 2 and says why.`,
+		Example: `  ckpt model interval --method fialho --cost 5m --mtti 24h --restart 5m
+  ckpt model interval --method fialho-parallel --cost 1.63 --mtti 100 --restart 1.643 \
+      --detect 0.5 --phi 1 --log-protect 2.771 --json`,
+		Args: cobra.NoArgs,
+	}
+	fs := c.Flags()
+	method := fs.String("method", "", "young, daly, daly1, gropp, fialho or fialho-parallel (required)")
+	cost := durationFlag(fs, "cost", "checkpoint cost δ = t_c (required, > 0)")
+	mtti := durationFlag(fs, "mtti", "mean time to interrupt M = α of the whole job (required, > 0)")
+	restart := durationFlag(fs, "restart", "time to load a checkpoint t_l (fialho methods, ≥ 0)")
+	detect := durationFlag(fs, "detect", "failure detection latency t_d (fialho methods, ≥ 0)")
+	phi := numberFlag(fs, "phi", "inter-process dependency factor φ in (0, 1] (fialho-parallel; see 'ckpt model phi')")
+	logProtect := durationFlag(fs, "log-protect", "message-logging time per MTTI window Δ_lp (fialho-parallel, ≥ 0)")
+	logReplay := durationFlag(fs, "log-replay", "log replay time after a failure Δ_lr (fialho-parallel, ≥ 0)")
+	at := durationFlag(fs, "interval", "evaluate the Fialho overhead at this interval instead of the optimum")
+	asJSON := jsonFlag(c)
+
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		if *method == "" {
+			return usagef("--method is required (young, daly, daly1, gropp, fialho or fialho-parallel)")
+		}
+		m, err := model.ParseMethod(*method)
+		if err != nil {
+			return usagef("--method: %v", err)
+		}
+		if err := require(req{"cost", cost}, req{"mtti", mtti}); err != nil {
+			return err
+		}
+		optional := map[string]*quantity{"restart": restart, "detect": detect, "phi": phi, "log-protect": logProtect, "log-replay": logReplay, "interval": at}
+		uses := methodInfo[m].uses
+		for _, name := range []string{"restart", "detect", "phi", "log-protect", "log-replay", "interval"} {
+			if optional[name].set && !contains(uses, name) {
+				return usagef("--%s: not used by --method %s (%s)", name, m, methodInfo[m].source)
+			}
+		}
+		if m == model.MethodFialhoParallel && !phi.set {
+			return usagef("--phi is required by --method fialho-parallel (compute it with 'ckpt model phi')")
+		}
+		if at.set && !(at.v > 0) {
+			return usagef("--interval: must be > 0 (got %g)", at.v)
+		}
+		in := model.IntervalInput{Cost: cost.v, MTTI: mtti.v, Restart: restart.v, Detect: detect.v,
+			Phi: phi.v, LogProtect: logProtect.v, LogReplay: logReplay.v}
+		res, err := model.OptimalInterval(m, in, at.v)
+		if err != nil {
+			return modelErr(err)
+		}
+		fialho := m == model.MethodFialho || m == model.MethodFialhoParallel
+		w := c.OutOrStdout()
+		if *asJSON {
+			o := object{{"method", string(m)}, {"interval_seconds", num(res.Interval)}}
+			if fialho {
+				o = append(o, kv{"overhead_seconds", num(res.Overhead)}, kv{"overhead_interval_seconds", num(res.OverheadAt)},
+					kv{"overhead_fraction", num(res.Overhead / mtti.v)})
+			}
+			return writeJSON(w, o)
+		}
+		t := newTable(w)
+		t.row("method", fmt.Sprintf("%s (%s)", m, methodInfo[m].source))
+		t.row("interval", fmt.Sprintf("%s (%s)", units.FormatDuration(res.Interval), sec(res.Interval)))
+		if fialho {
+			where := "at the optimum"
+			if at.set {
+				where = "at --interval " + units.FormatDuration(res.OverheadAt)
+			}
+			t.row("overhead", fmt.Sprintf("%s per MTTI window of %s, %s (%s of the time)",
+				units.FormatDuration(res.Overhead), units.FormatDuration(mtti.v), where, pct(res.Overhead/mtti.v)))
+		}
+		if res.Interval < 0 || math.IsNaN(res.Interval) {
+			t.row("note", "the optimum is not positive: the checkpoint costs more than the failures it protects against")
+		}
+		return t.flush()
+	}
+	return c
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

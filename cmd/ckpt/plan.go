@@ -1,0 +1,319 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt/examples/systems"
+	"github.com/ckpt/ckpt/internal/plan"
+	"github.com/ckpt/ckpt/internal/units"
+)
+
+func newPlanCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "plan [--system FILE|NAME] [--target-efficiency F]",
+		Short: "Recommend levels, redundancy, interval and flush mode for a described system",
+		Long: `Reads a system description (nodes, checkpoint bytes per node, node-local and
+shared-tier bandwidths, optional staging servers, failure categories with
+their rates and the nodes each takes down) and compares the ways to
+checkpoint it: the shared tier alone; each node-local redundancy scheme
+(partner, xor:S, rs:K+M) with its sets spread over each failure domain the
+system has, backed by the shared tier and flushed blocking or, with staging
+servers, non-blocking. For each it optimises the interval and the number of
+node-local checkpoints per shared-tier checkpoint with the multi-level Markov
+model, and prints the expected efficiency side by side, best first, and a
+recommendation.
+
+--target-efficiency F answers "what shared-tier bandwidth do I need" (001
+Fig. 15) for the recommended node-local configuration, blocking and
+non-blocking.
+
+--system takes a YAML file or the name of a built-in example: ` + strings.Join(systems.Names(), ", ") + `
+(default ` + systems.Default + `). docs/PLANNING.md documents the file format; the examples are in
+examples/systems/.`,
+		Example: `  ckpt plan                                  # the built-in TSUBAME2.0 example
+  ckpt plan --system my-cluster.yaml --target-efficiency 0.9
+  ckpt plan --system red-storm --json`,
+		Args: cobra.NoArgs,
+	}
+	fs := c.Flags()
+	system := fs.String("system", systems.Default, "system file (YAML) or built-in example name")
+	targetEff := numberFlag(fs, "target-efficiency", "find the shared-tier bandwidth needed for this efficiency, in (0, 1)")
+	all := fs.Bool("all", false, "list every alternative (default: the ten best and the shared-tier baseline)")
+	asJSON := jsonFlag(c)
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		text, source, err := readSystem(*system)
+		if err != nil {
+			return err
+		}
+		sys, err := plan.Load(bytes.NewReader(text))
+		if err != nil {
+			return usagef("--system %s: %v", source, err)
+		}
+		opt := plan.Options{}
+		if targetEff.set {
+			if !(targetEff.v > 0 && targetEff.v < 1) {
+				return usagef("--target-efficiency: must lie in (0, 1) (got %g)", targetEff.v)
+			}
+			opt.TargetEfficiency = targetEff.v
+		}
+		rep, err := plan.Plan(sys, opt)
+		if err != nil {
+			return modelErr(err)
+		}
+		if *asJSON {
+			return writeJSON(c.OutOrStdout(), planJSON(rep, source))
+		}
+		return printPlan(c.OutOrStdout(), rep, source, *all)
+	}
+	return c
+}
+
+// readSystem reads a system file, or a built-in example by name.
+func readSystem(name string) ([]byte, string, error) {
+	text, err := os.ReadFile(name)
+	if err == nil {
+		return text, name, nil
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		if b, ok := systems.Lookup(strings.TrimSuffix(name, ".yaml")); ok {
+			return b, "built-in " + strings.TrimSuffix(name, ".yaml"), nil
+		}
+		return nil, "", usagef("--system: no file %q and no built-in example of that name (built-in: %s)", name, strings.Join(systems.Names(), ", "))
+	}
+	return nil, "", usagef("--system: %v", err)
+}
+
+func alternativeJSON(a *plan.Alternative) object {
+	var levels []object
+	for _, l := range a.Levels {
+		levels = append(levels, object{
+			{"name", l.Name}, {"rate", num(l.Rate)}, {"cost_seconds", num(l.Cost)},
+			{"restart_seconds", num(l.Restart)}, {"categories", l.Categories},
+		})
+	}
+	o := object{{"name", a.Name}, {"levels", levels}}
+	if a.Scheme != nil {
+		o = append(o, kv{"redundancy", a.Scheme.String()}, kv{"set_size", a.Scheme.SetSize()})
+		if a.Scheme.Parity > 0 {
+			o = append(o, kv{"failure_domain", a.Domain.Name}, kv{"domain_nodes", a.Domain.Nodes}, kv{"domains", a.Domain.Count})
+		}
+	}
+	mode := "blocking"
+	if a.NonBlocking {
+		mode = "nonblocking"
+	}
+	o = append(o, kv{"flush", mode})
+	if a.NonBlocking {
+		o = append(o, kv{"flush_latency_seconds", num(a.FlushLatency)}, kv{"alpha", num(a.Alpha)})
+	}
+	if a.Err != nil {
+		return append(o, kv{"error", a.Err.Error()})
+	}
+	counts := a.Result.Counts
+	if counts == nil {
+		counts = []int{}
+	}
+	o = append(o,
+		kv{"efficiency", num(a.Result.Efficiency)},
+		kv{"interval_seconds", num(a.Result.Interval)},
+		kv{"counts", counts},
+		kv{"expected_seconds", num(a.Result.PeriodSeconds)},
+		kv{"shared_unused", a.SharedUnused},
+	)
+	if a.NonBlocking {
+		o = append(o, kv{"incomplete_segments", a.Result.Incomplete})
+	}
+	return o
+}
+
+func planJSON(rep plan.Report, source string) object {
+	s := rep.System
+	var failures []object
+	for _, f := range s.Failures {
+		failures = append(failures, object{{"name", f.Name}, {"nodes", f.Nodes}, {"rate", num(f.Rate)}})
+	}
+	var alts []object
+	for i := range rep.Alternatives {
+		alts = append(alts, alternativeJSON(&rep.Alternatives[i]))
+	}
+	o := object{
+		{"system", s.Name},
+		{"source", source},
+		{"nodes", s.Nodes},
+		{"checkpoint_bytes", num(s.TotalBytes())},
+		{"failures", failures},
+		{"recommended", alternativeJSON(rep.Recommended)},
+		{"alternatives", alts},
+	}
+	if t := rep.Target; t != nil {
+		o = append(o, kv{"target", object{
+			{"efficiency", t.Efficiency},
+			{"required_shared_bandwidth_blocking", num(t.BlockingBW)},
+			{"required_shared_bandwidth_nonblocking", num(t.NonBlockingBW)},
+			{"alpha", t.Alpha},
+		}})
+	}
+	return o
+}
+
+func printPlan(w io.Writer, rep plan.Report, source string, all bool) error {
+	s := rep.System
+	fmt.Fprintf(w, "System: %s (%s)\n", s.Name, source)
+	fmt.Fprintf(w, "  %d nodes × %s = %s per checkpoint; shared tier %s write, %s read",
+		s.Nodes, units.FormatSize(s.BytesPerNode), units.FormatSize(s.TotalBytes()),
+		units.FormatBandwidth(s.Shared.WriteBW), units.FormatBandwidth(s.Shared.ReadBW))
+	if s.Staging != nil {
+		fmt.Fprintf(w, "; staging %s (α = %g)", units.FormatBandwidth(s.Staging.Throughput), s.Staging.Alpha)
+	}
+	fmt.Fprintf(w, "\n  failures: total rate %s (MTTI %s)\n", units.FormatRate(s.TotalRate()), units.FormatDuration(1/s.TotalRate()))
+	t := newTable(w)
+	t.row("    category", "nodes", "rate", "MTBF")
+	for _, f := range s.Failures {
+		nodes := fmt.Sprint(f.Nodes)
+		if f.Nodes == 0 {
+			nodes = "0 (process)"
+		}
+		t.row("    "+f.Name, nodes, units.FormatRate(f.Rate), units.FormatDuration(1/f.Rate))
+	}
+	t.flush()
+
+	fmt.Fprintln(w, "\nAlternatives, best first (efficiency = ideal time / expected time; interval and counts optimised):")
+	t = newTable(w)
+	t.row("  #", "alternative", "efficiency", "interval", "L1 per shared", "L1 cost", "shared cost")
+	// By default one row per scheme, levels and flush mode: its best failure
+	// domain. --all lists every domain too.
+	seen := map[string]bool{}
+	hidden := 0
+	for i := range rep.Alternatives {
+		a := &rep.Alternatives[i]
+		key := variantKey(a)
+		if !all && seen[key] && a != rep.Recommended {
+			hidden++
+			continue
+		}
+		seen[key] = true
+		mark := "  "
+		if a == rep.Recommended {
+			mark = "* "
+		}
+		if a.Err != nil {
+			t.row(fmt.Sprintf("%s%d", mark, i+1), a.Name, "error: "+a.Err.Error())
+			continue
+		}
+		perShared := "-"
+		if len(a.Result.Counts) > 0 {
+			perShared = fmt.Sprint(a.Result.Counts[len(a.Result.Counts)-1])
+		} else if a.SharedUnused {
+			perShared = "never"
+		}
+		l1, sh := "-", "-"
+		if a.Scheme != nil {
+			l1 = units.FormatDuration(a.Levels[0].Cost)
+		}
+		if !a.SharedUnused {
+			last := a.Levels[len(a.Levels)-1]
+			sh = units.FormatDuration(last.Cost)
+			if a.NonBlocking {
+				sh = units.FormatDuration(a.FlushLatency) + " bg"
+			}
+		}
+		t.row(fmt.Sprintf("%s%d", mark, i+1), a.Name, fmt.Sprintf("%.4f", a.Result.Efficiency),
+			units.FormatDuration(a.Result.Interval), perShared, l1, sh)
+	}
+	t.flush()
+	if hidden > 0 {
+		fmt.Fprintf(w, "  (%d more over other failure domains; --all lists them)\n", hidden)
+	}
+
+	r := rep.Recommended
+	fmt.Fprintf(w, "\nRecommended: %s\n", r.Name)
+	t = newTable(w)
+	if r.Scheme != nil {
+		if r.Scheme.Parity > 0 {
+			t.row("  redundancy", fmt.Sprintf("%s: sets of %d nodes, each member in a different %s (%d available)",
+				r.Scheme, r.Scheme.SetSize(), domainName(r.Domain), r.Domain.Count))
+		} else {
+			t.row("  redundancy", r.Scheme.String())
+		}
+	}
+	t.row("  checkpoint every", fmt.Sprintf("%s of computation", units.FormatDuration(r.Result.Interval)))
+	for i, l := range r.Levels {
+		if l.Name == "shared" {
+			how := "blocking flush"
+			if r.NonBlocking {
+				how = fmt.Sprintf("non-blocking flush through the staging servers (%s in the background)", units.FormatDuration(r.FlushLatency))
+			}
+			every := "every checkpoint"
+			if i > 0 {
+				every = fmt.Sprintf("every %s checkpoint", ordinal(r.Result.Segments()))
+			}
+			t.row("  shared tier", fmt.Sprintf("%s, %s; recovers %s", every, how, strings.Join(l.Categories, ", ")))
+			continue
+		}
+		t.row("  "+l.Name, fmt.Sprintf("cost %s, restart %s; recovers %s", units.FormatDuration(l.Cost), units.FormatDuration(l.Restart), strings.Join(l.Categories, ", ")))
+	}
+	if r.SharedUnused {
+		t.row("  shared tier", "no failure category needs it for recovery; flush for durability at the end of the job")
+	}
+	t.row("  expected efficiency", fmt.Sprintf("%.4f", r.Result.Efficiency))
+	t.flush()
+
+	if tg := rep.Target; tg != nil {
+		fmt.Fprintf(w, "\nShared-tier bandwidth for efficiency %.3g with this node-local configuration:\n", tg.Efficiency)
+		t = newTable(w)
+		t.row("  blocking flush", bwOrUnreachable(tg.BlockingBW, r.SharedUnused))
+		t.row("  non-blocking flush", bwOrUnreachable(tg.NonBlockingBW, r.SharedUnused)+fmt.Sprintf(" (staging saturating the shared tier, α = %g)", tg.Alpha))
+		t.flush()
+	}
+	return nil
+}
+
+func domainName(d plan.Domain) string {
+	if d.Nodes == 1 {
+		return "node"
+	}
+	return fmt.Sprintf("%s domain (%d nodes each)", d.Name, d.Nodes)
+}
+
+// variantKey groups alternatives that differ only in their failure domain.
+func variantKey(a *plan.Alternative) string {
+	scheme := "-"
+	if a.Scheme != nil {
+		scheme = a.Scheme.String()
+	}
+	return fmt.Sprintf("%s/%d/%v/%v", scheme, len(a.Levels), a.NonBlocking, a.SharedUnused)
+}
+
+// ordinal spells 1st, 2nd, 3rd, 4th, 11th, 21st.
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
+}
+
+func bwOrUnreachable(bw float64, unused bool) string {
+	switch {
+	case unused:
+		return "not needed (no failure category needs the shared tier)"
+	case math.IsNaN(bw):
+		return "out of reach at any bandwidth (the node-local level alone costs too much)"
+	}
+	return units.FormatBandwidth(bw)
+}

@@ -1,0 +1,69 @@
+package model
+
+import "math"
+
+// RuntimeInput is Daly's run-time model's input (000 eq. 1).
+type RuntimeInput struct {
+	Work     float64 // T_s, failure-free compute time, seconds, > 0
+	Interval float64 // τ, compute time between checkpoints, > 0
+	Cost     float64 // δ, checkpoint overhead, > 0
+	MTTI     float64 // M, > 0
+	Restart  float64 // R, ≥ 0
+}
+
+// Validate checks the ranges of the run-time inputs.
+func (in RuntimeInput) Validate() error {
+	for _, q := range []struct {
+		name string
+		v    float64
+	}{{"work", in.Work}, {"interval", in.Interval}, {"cost", in.Cost}, {"mtti", in.MTTI}} {
+		if err := positive(q.name, q.v); err != nil {
+			return err
+		}
+	}
+	return nonNegative("restart", in.Restart)
+}
+
+// DalyRuntime is 000 eq. 1, the expected wall-clock time of a job under
+// Poisson failures:
+//
+//	T = M e^{R/M} (e^{(τ+δ)/M} − 1) T_s/τ
+//
+// e^x − 1 is evaluated with expm1 so that huge MTTIs (tiny exponents) keep
+// their precision. Efficiency is T_s/T.
+func DalyRuntime(in RuntimeInput) (expected, efficiency float64) {
+	M := in.MTTI
+	T := M * math.Exp(in.Restart/M) * math.Expm1((in.Interval+in.Cost)/M) * in.Work / in.Interval
+	return T, in.Work / T
+}
+
+// YoungRuntime is the first-order run time behind Young's interval: every
+// interval pays the checkpoint, and failures (rate 1/M) each lose half an
+// interval of work on average, T = T_s (1 + δ/τ + τ/(2M)). Its minimum over τ
+// is at √(2δM). It ignores restarts and failures during checkpoints.
+func YoungRuntime(in RuntimeInput) float64 {
+	return in.Work * (1 + in.Cost/in.Interval + in.Interval/(2*in.MTTI))
+}
+
+// GroppLuskRuntime is the first-order run time of Gropp and Lusk's
+// accounting: failures arrive at rate 1/M over the whole wall-clock time
+// (checkpoints included) and each costs a restart plus half an interval,
+// T = T_s (1 + δ/τ) / (1 − (R + τ/2)/M). Infinite when failures outpace progress.
+func GroppLuskRuntime(in RuntimeInput) float64 {
+	lossPerTime := (in.Restart + in.Interval/2) / in.MTTI
+	if lossPerTime >= 1 {
+		return math.Inf(1)
+	}
+	return in.Work * (1 + in.Cost/in.Interval) / (1 - lossPerTime)
+}
+
+// FialhoRuntime turns Fialho's overhead per MTTI window (003 eq. 5) into a
+// run time: each window of α seconds holds α − Overhead seconds of useful
+// work, so T = T_s α / (α − Overhead). Infinite when the overhead fills the window.
+func FialhoRuntime(in RuntimeInput, detect float64) float64 {
+	o := FialhoOverhead(in.Interval, IntervalInput{Cost: in.Cost, MTTI: in.MTTI, Restart: in.Restart, Detect: detect})
+	if o >= in.MTTI {
+		return math.Inf(1)
+	}
+	return in.Work * in.MTTI / (in.MTTI - o)
+}
