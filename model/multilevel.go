@@ -35,6 +35,9 @@ func (lv Levels) Validate() error {
 	if n == 0 {
 		return &ParamError{Param: "rates", Value: 0, Reason: "at least one level is needed"}
 	}
+	if n > MaxLevels {
+		return &ParamError{Param: "rates", Value: float64(n), Reason: fmt.Sprintf("at most %d levels are supported", MaxLevels)}
+	}
 	if len(lv.Cost) != n {
 		return &ParamError{Param: "cost", Value: math.NaN(), Reason: fmt.Sprintf("has %d entries but rates has %d", len(lv.Cost), n)}
 	}
@@ -66,7 +69,11 @@ type Schedule struct {
 	Counts   []int
 }
 
+// maxSegments bounds the intervals per period of a schedule.
+const maxSegments = 1 << 30
+
 // Segments is the number of intervals in a top-level period, N = Π(v_i+1).
+// It is meaningful for validated schedules (at most 2^30 intervals).
 func (s Schedule) Segments() int {
 	n := 1
 	for _, v := range s.Counts {
@@ -94,13 +101,15 @@ func (s Schedule) validate(levels int) error {
 	if len(s.Counts) != levels-1 {
 		return &ParamError{Param: "counts", Value: math.NaN(), Reason: fmt.Sprintf("needs %d entries (one per level below the top) for %d levels", levels-1, levels)}
 	}
+	n := 1.0 // Π(v_i+1) in floating point: the int product could wrap
 	for _, v := range s.Counts {
 		if v < 0 {
 			return &ParamError{Param: "counts", Value: float64(v), Reason: "must be ≥ 0"}
 		}
+		n *= float64(v) + 1
 	}
-	if s.Segments() > 1<<30 {
-		return &ParamError{Param: "counts", Value: float64(s.Segments()), Reason: "too many intervals per period"}
+	if n > maxSegments {
+		return &ParamError{Param: "counts", Value: n, Reason: fmt.Sprintf("gives %g intervals per period; at most %d are supported", n, maxSegments)}
 	}
 	return nil
 }
@@ -135,10 +144,10 @@ func blocking(lv Levels, s Schedule, opt BlockingOptions) MultilevelResult {
 	period := wrap(m.u(L, L), L, lv.Restart[L-1], lv.Rates, m.total)
 	n := s.Segments()
 	res := MultilevelResult{Schedule: s, PeriodSeconds: period.a[0]}
-	res.Efficiency = float64(n) * s.Interval / period.a[0]
-	if math.IsNaN(res.Efficiency) {
-		res.Efficiency = 0
+	if math.IsNaN(res.PeriodSeconds) || math.IsInf(res.PeriodSeconds, 0) {
+		res.PeriodSeconds = math.Inf(1)
 	}
+	res.Efficiency = float64(n) * s.Interval / res.PeriodSeconds
 	return res
 }
 
@@ -282,9 +291,11 @@ func (nb NonBlocking) evaluate(t float64, v, m int) MultilevelResult {
 		inc.p[0]*(comp.a[0]+comp.a[2]+comp.p[2]*(d2+eR))) / inc.p[0]
 
 	res := MultilevelResult{Schedule: Schedule{Interval: t, Counts: []int{v}}, PeriodSeconds: eN, Incomplete: m}
-	res.Efficiency = float64(n) * t / eN
-	if math.IsNaN(res.Efficiency) {
-		res.Efficiency = 0
+	if math.IsNaN(eN) || math.IsInf(eN, 0) {
+		// A clean period never completes in floating point (its success
+		// probability underflowed); Inf·0 terms then give NaN.
+		res.PeriodSeconds = math.Inf(1)
 	}
+	res.Efficiency = float64(n) * t / res.PeriodSeconds
 	return res
 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"testing"
+	"time"
 )
 
 // The worked example of SPEC-markov §7 (λ1 = 2e-4, λ2 = 5e-5, t = 600, v = 4,
@@ -622,18 +624,22 @@ func TestNonFiniteInputs(t *testing.T) {
 				_, err := Blocking(lv, Schedule{Interval: 600, Counts: []int{4}}, BlockingOptions{})
 				return err
 			}, wantErr)
-			if wantErr || x < 1e300 { // the optimizer on finite huge inputs is exercised below
-				try(fmt.Sprintf("OptimizeBlocking field %d = %s", fi, xs), func() error {
-					_, err := OptimizeBlocking(lv, BlockingOptions{})
-					return err
-				}, wantErr)
-			}
 			nb := NonBlocking{Levels: lv, FlushLatency: 1500, Alpha: 0.05}
 			try(fmt.Sprintf("NonBlocking.Evaluate field %d = %s", fi, xs), func() error {
 				_, err := nb.Evaluate(Schedule{Interval: 600, Counts: []int{4}})
 				if errors.Is(err, ErrInfeasible) {
 					return nil
 				}
+				return err
+			}, wantErr)
+			// A positive c1 far below a second makes the optimum count huge and
+			// the optimizers' count scan quadratic in it (see
+			// TestOptimizeTinyLevel1Cost); those inputs are left out here.
+			if fi == 2 && x > 0 && x < 1e-3 {
+				continue
+			}
+			try(fmt.Sprintf("OptimizeBlocking field %d = %s", fi, xs), func() error {
+				_, err := OptimizeBlocking(lv, BlockingOptions{})
 				return err
 			}, wantErr)
 			try(fmt.Sprintf("NonBlocking.Optimize field %d = %s", fi, xs), func() error {
@@ -673,4 +679,89 @@ func TestNonFiniteInputs(t *testing.T) {
 		}
 		return nil
 	}, false)
+}
+
+// SUSPECTED BUG (multilevel.go, Schedule.Segments/validate): N = Π(v_i+1)
+// is computed in int and can wrap around, so a schedule with far more than
+// 2^30 intervals per period passes the "too many intervals" check. With
+// counts {2^62, 3}: (2^62 + 1)·4 = 2^64 + 4 ≡ 4 (mod 2^64), and Blocking
+// evaluates the schedule as if a period held 4 intervals instead of
+// rejecting it. Expected: a ParamError naming "counts", as for {2^31}.
+// The same happens with two levels and v = MaxInt: N = v + 1 wraps to MinInt,
+// which is not > 2^30 either.
+func TestScheduleSegmentsOverflow(t *testing.T) {
+	for _, c := range []struct {
+		lv Levels
+		s  Schedule
+	}{
+		{bench3(), Schedule{Interval: 100, Counts: []int{1 << 62, 3}}},
+		{exampleLevels(), Schedule{Interval: 600, Counts: []int{math.MaxInt}}},
+	} {
+		r, err := Blocking(c.lv, c.s, BlockingOptions{})
+		if paramOf(err) != "counts" {
+			t.Errorf("counts %v: Segments() = %d, Blocking = %+v, err = %v; want a ParamError naming counts (the true N exceeds 2^30)", c.s.Counts, c.s.Segments(), r, err)
+		}
+	}
+}
+
+// SUSPECTED BUG (multilevel.go, NonBlocking.evaluate): when the success
+// probability of a type-R period underflows (λ·n·(t + c1) ≳ 745), E_R = +Inf
+// and E_N multiplies it by an exit probability that is exactly 0 (I.p[2] when
+// m = 0, C.p[2] when m = n), giving 0·Inf = NaN for PeriodSeconds. The
+// blocking model reports +Inf for the same schedule. Expected: +Inf (or the
+// finite value), never NaN; Efficiency is already 0 in both.
+// Here λ = 2e-3, t = 20000, c1 = 30, n = 21: λ·n·(t + c1) = 841.
+func TestNonBlockingPeriodNotNaN(t *testing.T) {
+	lv := Levels{Rates: []float64{1e-3, 1e-3}, Cost: []float64{30, 30}, Restart: []float64{40, 500}}
+	s := Schedule{Interval: 20000, Counts: []int{20}}
+	b, err := Blocking(lv, s, BlockingOptions{L1ProtectedFirst: true})
+	if err != nil || !math.IsInf(b.PeriodSeconds, 1) || b.Efficiency != 0 {
+		t.Fatalf("blocking reference: %+v, %v", b, err)
+	}
+	for _, flush := range []float64{0, 20030 * 21} { // m = 0, and m = n = 21
+		nb := NonBlocking{Levels: lv, FlushLatency: flush}
+		r, err := nb.Evaluate(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.IsNaN(r.PeriodSeconds) || r.Efficiency != 0 {
+			t.Errorf("ℓ2 = %g (m = %d): PeriodSeconds = %g, efficiency %g; want +Inf and 0", flush, r.Incomplete, r.PeriodSeconds, r.Efficiency)
+		}
+	}
+}
+
+// SUSPECTED PERFORMANCE BUG (optimize.go, scanCount with the per-count
+// interval searches): the count scan runs to v > v* + max(30, v*) and each
+// count costs O(v) evaluations (the non-blocking search visits every piece
+// boundary b_1..b_n), so the work grows like v*², and v* grows like 1/√c1.
+// Measured on the §7 rates (λ = 2.5e-4, ℓ2 = 1500, α = 0.05, r = 40/500):
+// c1 = 1 s: 0.06 s; 0.1 s: 0.17 s; 0.01 s: 1.0 s; 0.003 s: 2.4 s
+// (non-blocking; blocking with c2 = 400: 0.03, 0.10, 0.39, 0.68 s). A
+// positive c1 of 1e-9 s or 5e-324 s (valid per Levels.Validate) never
+// returns in practice: the search range reaches down to √(2c1/λ)/1000 and
+// v* towards ℓ2/t. This is a wall-clock check, so it only runs with
+// CKPT_MODEL_SLOW_TESTS=1; it fails (after 30 s per case) while the bug is there.
+func TestOptimizeTinyLevel1Cost(t *testing.T) {
+	if os.Getenv("CKPT_MODEL_SLOW_TESTS") == "" {
+		t.Skip("wall-clock check; set CKPT_MODEL_SLOW_TESTS=1 to run")
+	}
+	for _, c1 := range []float64{1e-3, 1e-9, 5e-324} {
+		lv := Levels{Rates: []float64{2e-4, 5e-5}, Cost: []float64{c1, 400}, Restart: []float64{40, 500}}
+		nb := NonBlocking{Levels: Levels{Rates: lv.Rates, Cost: []float64{c1, c1}, Restart: lv.Restart}, FlushLatency: 1500, Alpha: 0.05}
+		for name, run := range map[string]func() (MultilevelResult, error){
+			"blocking":     func() (MultilevelResult, error) { return OptimizeBlocking(lv, BlockingOptions{}) },
+			"non-blocking": nb.Optimize,
+		} {
+			done := make(chan error, 1)
+			go func() { _, err := run(); done <- err }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Logf("c1 = %g %s: %v", c1, name, err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Errorf("c1 = %g: %s optimizer still running after 30 s", c1, name)
+			}
+		}
+	}
 }

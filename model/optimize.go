@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -84,24 +85,72 @@ func maximizeInterval(f func(float64) float64, lo, hi float64) (float64, float64
 	return grid[best], bestF
 }
 
-// scanCount scans v = 0, 1, 2, … and stops when v > v_best + max(30, v_best)
-// (SPEC-markov §6). eval returns the best result for that v.
-// The scan is also capped at maxCount, which only matters when efficiency
-// keeps rising with v (a level above that no failure needs).
+// scanCount maximises over the count v ≥ 0. The reference (SPEC-markov §6)
+// scans v = 0, 1, 2, … until v > v_best + max(30, v_best); that costs O(v*)
+// interval optimisations, and v* grows without bound as the level-1 cost
+// shrinks. We sample v = 0…8 and then geometrically (×1.25) under the same
+// stopping rule, and refine between the samples that bracket the best one by
+// integer ternary search, finishing with every integer of a small bracket.
+// Efficiency is unimodal in v in every case we know; the tests check the
+// result against the reference's exhaustive scan.
 func scanCount(eval func(v int) (MultilevelResult, bool)) (MultilevelResult, bool) {
-	var best MultilevelResult
-	found := false
-	bestV := 0
-	for v := 0; v <= bestV+max(30, bestV) && v <= maxCount; v++ {
-		r, ok := eval(v)
-		if !ok {
-			continue
+	type entry struct {
+		r  MultilevelResult
+		ok bool
+	}
+	memo := map[int]entry{}
+	get := func(v int) entry {
+		e, seen := memo[v]
+		if !seen {
+			e.r, e.ok = eval(v)
+			memo[v] = e
 		}
-		if !found || r.Efficiency > best.Efficiency {
-			best, bestV, found = r, v, true
+		return e
+	}
+	score := func(v int) float64 {
+		if e := get(v); e.ok {
+			return e.r.Efficiency
+		}
+		return math.Inf(-1)
+	}
+	var samples []int
+	bestIdx, bestV := -1, 0
+	for v := 0; v <= maxCount; {
+		samples = append(samples, v)
+		if bestIdx < 0 || score(v) > score(bestV) {
+			if get(v).ok {
+				bestIdx, bestV = len(samples)-1, v
+			}
+		}
+		if bestIdx >= 0 && v > bestV+max(30, bestV) {
+			break
+		}
+		if v < 8 {
+			v++
+		} else {
+			v = max(v+1, int(float64(v)*1.25))
 		}
 	}
-	return best, found
+	if bestIdx < 0 {
+		return MultilevelResult{}, false
+	}
+	lo := samples[max(bestIdx-1, 0)]
+	hi := samples[min(bestIdx+1, len(samples)-1)]
+	for hi-lo > 8 {
+		m1 := lo + (hi-lo)/3
+		m2 := hi - (hi-lo)/3
+		if score(m1) < score(m2) {
+			lo = m1
+		} else {
+			hi = m2
+		}
+	}
+	for v := lo; v <= hi; v++ {
+		if score(v) > score(bestV) {
+			bestV = v
+		}
+	}
+	return get(bestV).r, true
 }
 
 // maxCount bounds the number of level-i checkpoints per level-(i+1) checkpoint
@@ -130,25 +179,91 @@ func OptimizeBlocking(lv Levels, opt BlockingOptions) (MultilevelResult, error) 
 	if err := checkTopRate(lv); err != nil {
 		return MultilevelResult{}, err
 	}
-	lo, hi := intervalRange(lv.Cost[0], lv.total())
+	lo, hi := intervalRange(minCost(lv.Cost), lv.total())
 	counts := make([]int, lv.L()-1)
-	var search func(level int) (MultilevelResult, bool)
-	search = func(level int) (MultilevelResult, bool) {
-		if level < 0 {
-			f := func(t float64) float64 {
-				return blocking(lv, Schedule{Interval: t, Counts: counts}, opt).Efficiency
-			}
-			t, _ := maximizeInterval(f, lo, hi)
-			r := blocking(lv, Schedule{Interval: t, Counts: append([]int(nil), counts...)}, opt)
-			return r, true
+	optimizeT := func() MultilevelResult {
+		f := func(t float64) float64 {
+			return blocking(lv, Schedule{Interval: t, Counts: counts}, opt).Efficiency
 		}
-		return scanCount(func(v int) (MultilevelResult, bool) {
-			counts[level] = v
-			return search(level - 1)
-		})
+		t, _ := maximizeInterval(f, lo, hi)
+		return blocking(lv, Schedule{Interval: t, Counts: append(make([]int, 0, len(counts)), counts...)}, opt)
 	}
-	best, _ := search(lv.L() - 2)
+	if len(counts) == 0 {
+		return optimizeT(), nil
+	}
+	// One count at a time, top level first, until no count changes
+	// (coordinate ascent; for two levels this is the plain scan). Optima of
+	// several levels can sit on a ridge along which two counts must move
+	// together (one more level-1 per level-2, one fewer level-2 per
+	// level-3); a hill climb over the joint neighbourhood then moves along it
+	// and the ascent starts again from there.
+	var best MultilevelResult
+	for round := 0; round < 50; round++ {
+		before := append([]int(nil), counts...)
+		for level := len(counts) - 1; level >= 0; level-- {
+			best, _ = scanCount(func(v int) (MultilevelResult, bool) {
+				counts[level] = v
+				return optimizeT(), true
+			})
+			copy(counts, best.Counts)
+		}
+		if len(counts) > 1 {
+			best = climbCounts(best, counts, func() MultilevelResult { return optimizeT() })
+		}
+		if slices.Equal(before, counts) {
+			break
+		}
+	}
 	return best, nil
+}
+
+// climbCounts hill-climbs from best over the joint neighbourhood of the
+// counts: every combination of −s, 0, +s per count, with s = 1 and s = 5% of
+// the count. counts holds the current point and is left at the best one.
+func climbCounts(best MultilevelResult, counts []int, eval func() MultilevelResult) MultilevelResult {
+	base := append([]int(nil), counts...)
+	for improved := true; improved; {
+		improved = false
+		for _, scale := range []float64{0, 0.05} {
+			steps := make([]int, len(base))
+			for i, v := range base {
+				steps[i] = max(1, int(scale*float64(v)))
+			}
+			// Enumerate {−1, 0, +1}^d by counting in base 3.
+			combos := 1
+			for range base {
+				combos *= 3
+			}
+			for code := 0; code < combos; code++ {
+				ok, c := true, code
+				for i := range base {
+					counts[i] = base[i] + (c%3-1)*steps[i]
+					c /= 3
+					if counts[i] < 0 || counts[i] > maxCount {
+						ok = false
+					}
+				}
+				if !ok || slices.Equal(counts, base) {
+					continue
+				}
+				if r := eval(); r.Efficiency > best.Efficiency {
+					best, improved = r, true
+				}
+			}
+			copy(base, best.Counts)
+		}
+	}
+	copy(counts, best.Counts)
+	return best
+}
+
+// minCost is the cheapest level's cost, which sets the interval search range.
+func minCost(costs []float64) float64 {
+	m := costs[0]
+	for _, c := range costs[1:] {
+		m = math.Min(m, c)
+	}
+	return m
 }
 
 // Optimize finds the schedule of maximal efficiency under the non-blocking
@@ -164,8 +279,7 @@ func (nb NonBlocking) Optimize() (MultilevelResult, error) {
 	if err := checkTopRate(nb.Levels); err != nil {
 		return MultilevelResult{}, err
 	}
-	c1 := nb.Cost[0]
-	lo, hi := intervalRange(c1, nb.total())
+	lo, hi := intervalRange(nb.Cost[0], nb.total())
 	best, found := scanCount(func(v int) (MultilevelResult, bool) {
 		return nb.optimizeInterval(v, lo, hi)
 	})
@@ -230,8 +344,18 @@ func (nb NonBlocking) optimizeInterval(v int, lo, hi float64) (MultilevelResult,
 		for j := 1; j <= n; j++ {
 			pieces[j].lo = math.Max(bounds[j], tMin)
 			pieces[j].hi = math.Min(bounds[j-1], hi)
+		}
+		// Every boundary for short periods; for long ones the first and last
+		// 16 and a geometric sample between (the optimum sits near j = n).
+		for j := 1; j <= n; {
 			if bounds[j] > tMin && bounds[j] < hi {
 				consider(bounds[j])
+			}
+			switch {
+			case n <= 64 || j < 16 || j >= n-16:
+				j++
+			default:
+				j = min(max(j+1, int(float64(j)*1.1)), n-16)
 			}
 		}
 	} else {

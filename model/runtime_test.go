@@ -160,3 +160,28 @@ func TestRuntimeValidate(t *testing.T) {
 		checkParamErr(t, "RuntimeInput.Validate", in.Validate(), c.param)
 	}
 }
+
+// SmallestReaching bisects in log x to 1e-4 relative, from above.
+func TestSmallestReaching(t *testing.T) {
+	sq := func(x float64) float64 { return x * x }
+	x, ok := SmallestReaching(sq, 100, 1, 1000) // x² ≥ 100 ⇔ x ≥ 10
+	if !ok || !(x >= 10*(1-1e-12)) || !(x <= 10*math.Exp(1e-4)) || !(sq(x) >= 100) {
+		t.Errorf("x² ≥ 100 on [1, 1000]: x = %.10g, ok = %v; want in [10, 10·e^1e-4]", x, ok)
+	}
+	// Efficiency against MTTI (non-decreasing): the smallest MTTI giving 90%
+	// with τ = 1000, δ = 60, R = 0 is where τ/(M(e^{(τ+δ)/M} − 1)) = 0.9.
+	eff := func(M float64) float64 {
+		_, e := DalyRuntime(RuntimeInput{Work: 1000, Interval: 1000, Cost: 60, MTTI: M})
+		return e
+	}
+	M, ok := SmallestReaching(eff, 0.9, 1e3, 1e9)
+	if !ok || !(eff(M) >= 0.9) || !(eff(M*math.Exp(-2e-4)) < 0.9) {
+		t.Errorf("MTTI for 90%%: %g (eff %g), ok = %v", M, eff(M), ok)
+	}
+	if x, ok := SmallestReaching(sq, 1e7, 1, 1000); ok || !math.IsNaN(x) {
+		t.Errorf("unreachable target: x = %g, ok = %v; want NaN, false", x, ok)
+	}
+	if x, ok := SmallestReaching(sq, 0.5, 1, 1000); !ok || x != 1 {
+		t.Errorf("target met at lo: x = %g, ok = %v; want 1, true", x, ok)
+	}
+}
