@@ -116,7 +116,11 @@ func FialhoInterval(in IntervalInput) (float64, error) {
 	if rad < 0 {
 		return math.NaN(), fmt.Errorf("%w: 003 eq. 6 has a negative radicand (%g s²) because detect + restart (%g s) exceed mtti + cost/2 (%g s): failures come faster than the job can recover", ErrNoOptimum, rad, in.Detect+in.Restart, in.MTTI+tc/2)
 	}
-	return math.Sqrt(rad) - tc, nil
+	sigma := math.Sqrt(rad) - tc
+	if sigma <= 0 {
+		return math.NaN(), fmt.Errorf("%w: 003 eq. 6 gives σ = %g s ≤ 0 because detect + restart (%g s) reach the mtti (%g s): eq. 5 then only grows with σ", ErrNoOptimum, sigma, in.Detect+in.Restart, in.MTTI)
+	}
+	return sigma, nil
 }
 
 // FialhoParallelOverhead is 003 eq. 10: the overhead per MTTI window of one
@@ -141,7 +145,11 @@ func FialhoParallelInterval(in IntervalInput) (float64, error) {
 	if inner < 0 {
 		return math.NaN(), fmt.Errorf("%w: 003 eq. 11 has a negative radicand because detect + restart + log-replay (%g s) exceed mtti + cost/2 (%g s)", ErrNoOptimum, in.Detect+in.Restart+in.LogReplay, in.MTTI+tc/2)
 	}
-	return math.Sqrt(in.Phi*tc*inner)/in.Phi - tc, nil
+	sigma := math.Sqrt(in.Phi*tc*inner)/in.Phi - tc
+	if sigma <= 0 {
+		return math.NaN(), fmt.Errorf("%w: 003 eq. 11 gives σ = %g s ≤ 0: with these times eq. 10 only grows with σ", ErrNoOptimum, sigma)
+	}
+	return sigma, nil
 }
 
 // IntervalResult is the outcome of an interval computation.

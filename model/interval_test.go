@@ -304,10 +304,17 @@ func TestFialhoNoOptimum(t *testing.T) {
 	if _, err := OptimalInterval(MethodYoung, in, 0); err != nil {
 		t.Errorf("young: %v", err)
 	}
-	// The boundary: eq. 6 radicand exactly 0 (t_c = 2, α = 100, t_l = 101: 4 − 404 + 400 = 0) gives −t_c, no error.
-	s, err := FialhoInterval(IntervalInput{Cost: 2, Restart: 101, MTTI: 100})
-	if err != nil || s != -2 {
-		t.Errorf("zero radicand: σ = %g, err %v; want −2, nil", s, err)
+	// A real but non-positive σ is no optimum either: eq. 6's radicand exactly
+	// 0 (t_c = 2, α = 100, t_l = 101: 4 − 404 + 400 = 0) gives σ = −t_c, and
+	// t_d + t_l = α gives σ = 0; eq. 5 then only grows on σ > 0.
+	for _, in := range []IntervalInput{{Cost: 2, Restart: 101, MTTI: 100}, {Cost: 100, Restart: 10, MTTI: 10}} {
+		if s, err := FialhoInterval(in); !errors.Is(err, ErrNoOptimum) {
+			t.Errorf("%+v: σ = %g, err %v; want ErrNoOptimum", in, s, err)
+		}
+	}
+	// Just inside: t_d + t_l slightly below α leaves a small positive optimum.
+	if s, err := FialhoInterval(IntervalInput{Cost: 2, Restart: 99, MTTI: 100}); err != nil || !(s > 0) {
+		t.Errorf("t_l = 99: σ = %g, err %v; want a positive optimum", s, err)
 	}
 }
 

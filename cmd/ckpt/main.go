@@ -44,7 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "ckpt: %v\n", err)
+	fmt.Fprintf(stderr, "ckpt: %s\n", oneLine(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return exitUsage
@@ -84,4 +84,11 @@ func isCobraUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// oneLine folds cobra's multi-line messages ("Did you mean this?\n\tplan")
+// into the one line every error gets.
+func oneLine(msg string) string {
+	msg = strings.Replace(msg, "\n\nDid you mean this?\n", " — did you mean: ", 1)
+	return strings.Join(strings.Fields(msg), " ")
 }

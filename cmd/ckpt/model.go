@@ -22,6 +22,15 @@ func newModelCmd() *cobra.Command {
 docs/MODELS.md explains each model, its assumptions and where the papers
 disagree with themselves.`,
 	}
+	// Without this, a mistyped subcommand ("ckpt model intervall") would print
+	// the help and exit 0.
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usagef("unknown command %q for %q (see 'ckpt model --help')", args[0], c.CommandPath())
+		}
+		return c.Help()
+	}
 	c.AddCommand(newIntervalCmd(), newRuntimeCmd(), newPhiCmd(), newOldfieldCmd(),
 		newFillTimeCmd(), newMultilevelCmd(), newFiguresCmd())
 	return c

@@ -46,7 +46,7 @@ examples/systems/.`,
 	fs := c.Flags()
 	system := fs.String("system", systems.Default, "system file (YAML) or built-in example name")
 	targetEff := numberFlag(fs, "target-efficiency", "find the shared-tier bandwidth needed for this efficiency, in (0, 1)")
-	all := fs.Bool("all", false, "list every alternative (default: the ten best and the shared-tier baseline)")
+	all := fs.Bool("all", false, "list every alternative (default: the best failure domain of each scheme, level set and flush mode)")
 	asJSON := jsonFlag(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		text, source, err := readSystem(*system)
@@ -159,6 +159,7 @@ func planJSON(rep plan.Report, source string) object {
 			{"required_shared_bandwidth_blocking", num(t.BlockingBW)},
 			{"required_shared_bandwidth_nonblocking", num(t.NonBlockingBW)},
 			{"alpha", t.Alpha},
+			{"note", t.Note},
 		}})
 	}
 	return o
@@ -187,7 +188,7 @@ func printPlan(w io.Writer, rep plan.Report, source string, all bool) error {
 
 	fmt.Fprintln(w, "\nAlternatives, best first (efficiency = ideal time / expected time; interval and counts optimised):")
 	t = newTable(w)
-	t.row("  #", "alternative", "efficiency", "interval", "L1 per shared", "L1 cost", "shared cost")
+	t.row("  #", "alternative", "efficiency", "interval", "counts", "L1 cost", "shared cost")
 	// By default one row per scheme, levels and flush mode: its best failure
 	// domain. --all lists every domain too.
 	seen := map[string]bool{}
@@ -210,9 +211,7 @@ func printPlan(w io.Writer, rep plan.Report, source string, all bool) error {
 		}
 		perShared := "-"
 		if len(a.Result.Counts) > 0 {
-			perShared = fmt.Sprint(a.Result.Counts[len(a.Result.Counts)-1])
-		} else if a.SharedUnused {
-			perShared = "never"
+			perShared = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(a.Result.Counts)), ","), "[]")
 		}
 		l1, sh := "-", "-"
 		if a.Scheme != nil {
@@ -238,7 +237,7 @@ func printPlan(w io.Writer, rep plan.Report, source string, all bool) error {
 	t = newTable(w)
 	if r.Scheme != nil {
 		if r.Scheme.Parity > 0 {
-			t.row("  redundancy", fmt.Sprintf("%s: sets of %d nodes, each member in a different %s (%d available)",
+			t.row("  redundancy", fmt.Sprintf("%s: sets of %d nodes, each member %s (%d available)",
 				r.Scheme, r.Scheme.SetSize(), domainName(r.Domain), r.Domain.Count))
 		} else {
 			t.row("  redundancy", r.Scheme.String())
@@ -269,8 +268,12 @@ func printPlan(w io.Writer, rep plan.Report, source string, all bool) error {
 	if tg := rep.Target; tg != nil {
 		fmt.Fprintf(w, "\nShared-tier bandwidth for efficiency %.3g with this node-local configuration:\n", tg.Efficiency)
 		t = newTable(w)
-		t.row("  blocking flush", bwOrUnreachable(tg.BlockingBW, r.SharedUnused))
-		t.row("  non-blocking flush", bwOrUnreachable(tg.NonBlockingBW, r.SharedUnused)+fmt.Sprintf(" (staging saturating the shared tier, α = %g)", tg.Alpha))
+		if tg.Note != "" && math.IsNaN(tg.BlockingBW) && math.IsNaN(tg.NonBlockingBW) {
+			t.row("  ", tg.Note)
+		} else {
+			t.row("  blocking flush", bwOrUnreachable(tg.BlockingBW))
+			t.row("  non-blocking flush", bwOrUnreachable(tg.NonBlockingBW)+fmt.Sprintf(" (staging saturating the shared tier, α = %g)", tg.Alpha))
+		}
 		t.flush()
 	}
 	return nil
@@ -278,9 +281,9 @@ func printPlan(w io.Writer, rep plan.Report, source string, all bool) error {
 
 func domainName(d plan.Domain) string {
 	if d.Nodes == 1 {
-		return "node"
+		return "on a different node"
 	}
-	return fmt.Sprintf("%s domain (%d nodes each)", d.Name, d.Nodes)
+	return fmt.Sprintf("in a different %s domain (%d nodes each)", d.Name, d.Nodes)
 }
 
 // variantKey groups alternatives that differ only in their failure domain.
@@ -308,11 +311,8 @@ func ordinal(n int) string {
 	return fmt.Sprintf("%d%s", n, suffix)
 }
 
-func bwOrUnreachable(bw float64, unused bool) string {
-	switch {
-	case unused:
-		return "not needed (no failure category needs the shared tier)"
-	case math.IsNaN(bw):
+func bwOrUnreachable(bw float64) string {
+	if math.IsNaN(bw) {
 		return "out of reach at any bandwidth (the node-local level alone costs too much)"
 	}
 	return units.FormatBandwidth(bw)

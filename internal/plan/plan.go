@@ -64,6 +64,8 @@ type Target struct {
 	// (the node-local level alone costs too much).
 	BlockingBW    float64
 	NonBlockingBW float64
+	// Note explains NaN bandwidths.
+	Note string
 }
 
 // Options tune the planner.
@@ -114,18 +116,17 @@ func Plan(s System, opt Options) (Report, error) {
 func recommend(alts []Alternative) *Alternative {
 	var best *Alternative
 	for i := range alts {
+		if alts[i].Err == nil && (best == nil || alts[i].Result.Efficiency > best.Result.Efficiency) {
+			best = &alts[i]
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	top := best.Result.Efficiency
+	for i := range alts {
 		a := &alts[i]
-		if a.Err != nil {
-			continue
-		}
-		if best == nil || a.Result.Efficiency > best.Result.Efficiency+tie {
-			best = a
-			continue
-		}
-		if a.Result.Efficiency < best.Result.Efficiency-tie {
-			continue
-		}
-		if simpler(a, best) {
+		if a.Err == nil && a.Result.Efficiency >= top-tie && simpler(a, best) {
 			best = a
 		}
 	}
@@ -328,6 +329,10 @@ func target(s System, rec *Alternative, eff float64) *Target {
 		t.Alpha = s.Staging.Alpha
 	}
 	if rec.SharedUnused {
+		t.Note = fmt.Sprintf("no failure category needs the shared tier, so its bandwidth does not matter; the node-local level alone reaches %.4f", rec.Result.Efficiency)
+		if rec.Result.Efficiency < eff {
+			t.Note += ", below the target"
+		}
 		return t
 	}
 	var local *Level
@@ -362,6 +367,8 @@ func target(s System, rec *Alternative, eff float64) *Target {
 	const lo, hi = 1e6, 1e15
 	if bw, ok := model.SmallestReaching(blocking, eff, lo, hi); ok {
 		t.BlockingBW = bw
+	} else {
+		t.Note = "the target is out of reach at any shared-tier bandwidth: the node-local levels alone cost too much"
 	}
 	if local != nil {
 		localRate := 0.0 // every failure below the shared tier

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -125,7 +126,7 @@ var DefaultSchemes = []string{"partner", "xor:4", "xor:8", "xor:16"}
 type file struct {
 	Name                   string        `yaml:"name"`
 	Description            string        `yaml:"description"`
-	Nodes                  int           `yaml:"nodes"`
+	Nodes                  wholeNumber   `yaml:"nodes"`
 	CheckpointBytesPerNode string        `yaml:"checkpoint_bytes_per_node"`
 	NodeLocal              *fileLocal    `yaml:"node_local"`
 	Shared                 *fileShared   `yaml:"shared"`
@@ -152,10 +153,10 @@ type fileStaging struct {
 }
 
 type fileFailure struct {
-	Name  string `yaml:"name"`
-	Nodes *int   `yaml:"nodes"`
-	Rate  string `yaml:"rate"`
-	MTBF  string `yaml:"mtbf"`
+	Name  string      `yaml:"name"`
+	Nodes wholeNumber `yaml:"nodes"`
+	Rate  string      `yaml:"rate"`
+	MTBF  string      `yaml:"mtbf"`
 }
 
 // FieldError names the field of a system file that is wrong.
@@ -171,6 +172,67 @@ func fieldErr(field string, format string, args ...any) error {
 	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
 }
 
+// wholeNumber is an integer field that refuses fractions ("64.5") rather than
+// truncating them, as decoding straight into an int would.
+type wholeNumber struct {
+	text string
+	set  bool
+}
+
+func (w *wholeNumber) UnmarshalYAML(n *yaml.Node) error {
+	w.text, w.set = n.Value, true
+	if n.Kind != yaml.ScalarNode {
+		w.text = "a " + map[yaml.Kind]string{yaml.MappingNode: "mapping", yaml.SequenceNode: "list"}[n.Kind]
+	}
+	return nil
+}
+
+func (w wholeNumber) get(field string) (int, error) {
+	if !w.set {
+		return 0, fieldErr(field, "missing")
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(w.text))
+	if err != nil {
+		return 0, fieldErr(field, "must be a whole number, got %q", w.text)
+	}
+	return v, nil
+}
+
+// yamlFieldRE and yamlTypeRE rewrite the YAML decoder's messages, which
+// name Go types, into the file's terms.
+var (
+	yamlFieldRE = regexp.MustCompile(`field (\S+) not found in type \S+`)
+	yamlTypeRE  = regexp.MustCompile("cannot unmarshal !!(\\w+)(?: `([^`]*)`)? into (\\S+)")
+)
+
+func yamlMessage(err error) string {
+	var parts []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(line, "yaml: "))
+		if line == "" || line == "unmarshal errors:" {
+			continue
+		}
+		line = yamlFieldRE.ReplaceAllString(line, `unknown field "$1"`)
+		line = yamlTypeRE.ReplaceAllStringFunc(line, func(m string) string {
+			sub := yamlTypeRE.FindStringSubmatch(m)
+			want := "a single value"
+			switch {
+			case strings.HasPrefix(sub[3], "[]"):
+				want = "a list"
+			case strings.Contains(sub[3], "."):
+				want = "a mapping of keys"
+			}
+			got := map[string]string{"map": "a mapping", "seq": "a list"}[sub[1]]
+			if got == "" {
+				got = fmt.Sprintf("%q", sub[2])
+			}
+			return fmt.Sprintf("expected %s, got %s", want, got)
+		})
+		parts = append(parts, line)
+	}
+	return strings.Join(parts, "; ")
+}
+
 // Load reads and validates a system file (YAML; see docs/PLANNING.md and the
 // examples in examples/systems/). Unknown fields are errors, so a misspelt
 // key is reported rather than silently ignored.
@@ -182,20 +244,27 @@ func Load(r io.Reader) (System, error) {
 		if errors.Is(err, io.EOF) {
 			return System{}, errors.New("the system file is empty")
 		}
-		return System{}, fmt.Errorf("malformed YAML: %s", strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n ", ""))
+		return System{}, fmt.Errorf("malformed YAML: %s", yamlMessage(err))
+	}
+	var extra any
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return System{}, errors.New("the file holds more than one YAML document; describe one system per file")
 	}
 	return f.system()
 }
 
 func (f file) system() (System, error) {
-	s := System{Name: f.Name, Nodes: f.Nodes}
+	s := System{Name: f.Name}
 	if s.Name == "" {
 		s.Name = "unnamed system"
 	}
-	if f.Nodes < 1 {
-		return s, fieldErr("nodes", "must be a whole number ≥ 1, got %d", f.Nodes)
-	}
 	var err error
+	if s.Nodes, err = f.Nodes.get("nodes"); err != nil {
+		return s, err
+	}
+	if s.Nodes < 1 {
+		return s, fieldErr("nodes", "must be a whole number ≥ 1, got %d", s.Nodes)
+	}
 	if s.BytesPerNode, err = quantity("checkpoint_bytes_per_node", f.CheckpointBytesPerNode, units.ParseSize, true); err != nil {
 		return s, err
 	}
@@ -304,10 +373,12 @@ func (f file) system() (System, error) {
 		if fc.Name == "" {
 			fc.Name = fmt.Sprintf("category %d", i+1)
 		}
-		if ff.Nodes == nil {
+		if !ff.Nodes.set {
 			return s, fieldErr(field+".nodes", "missing: how many nodes one failure takes down (0 for a process failure)")
 		}
-		fc.Nodes = *ff.Nodes
+		if fc.Nodes, err = ff.Nodes.get(field + ".nodes"); err != nil {
+			return s, err
+		}
 		if fc.Nodes < 0 || fc.Nodes > s.Nodes {
 			return s, fieldErr(field+".nodes", "must lie in [0, %d] (the system's nodes), got %d", s.Nodes, fc.Nodes)
 		}

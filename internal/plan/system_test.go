@@ -331,7 +331,7 @@ func TestLoadSyntaxErrors(t *testing.T) {
 		{"binary garbage", "\x00\x01\x02\xff\xfe", []string{"YAML"}},
 		{"a list instead of a mapping", "- a\n- b\n", []string{"YAML"}},
 		{"a string", "just some words\n", []string{"YAML"}},
-		{"nodes not a number", strings.Replace(valid, "nodes: 64", "nodes: many", 1), []string{"YAML", "line"}},
+		{"nodes not a number", strings.Replace(valid, "nodes: 64", "nodes: many", 1), []string{"nodes", "whole number"}},
 		{"failures a mapping", strings.Replace(valid, "failures:\n", "failures: {}\nx:\n", 1), []string{"YAML"}},
 		{"tab indentation", "nodes: 4\nshared:\n\twrite_bandwidth: 1GB/s\n", []string{"YAML"}},
 	}
@@ -353,20 +353,19 @@ func TestLoadSyntaxErrors(t *testing.T) {
 	}
 }
 
-// TestLoadRejectsFractionalNodes_BUG: "nodes: 1.5" is not a whole number, but
-// the YAML decoder truncates it to 1 and Load accepts the file (so does a
-// failure category's "nodes: 1.5"). The message Load gives for nodes: 0
-// says "must be a whole number ≥ 1"; a fraction should be refused too.
-func TestLoadRejectsFractionalNodes_BUG(t *testing.T) {
+// TestLoadRejectsFractionalNodes: "nodes: 1.5" is refused, for the system
+// and for a failure category, rather than truncated to 1 as decoding
+// straight into an int would.
+func TestLoadRejectsFractionalNodes(t *testing.T) {
 	sec := validSections()
 	sec.nodes = "nodes: 64.5"
 	if s, err := load(t, sec.String()); err == nil {
-		t.Errorf("BUG: Load accepted nodes: 64.5 as %d nodes", s.Nodes)
+		t.Errorf("Load accepted nodes: 64.5 as %d nodes", s.Nodes)
 	}
 	sec = validSections()
 	sec.failures = "failures:\n  - {name: node, nodes: 1.5, rate: 1e-5}"
 	if s, err := load(t, sec.String()); err == nil {
-		t.Errorf("BUG: Load accepted failures[0].nodes: 1.5 as %d", s.Failures[0].Nodes)
+		t.Errorf("Load accepted failures[0].nodes: 1.5 as %d", s.Failures[0].Nodes)
 	}
 }
 

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRandomArguments feeds many random argument vectors, built from the
+// commands' own flags, good values and garbage, to run. None may panic;
+// every one must end with exit status 0, 1 or 2; a failure prints one line
+// on stderr and nothing on stdout.
+//
+// The vocabulary leaves out what would make the test slow or touch the file
+// system: --out (figures writes files), the TSUBAME2.0 system and plan
+// without --system (planning it takes seconds), and lists of three or more
+// rates (optimising three levels can take minutes).
+func TestRandomArguments(t *testing.T) {
+	commands := [][]string{
+		{"model", "interval"}, {"model", "runtime"}, {"model", "phi"}, {"model", "oldfield"},
+		{"model", "fill-time"}, {"model", "multilevel"}, {"model", "figures"},
+		{"plan", "--system", "red-storm"}, {"plan", "--system", "jaguar"}, {"plan", "--system", "testdata/malformed.yaml"},
+		{"plan", "--system", "testdata/negative-rate.yaml"}, {"plan", "--system", "/nonexistent"},
+		{"model"}, {}, {"bogus"}, {"help"}, {"model", "help"},
+	}
+	flags := []string{
+		"--method", "--cost", "--mtti", "--restart", "--detect", "--phi", "--log-protect", "--log-replay", "--interval",
+		"--work", "--deps", "--graph", "--procs", "--storage", "--startup", "--bytes-per-proc", "--link-bw",
+		"--bisection-bw", "--storage-bw", "--overlay-procs", "--overlay-mem-factor", "--overlay-bytes",
+		"--ram", "--disk-storage", "--disk-size", "--disk-bw", "--rates", "--counts", "--nonblocking",
+		"--flush-latency", "--alpha", "--variant", "--target-efficiency", "--all", "--json", "--system",
+		"--json=false", "--nonblocking=true", "--cost=5m", "-x", "--", "-", "--bogus", "--help", "-h",
+	}
+	values := []string{
+		// good values
+		"young", "daly", "daly1", "gropp", "fialho", "fialho-parallel", "5m", "24h", "300", "300s", "5y", "1h30m",
+		"0.5", "1", "0.34375", "29GB", "1.5TiB", "400MB/s", "1TB/s", "2GB/s", "1e-5", "3/h", "65536", "4", "1024",
+		"red-storm", "bluegene-l", "petaflop", "titan", "stampede", "exascale", "pfs", "lwfs", "moody", "l1-protected",
+		"8,2,2,2,2,2,2,2", "2e-4,5e-5", "1.757e-5,1.3774e-6", "30,400", "40,500", "72.5,72.5", "72.5,5104", "600", "4",
+		"1500", "0.05", "6380", "0.00184", "0.9", "testdata/master-worker.graph", "testdata/ring.graph", "testdata/bad.graph",
+		// bad values
+		"", " ", "0", "-1", "-5m", "1.5", "2", "NaN", "Inf", "-Inf", "1e400", "1e-400", "0x10", "1_000", "abc", "5x",
+		"29 GB", "400MB", "400Mbps", "1/", "/s", "1/x", ",", "1,", ",1", "1,,2", "1,2,3", "3,4", "-1,2",
+		"9223372036854775807", "-9223372036854775808", "99999999999999999999", "4294967295,4294967295", "1073741823",
+		"nope", ".", "..", "/", "/dev/null", "testdata", "testdata/unknown-field.yaml", "\x00", "\n", "a\tb", "💥", "µs",
+		"=", "--", "-", "%s%d%v", "'\"", strings.Repeat("9", 400), strings.Repeat("1,", 200) + "1",
+	}
+	rng := rand.New(rand.NewPCG(20240601, 7))
+	pick := func(list []string) string { return list[rng.IntN(len(list))] }
+
+	n := 3000
+	if testing.Short() {
+		n = 300
+	}
+	var slowest time.Duration
+	var slowestArgs []string
+	for i := 0; i < n; i++ {
+		args := append([]string(nil), commands[rng.IntN(len(commands))]...)
+		for k := rng.IntN(8); k > 0; k-- {
+			switch r := rng.IntN(10); {
+			case r < 6:
+				args = append(args, pick(flags), pick(values))
+			case r < 8:
+				args = append(args, pick(flags))
+			default:
+				args = append(args, pick(values))
+			}
+		}
+		if tooSlow(args) {
+			continue
+		}
+		start := time.Now()
+		checkAnyOutcome(t, args)
+		if d := time.Since(start); d > slowest {
+			slowest, slowestArgs = d, args
+		}
+	}
+	t.Logf("slowest vector %v: %q", slowest, slowestArgs)
+}
+
+// TestMutatedArguments starts from valid command lines and changes them at
+// random (a value replaced, a token dropped, duplicated or inserted), so
+// that the vectors get past flag parsing into each command's validation
+// and into the models.
+func TestMutatedArguments(t *testing.T) {
+	seeds := [][]string{
+		{"model", "interval", "--method", "fialho", "--cost", "5m", "--mtti", "24h", "--restart", "5m", "--json"},
+		{"model", "interval", "--method", "fialho-parallel", "--cost", "1.63", "--mtti", "100", "--restart", "1.643",
+			"--detect", "0.5", "--phi", "1", "--log-protect", "2.771", "--log-replay", "0.1", "--interval", "10"},
+		{"model", "interval", "--method", "daly", "--cost", "5m", "--mtti", "24h"},
+		{"model", "runtime", "--work", "500d", "--interval", "115m", "--cost", "5m", "--mtti", "24h", "--restart", "5m", "--json"},
+		{"model", "phi", "--deps", "8,2,2,2,2,2,2,2", "--json"},
+		{"model", "phi", "--graph", "testdata/master-worker.graph"},
+		{"model", "oldfield", "--system", "red-storm", "--procs", "65536", "--json"},
+		{"model", "oldfield", "--system", "red-storm", "--procs", "4096", "--storage", "lwfs", "--overlay-procs", "1024", "--overlay-mem-factor", "2"},
+		{"model", "oldfield", "--procs", "1024", "--bytes-per-proc", "1GB", "--link-bw", "2GB/s", "--bisection-bw", "1TB/s",
+			"--storage-bw", "100GB/s", "--mtti", "12h", "--overlay-bytes", "1TB", "--startup", "1", "--json"},
+		{"model", "fill-time", "--system", "titan", "--json"},
+		{"model", "fill-time", "--ram", "205TB", "--disk-storage", "10PB", "--disk-size", "2TB", "--disk-bw", "100MB/s"},
+		{"model", "multilevel", "--rates", "2e-4,5e-5", "--cost", "30,400", "--restart", "40,500", "--interval", "600", "--counts", "4", "--json"},
+		{"model", "multilevel", "--rates", "2e-4,5e-5", "--cost", "30,30", "--restart", "40,500", "--interval", "600", "--counts", "4",
+			"--nonblocking", "--flush-latency", "1500", "--alpha", "0.05", "--json"},
+		{"model", "multilevel", "--rates", "2e-4,5e-5", "--cost", "30,400", "--restart", "40,500", "--variant", "l1-protected", "--json"},
+		{"model", "multilevel", "--rates", "2e-4,5e-5", "--cost", "30,30", "--restart", "40,500", "--nonblocking", "--flush-latency", "1500", "--alpha", "0.05"},
+		{"model", "multilevel", "--rates", "1e-4", "--cost", "60", "--restart", "60", "--json"},
+		{"plan", "--system", "red-storm", "--target-efficiency", "0.9", "--json"},
+		{"plan", "--system", "bluegene-l", "--all"},
+	}
+	values := []string{
+		"", "0", "-1", "1", "0.5", "1.5", "2", "NaN", "1e400", "1e-300", "5m", "5y", "1h30m", "1.5TiB", "400MB/s", "3/h",
+		"abc", "5x", "1,2", "1,2,3", ",", "1,,2", "-0", "+1", "9223372036854775807", "1073741823", "4294967295",
+		"young", "gropp", "fialho", "lwfs", "pfs", "jaguar", "petaflop", "exascale", "l1-protected", "moody",
+		"testdata/ring.graph", "testdata/bad.graph", "testdata/unknown-field.yaml", "testdata/negative-rate.yaml", "/nonexistent",
+		"--json", "--nonblocking", "--all", "--help", "--bogus", "--interval", "--counts", "--alpha", "--phi", "--restart", "--system",
+	}
+	rng := rand.New(rand.NewPCG(42, 4242))
+	n := 2000
+	if testing.Short() {
+		n = 200
+	}
+	var slowest time.Duration
+	var slowestArgs []string
+	for i := 0; i < n; i++ {
+		args := append([]string(nil), seeds[rng.IntN(len(seeds))]...)
+		for k := 1 + rng.IntN(3); k > 0; k-- {
+			j := 1 + rng.IntN(len(args)-1) // keep the command word
+			switch rng.IntN(4) {
+			case 0:
+				args[j] = values[rng.IntN(len(values))]
+			case 1:
+				args = append(args[:j], args[j+1:]...)
+			case 2:
+				args = append(args[:j], append([]string{args[j]}, args[j:]...)...)
+			default:
+				args = append(args[:j], append([]string{values[rng.IntN(len(values))]}, args[j:]...)...)
+			}
+			if len(args) < 2 {
+				break
+			}
+		}
+		if tooSlow(args) {
+			continue
+		}
+		start := time.Now()
+		checkAnyOutcome(t, args)
+		if d := time.Since(start); d > slowest {
+			slowest, slowestArgs = d, args
+		}
+	}
+	t.Logf("slowest vector %v: %q", slowest, slowestArgs)
+}
+
+// checkAnyOutcome runs one vector and checks what holds for any input.
+func checkAnyOutcome(t *testing.T, args []string) {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, args...)
+	switch code {
+	case exitOK:
+	case exitError, exitUsage:
+		if stdout != "" {
+			t.Errorf("run(%q): exit %d with stdout %.200q", args, code, stdout)
+		}
+		if !strings.HasPrefix(stderr, "ckpt: ") || !strings.HasSuffix(stderr, "\n") {
+			t.Errorf("run(%q): exit %d, stderr %q", args, code, stderr)
+		} else if lines := strings.Count(stderr, "\n"); lines != 1 && !hasNewline(args) {
+			t.Errorf("run(%q): exit %d, %d lines on stderr: %q", args, code, lines, stderr)
+		}
+	default:
+		t.Errorf("run(%q): exit status %d, want 0, 1 or 2 (stderr %q)", args, code, stderr)
+	}
+}
+
+// hasNewline reports whether an argument carries a newline, which an error
+// message may echo (a file name, say) and so span two lines.
+func hasNewline(args []string) bool {
+	for _, a := range args {
+		if strings.Contains(a, "\n") {
+			return true
+		}
+	}
+	return false
+}
+
+// tooSlow reports vectors left out for speed: TSUBAME2.0 (also the default
+// of plan) and multilevel with
+// three or more rates (whose optimisation can take minutes).
+func tooSlow(args []string) bool {
+	if len(args) > 0 && args[0] == "plan" && !contains(args, "--system") {
+		return true // the default system is TSUBAME2.0
+	}
+	for i, a := range args {
+		if a == "tsubame2" || a == "tsubame2.yaml" {
+			return true
+		}
+		if (a == "--rates" || strings.HasPrefix(a, "--rates=")) && i+1 < len(args) && strings.Count(args[i+1], ",") >= 2 {
+			return true
+		}
+	}
+	return false
+}
