@@ -408,16 +408,6 @@ func TestThreeLevelOptimum(t *testing.T) {
 	}
 }
 
-func BenchmarkOptimize3Level(b *testing.B) {
-	lv := bench3()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := OptimizeBlocking(lv, BlockingOptions{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // SPEC §5.2: m = ceil(ℓ2/((1+α)t + c1)), exact at the boundary.
 func TestIncompleteSegments(t *testing.T) {
 	nb := exampleNB() // c1 = 30, α = 0.05: at t = 600 a segment lasts 660 s
