@@ -45,16 +45,17 @@ func YoungRuntime(in RuntimeInput) float64 {
 	return in.Work * (1 + in.Cost/in.Interval + in.Interval/(2*in.MTTI))
 }
 
-// GroppLuskRuntime is the first-order run time of Gropp and Lusk's
-// accounting: failures arrive at rate 1/M over the whole wall-clock time
-// (checkpoints included) and each costs a restart plus half an interval,
-// T = T_s (1 + δ/τ) / (1 − (R + τ/2)/M). Infinite when failures outpace progress.
+// GroppLuskRuntime is a first-order run time whose minimum is Gropp and
+// Lusk's optimum √(2δM): the checkpointed run T_s(1 + δ/τ) meets failures at
+// rate 1/M over its length, and each loses half an interval,
+// T = T_s (1 + δ/τ)(1 + τ/(2M)). It differs from Young's form by counting
+// failures during checkpoints (the δ/(2M) term) and, like it, ignores
+// restarts, which keeps its optimum at √(2δM) as 003's tables print.
+// (Counting a restart per failure over the whole wall-clock time instead
+// gives T_s(1 + δ/τ)/(1 − (R + τ/2)/M), which is exactly Fialho's eq. 5 run
+// time with t_d = 0, minimised by eq. 6.)
 func GroppLuskRuntime(in RuntimeInput) float64 {
-	lossPerTime := (in.Restart + in.Interval/2) / in.MTTI
-	if lossPerTime >= 1 {
-		return math.Inf(1)
-	}
-	return in.Work * (1 + in.Cost/in.Interval) / (1 - lossPerTime)
+	return in.Work * (1 + in.Cost/in.Interval) * (1 + in.Interval/(2*in.MTTI))
 }
 
 // FialhoRuntime turns Fialho's overhead per MTTI window (003 eq. 5) into a

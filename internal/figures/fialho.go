@@ -2,6 +2,7 @@ package figures
 
 import (
 	"fmt"
+	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -77,9 +78,10 @@ func minuteRange(lo, hi, step float64) []float64 {
 }
 
 const fialhoCaption = "Predicted run time in days of a serial application that needs T_s = 500 days of failure-free computation, against the checkpoint interval σ, for four models: " +
-	"Fialho (003 eq. 5 as a run time, T = T_s·α/(α − overhead), detection t_d = 0), Daly (000 eq. 1 with restart R = t_l), Gropp and Lusk (first-order, R = t_l) and Young (first-order, no restart). " +
+	"Fialho (003 eq. 5 as a run time, T = T_s·α/(α − overhead), detection t_d = 0), Daly (000 eq. 1 with restart R = t_l), Gropp and Lusk (first-order, no restart) and Young (first-order, no restart). " +
 	"Checkpoint cost t_c = 5 min and restart (load) time t_l = 5 min, as in 003 Table 1. Each model's optimal interval is marked on its own curve with the values of 003 Table 1: " +
 	"eq. 6 for Fialho, Daly's first-order √(2t_cα) − t_c (Table 1 prints it for Daly; his higher-order estimate, 000 eq. 2, is %s), and √(2t_cα) for Gropp and Young. " +
+	"Gropp and Lusk's run time is taken as T_s(1 + t_c/σ)(1 + σ/(2α)), minimised at √(2t_cα); Young's as T_s(1 + t_c/σ + σ/(2α)); neither counts restarts, so both sit below Daly's and Fialho's curves. " +
 	"The paper's figure also shows simulation results, which are not modelled here."
 
 func fialhoFigures() []Figure {
@@ -115,10 +117,7 @@ func buildFialho(panel string, mttiHours float64, sigmas []float64) (*plot.Plot,
 		for k := range c.Sigma {
 			xs[k], ys[k] = c.Sigma[k]/60, c.Runtime[k]/day
 		}
-		var dashes []vg.Length
-		if i%2 == 1 {
-			dashes = dashed
-		}
+		dashes := [][]vg.Length{nil, dashed, dotted, dashDot}[i%4]
 		l, err := plotter.NewLine(xyOf(xs, ys))
 		if err != nil {
 			return nil, err
@@ -130,9 +129,16 @@ func buildFialho(panel string, mttiHours float64, sigmas []float64) (*plot.Plot,
 		}
 		s.GlyphStyle = draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(4), Shape: glyphFor(i)}
 		p.Add(l, s)
-		p.Legend.Add(fmt.Sprintf("%s: σ_opt = %.5g min, %.1f days", c.Model, c.Optimum/60, c.OptimumRuntime/day), l, s)
+		p.Legend.Add(fmt.Sprintf("%s: σ_opt = %.2f min, %.1f days", c.Model, c.Optimum/60, c.OptimumRuntime/day), l, s)
 	}
 	p.X.Min, p.X.Max = sigmas[0]/60, sigmas[len(sigmas)-1]/60
+	step := 60.0
+	if p.X.Max <= 150 {
+		step = 30
+	}
+	p.X.Tick.Marker = linearTicks(0, p.X.Max, step, "%g")
+	p.Y.Tick.Marker = linearTicks(0, 2000, 20, "%g")
+	p.Y.Min, p.Y.Max = math.Floor(p.Y.Min/20)*20, math.Ceil(p.Y.Max/20)*20
 	p.Legend.Top = true
 	p.Legend.XOffs = -0.6 * vg.Inch
 	return p, nil

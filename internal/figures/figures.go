@@ -3,12 +3,15 @@ package figures
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Figure is one regenerated figure.
@@ -31,6 +34,8 @@ type Figure struct {
 const (
 	Width  = 6 * vg.Inch
 	Height = 4 * vg.Inch
+	// DPI is the resolution of the PNGs: 900 × 600 pixels.
+	DPI = 150
 )
 
 // IndexFile is the name of the index WriteAll writes next to the figures.
@@ -103,9 +108,16 @@ func Index(figs []Figure) string {
 // savePlot renders p at Width × Height in format ("png" or "svg") and
 // publishes it at path atomically.
 func savePlot(p *plot.Plot, format, path string) error {
-	w, err := p.WriterTo(Width, Height, format)
-	if err != nil {
-		return err
+	var w io.WriterTo
+	if format == "png" {
+		c := vgimg.NewWith(vgimg.UseWH(Width, Height), vgimg.UseDPI(DPI))
+		p.Draw(draw.New(c))
+		w = vgimg.PngCanvas{Canvas: c}
+	} else {
+		var err error
+		if w, err = p.WriterTo(Width, Height, format); err != nil {
+			return err
+		}
 	}
 	var buf bytes.Buffer
 	if _, err := w.WriteTo(&buf); err != nil {

@@ -139,8 +139,11 @@ const overlayText = "The overlay network has 1024 processors with twice the memo
 
 const lwfsText = "LWFS has the start-up cost α_c = n/60000 s (000 §4.1); PFS has α_c = 0."
 
-// params000 is the parameter line of the plots.
-const params000 = "d = d_max/2, M = 5 y/n, Table 1 systems"
+// params000 and paramsRedStorm are the parameter lines of the plots.
+const (
+	params000      = "d = d_max/2, M = 5 y/n, Table 1 systems"
+	paramsRedStorm = "Red Storm: d = 0.5 GB, M = 5 y/n, β_L = 4.8 GB/s, β_n = 2.3 TB/s, β_s = 50 GB/s"
+)
 
 func oldfieldFigures() []Figure {
 	return []Figure{
@@ -149,7 +152,7 @@ func oldfieldFigures() []Figure {
 			Title: "000 Fig. 2: optimal checkpoint interval vs processors",
 			Caption: "Daly's optimal checkpoint interval τ_opt-D against the number of compute-node processors for the four systems of 000 Table 1, checkpointing to the parallel file system (α_c = 0). " +
 				common000 + " Systems: " + systemsText() + ". " +
-				"The interval falls as n grows (the job's MTTI falls as 1/n); once the storage bandwidth bounds δ (from n = 32 on Red Storm) δ·M is constant and the fall flattens until δ approaches 2M.",
+				"The interval falls as n grows (the job's MTTI falls as 1/n); once the storage bandwidth bounds δ (from n = 16 on Red Storm, Jaguar and Petaflop, n = 64 on BlueGene/L) δ·M is constant and the fall flattens until δ approaches 2M.",
 			Build: buildFig2,
 		},
 		{
@@ -230,7 +233,9 @@ func buildFig2() (*plot.Plot, error) {
 	if err := systemLines(p, setupPFS, minutes); err != nil {
 		return nil, err
 	}
+	p.Y.Min, p.Y.Max = 10, 200
 	p.Legend.Top = true
+	p.Legend.XOffs = -6
 	return p, nil
 }
 
@@ -247,9 +252,9 @@ func buildFig3() (*plot.Plot, error) {
 			return nil, err
 		}
 	}
-	p.Y.Min, p.Y.Max = 0.5, 1000
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs = 4
+	p.Y.Min, p.Y.Max = 1, 1000
+	p.Legend.Top = false
+	p.Legend.XOffs, p.Legend.YOffs = -6, 6
 	return p, nil
 }
 
@@ -261,6 +266,7 @@ func buildFig4() (*plot.Plot, error) {
 		return nil, err
 	}
 	p.Y.Min, p.Y.Max = 0, 100
+	p.Y.Tick.Marker = linearTicks(0, 100, 20, "%g")
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs = 4
 	return p, nil
@@ -270,7 +276,7 @@ var redStorm = model.MPPSystems[0]
 
 func buildFig7() (*plot.Plot, error) {
 	p := newPlot("000 Fig. 7: optimal checkpoint interval on Red Storm",
-		params000+"; LWFS α_c = n/60000 s; overlay μ = 1024 × 2 GB")
+		paramsRedStorm+"; LWFS α_c = n/60000 s; overlay μ = 1024 × 2 GB")
 	procAxis(&p.X)
 	p.Y.Label.Text = "Optimal checkpoint interval τ_opt (minutes)"
 	logAxis(&p.Y)
@@ -287,13 +293,14 @@ func buildFig7() (*plot.Plot, error) {
 			return nil, err
 		}
 	}
-	p.Legend.Top = true
+	p.Y.Min, p.Y.Max = 2, 100
+	p.Legend.XOffs, p.Legend.YOffs = -6, 6
 	return p, nil
 }
 
 func buildFig8() (*plot.Plot, error) {
 	p := newPlot("000 Fig. 8: LWFS+overlay checkpoint throughput on Red Storm",
-		params000+"; α_c = n/60000 s; μ = 1024 × 2 GB; markers: binding bandwidth")
+		paramsRedStorm+"; α_c = n/60000 s; μ = 1024 × 2 GB; marker: binding bandwidth")
 	procAxis(&p.X)
 	p.Y.Label.Text = "Effective checkpoint throughput (GB/s)"
 	logAxis(&p.Y)
@@ -332,8 +339,7 @@ func buildFig8() (*plot.Plot, error) {
 		return nil, err
 	}
 	p.Y.Min, p.Y.Max = 5, 5000
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs = 4
+	p.Legend.XOffs, p.Legend.YOffs = -6, 6
 	return p, nil
 }
 
@@ -346,6 +352,7 @@ func buildFig9() (*plot.Plot, error) {
 		return nil, err
 	}
 	p.Y.Min, p.Y.Max = 0, 100
+	p.Y.Tick.Marker = linearTicks(0, 100, 20, "%g")
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs = 4
 	return p, nil
@@ -370,8 +377,8 @@ func buildFig10() (*plot.Plot, error) {
 		}
 	}
 	p.Y.Min, p.Y.Max = -5, 100
-	p.Legend.Top = false
-	p.Legend.Left = true
-	p.Legend.XOffs, p.Legend.YOffs = 4, 4
+	p.Y.Tick.Marker = linearTicks(0, 100, 20, "%g")
+	p.Legend.Top = true
+	p.Legend.XOffs = -6
 	return p, nil
 }

@@ -65,8 +65,9 @@ func (c satoCase) nonBlocking(alpha float64) model.NonBlocking {
 	return nonBlocking(c.F, tsubameFlush*c.C, tsubameC2*c.C, alpha)
 }
 
-// optimizeNonBlocking is nb.Optimize, with "no feasible schedule" reported
-// as efficiency 0 rather than as an error.
+// optimizeNonBlocking is nb.Optimize, with "no feasible schedule" (the
+// background copy outlasts every period) reported as efficiency 0 rather
+// than as an error. The inputs built here are otherwise always valid.
 func optimizeNonBlocking(nb model.NonBlocking) (model.MultilevelResult, error) {
 	r, err := nb.Optimize()
 	var pe *model.ParamError
@@ -96,10 +97,12 @@ func fig13Cases() []satoCase {
 // efficiencySeries optimises both schemes for every case, in parallel.
 func efficiencySeries(cases []satoCase) ([]efficiencyPair, error) {
 	out := make([]efficiencyPair, len(cases))
+	for i, c := range cases {
+		out[i].Case = c
+	}
 	err := parallelFor(2*len(cases), func(j int) error {
 		i := j / 2
 		c := cases[i]
-		out[i].Case = c
 		var err error
 		if j%2 == 0 {
 			out[i].Blocking, err = model.OptimizeBlocking(c.blocking(), model.BlockingOptions{})
@@ -249,9 +252,9 @@ func (m *monotoneMemo) eval(x float64) float64 {
 
 // probeDown evaluates f at the decades from hi down to lo and stops at the
 // first one below floor, so that every point under it is decided for any
-// target ≥ floor. It spares the search the bottom of the range, where the
-// optimum has thousands of level-1 checkpoints per period and the optimiser
-// is slowest (minutes at 100 MB/s and F = 15) while the answer is "no".
+// target ≥ floor. It spares the searches the bottom of the range, where the
+// PFS copy takes days, the optimum has hundreds of level-1 checkpoints per
+// period and the optimiser is slowest, while the answer is plainly "no".
 func (m *monotoneMemo) probeDown(lo, hi, floor float64) {
 	for e := math.Floor(math.Log10(hi)); e >= math.Ceil(math.Log10(lo)); e-- {
 		if m.eval(math.Pow(10, e)) < floor {
@@ -333,6 +336,9 @@ func bandwidthSeries(fs, targets []float64) ([]bandwidthCurve, int, error) {
 
 const satoParams = "TSUBAME2.0 (SPEC-markov §8): λ1 = 1.757e-5·F /s, λ2 = 1.3774e-6·F /s, c1 = r1 = 72.5 s"
 
+// fig13Colors are the colours of the blocking and non-blocking bars.
+var fig13Colors = []int{2, 3}
+
 const satoCaptionCommon = "Two-level checkpointing on TSUBAME2.0 as in SPEC-markov §8 (decimal units): level-1 (XOR, node-local) failure rate λ1 = 1.757e-5·F /s, level-2 (categories 2–5) rate λ2 = 1.3774e-6·F /s, " +
 	"c1 = r1 = 29 GB / 400 MB/s = 72.5 s (not scaled); blocking (Moody et al., model.OptimizeBlocking) c2 = r2 = 40 832 GB / 8 GB/s = 5104·C s; " +
 	"non-blocking (model.NonBlocking) level-2 cost = c1 = 72.5 s blocking, background copy ℓ2 = 40 832 GB / 6.4 GB/s = 6380·C s, restart r2 = 5104·C s, overhead factor α = 0.00184 unless stated. " +
@@ -385,7 +391,7 @@ func buildFig13() (*plot.Plot, error) {
 		return nil, err
 	}
 	p := newPlot("001 Fig. 13: optimised efficiency, blocking vs non-blocking",
-		satoParams+", α = 0.00184\nblocking c2 = r2 = 5104·C s; non-blocking ℓ2 = 6380·C s, r2 = 5104·C s; t and v optimised")
+		satoParams+"\nblocking c2 = r2 = 5104·C s; non-blocking ℓ2 = 6380·C s, r2 = 5104·C s, α = 0.00184")
 	var blk, nbk plotter.Values
 	var names []string
 	for _, pr := range pairs {
@@ -402,7 +408,7 @@ func buildFig13() (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		bc.Color = seriesColor(i)
+		bc.Color = seriesColor(fig13Colors[i])
 		bc.LineStyle.Width = 0
 		bc.Offset = w * vg.Length(2*i-1) / 2
 		p.Add(bc)
@@ -415,9 +421,11 @@ func buildFig13() (*plot.Plot, error) {
 	}
 	p.NominalX(names...)
 	p.X.Label.Text = "Failure-rate scale F and PFS-cost scale C"
-	p.Y.Label.Text = "Efficiency (ideal / expected time)"
+	p.Y.Label.Text = "Optimised efficiency (ideal / expected time)"
 	p.Y.Min, p.Y.Max = 0, 1.08
+	p.Y.Tick.Marker = linearTicks(0, 1, 0.2, "%.1f")
 	p.Legend.Top = true
+	p.Legend.XOffs = -6
 	return p, nil
 }
 
@@ -434,6 +442,7 @@ func buildFig14() (*plot.Plot, error) {
 	p.X.Min, p.X.Max = alphas[0], alphas[len(alphas)-1]
 	p.Y.Label.Text = "Efficiency"
 	p.Y.Min, p.Y.Max = 0, 1
+	p.Y.Tick.Marker = linearTicks(0, 1, 0.2, "%.1f")
 	for i, c := range curves {
 		col := seriesColor(i)
 		if err := addLine(p, "non-blocking, "+c.Case.String(), alphas, c.NonBlocking, col, nil, glyphFor(i)); err != nil {
@@ -466,8 +475,8 @@ func buildFig15() (*plot.Plot, error) {
 		return nil, err
 	}
 	p := newPlot("001 Fig. 15: PFS bandwidth required for a target efficiency",
-		"checkpoint 1408 × 29 GB = 40.832 TB; blocking c2 = r2 = 40.832 TB/B; non-blocking ℓ2 = r2 = 40.832 TB/B\n"+
-			"c1 = r1 = 72.5 s, α = 0.00184, λ1 = 1.757e-5·F /s, λ2 = 1.3774e-6·F /s; gaps: unreachable with B ≤ 100 TB/s")
+		"1408 × 29 GB = 40.832 TB; blocking c2 = r2 = 40.832 TB/B; non-blocking ℓ2 = r2 = 40.832 TB/B\n"+
+			"TSUBAME2.0 λ1, λ2 × F; c1 = r1 = 72.5 s; α = 0.00184; gaps: unreachable with B ≤ 100 TB/s")
 	p.X.Label.Text = "Failure-rate scale F (× today's TSUBAME2.0 rates)"
 	var ticks []plot.Tick
 	for _, f := range fs {

@@ -6,12 +6,14 @@ import (
 	"math"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -24,13 +26,13 @@ var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
 // fonts of legible sizes, light grid lines.
 func newPlot(title, params string) *plot.Plot {
 	p := plot.New()
-	p.Title.Text = title
-	if params != "" {
-		p.Title.Text += "\n" + params
-	}
 	p.Title.TextStyle.Font = sans
 	p.Title.TextStyle.Font.Size = 10
 	p.Title.Padding = 6
+	p.Title.Text = title
+	if params != "" {
+		p.Title.Text += "\n" + wrap(params, p.Title.TextStyle, Width-0.3*vg.Inch)
+	}
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Label.TextStyle.Font = sans
 		a.Label.TextStyle.Font.Size = 10
@@ -48,6 +50,46 @@ func newPlot(title, params string) *plot.Plot {
 	return p
 }
 
+// wrap breaks each line of s after "; " or ", " where it would be wider
+// than width in style sty.
+func wrap(s string, sty text.Style, width vg.Length) string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		cur := ""
+		for _, part := range splitAfterAny(line, "; ", ", ") {
+			if cur != "" && sty.Width(strings.TrimSpace(cur+part)) > width {
+				out = append(out, strings.TrimSpace(cur))
+				cur = ""
+			}
+			cur += part
+		}
+		out = append(out, strings.TrimSpace(cur))
+	}
+	return strings.Join(out, "\n")
+}
+
+// splitAfterAny splits s after every occurrence of any of the separators.
+func splitAfterAny(s string, seps ...string) []string {
+	var parts []string
+	for len(s) > 0 {
+		cut := -1
+		for _, sep := range seps {
+			if i := strings.Index(s, sep); i >= 0 && (cut < 0 || i+len(sep) < cut) {
+				cut = i + len(sep)
+			}
+		}
+		if cut < 0 {
+			break
+		}
+		parts = append(parts, s[:cut])
+		s = s[cut:]
+	}
+	if s != "" {
+		parts = append(parts, s)
+	}
+	return parts
+}
+
 // seriesColor is the i-th colour of the palette shared by all figures.
 func seriesColor(i int) color.Color { return plotutil.Color(i) }
 
@@ -56,6 +98,9 @@ var dashed = []vg.Length{vg.Points(5), vg.Points(3)}
 
 // dotted is the dash pattern of secondary reference lines.
 var dotted = []vg.Length{vg.Points(1.5), vg.Points(2)}
+
+// dashDot is a fourth pattern for curves that may coincide.
+var dashDot = []vg.Length{vg.Points(6), vg.Points(2), vg.Points(1.5), vg.Points(2)}
 
 // addLine adds the curve (xs[i], ys[i]) with a legend entry. Non-finite
 // values split the curve into pieces, so an unreachable point is a gap.
@@ -165,7 +210,7 @@ func addLabel(p *plot.Plot, x, y float64, txt string, dx, dy vg.Length, size vg.
 // scale, labelled at every second power of two.
 func procAxis(a *plot.Axis) {
 	a.Label.Text = "Number of compute-node processors n"
-	a.Scale = plot.LogScale{}
+	a.Scale = logScale{}
 	a.Min, a.Max = 1.6, 160000
 	var ticks []plot.Tick
 	for e := 1; e <= 17; e++ {
@@ -213,8 +258,23 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 
 // logAxis puts a on a log scale with logTicks.
 func logAxis(a *plot.Axis) {
-	a.Scale = plot.LogScale{}
+	a.Scale = logScale{}
 	a.Tick.Marker = logTicks{}
+}
+
+// logScale is plot.LogScale with a work-around for gonum/plot v0.17, which
+// reserves room for a centred axis label around Norm((min+max)/2), the
+// arithmetic midpoint of the range. On a log axis that point lies near the
+// far end, so the label (drawn in the middle) would leave a wide empty
+// margin at the right or top of the plot. logScale maps that exact value to
+// the middle; no data point of these figures falls on it.
+type logScale struct{}
+
+func (logScale) Normalize(lo, hi, x float64) float64 {
+	if x == 0.5*(lo+hi) {
+		return 0.5
+	}
+	return plot.LogScale{}.Normalize(lo, hi, x)
 }
 
 // finite reports whether x is neither NaN nor infinite.
@@ -254,4 +314,21 @@ func gb(x float64) string {
 		return fmt.Sprintf("%.3g TB", x/1e12)
 	}
 	return fmt.Sprintf("%.3g GB", x/1e9)
+}
+
+// linearTicks labels lo, lo+step, … hi and puts unlabelled ticks halfway.
+func linearTicks(lo, hi, step float64, format string) plot.ConstantTicks {
+	var ticks []plot.Tick
+	for i := 0; ; i++ {
+		v := lo + float64(i)*step/2
+		if v > hi+step*1e-9 {
+			break
+		}
+		t := plot.Tick{Value: v}
+		if i%2 == 0 {
+			t.Label = fmt.Sprintf(format, v)
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
 }
