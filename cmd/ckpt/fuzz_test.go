@@ -53,8 +53,7 @@ func TestRandomArguments(t *testing.T) {
 	if testing.Short() {
 		n = 300
 	}
-	var slowest time.Duration
-	var slowestArgs []string
+	var slow slowestVector
 	for i := 0; i < n; i++ {
 		args := append([]string(nil), commands[rng.IntN(len(commands))]...)
 		for k := rng.IntN(8); k > 0; k-- {
@@ -70,13 +69,9 @@ func TestRandomArguments(t *testing.T) {
 		if tooSlow(args) {
 			continue
 		}
-		start := time.Now()
-		checkAnyOutcome(t, args)
-		if d := time.Since(start); d > slowest {
-			slowest, slowestArgs = d, args
-		}
+		slow.check(t, args)
 	}
-	t.Logf("slowest vector %v: %q", slowest, slowestArgs)
+	slow.log(t)
 }
 
 // TestMutatedArguments starts from valid command lines and changes them at
@@ -119,8 +114,7 @@ func TestMutatedArguments(t *testing.T) {
 	if testing.Short() {
 		n = 200
 	}
-	var slowest time.Duration
-	var slowestArgs []string
+	var slow slowestVector
 	for i := 0; i < n; i++ {
 		args := append([]string(nil), seeds[rng.IntN(len(seeds))]...)
 		for k := 1 + rng.IntN(3); k > 0; k-- {
@@ -142,14 +136,27 @@ func TestMutatedArguments(t *testing.T) {
 		if tooSlow(args) {
 			continue
 		}
-		start := time.Now()
-		checkAnyOutcome(t, args)
-		if d := time.Since(start); d > slowest {
-			slowest, slowestArgs = d, args
-		}
+		slow.check(t, args)
 	}
-	t.Logf("slowest vector %v: %q", slowest, slowestArgs)
+	slow.log(t)
 }
+
+// slowestVector remembers the slowest argument vector a test ran.
+type slowestVector struct {
+	d    time.Duration
+	args []string
+}
+
+// check runs one vector through checkAnyOutcome and times it.
+func (s *slowestVector) check(t *testing.T, args []string) {
+	start := time.Now()
+	checkAnyOutcome(t, args)
+	if d := time.Since(start); d > s.d {
+		s.d, s.args = d, args
+	}
+}
+
+func (s *slowestVector) log(t *testing.T) { t.Logf("slowest vector %v: %q", s.d, s.args) }
 
 // checkAnyOutcome runs one vector and checks what holds for any input.
 func checkAnyOutcome(t *testing.T, args []string) {
