@@ -64,7 +64,7 @@ var FillTimeSystems = []FillTimeSystem{
 		Note: "storage size unknown in the paper: taken from its assumed ratio 0.05"},
 	{Name: "ccr", Title: "CCR (UB)", FillTimeInput: FillTimeInput{RAM: 1.728e12, DiskStorage: 500e12, DiskSize: 4e12, DiskBW: 100e6}, PrintedMinutes: 2.3},
 	{Name: "ssd-node", Title: "SSD-based 4-core node", FillTimeInput: FillTimeInput{RAM: 16e9, DiskStorage: 128e9, DiskSize: 128e9, DiskBW: 500e6}, PrintedMinutes: 4.3,
-		Note: "the paper prints the single-SSD fill time (4.3 min) as the checkpoint time; the law gives 0.125 × 4.3 min, as the paper's own 3 GB example (2.3% of 4.3 min) does"},
+		Note: "the paper prints the single-SSD fill time (4.3 min) as the checkpoint time; the law gives 0.125 × 4.3 min, as the paper's own 3 GB example (2.3% of 4.3 min) does; the disk size is the 128 GB SSD, which gives the table's 4.3 min fill time (the table's \"4 TB ??\" does not)"},
 	{Name: "exascale", Title: "Theoretical exascale", FillTimeInput: FillTimeInput{RAM: 50e15, DiskStorage: 500e15, DiskSize: 4e12, DiskBW: 4e9}, PrintedMinutes: 1.6,
 		Note: "RAM and storage unknown in the paper: only their assumed ratio 0.1 matters; the paper truncates 1.67 min to 1.6"},
 }

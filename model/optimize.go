@@ -285,7 +285,7 @@ func (nb NonBlocking) Optimize() (MultilevelResult, error) {
 	})
 	if !found {
 		return MultilevelResult{}, &ParamError{Param: "flush-latency", Value: nb.FlushLatency,
-			Reason: "the background copy outlasts every feasible period; no schedule is feasible"}
+			Reason: fmt.Sprintf("the background copy outlasts every period in the search range (up to %d segments of at most %g s); lengthen the interval or shorten the copy", maxCount+1, hi)}
 	}
 	return best, nil
 }

@@ -32,9 +32,11 @@ func (in RuntimeInput) Validate() error {
 // e^x − 1 is evaluated with expm1 so that huge MTTIs (tiny exponents) keep
 // their precision. Efficiency is T_s/T.
 func DalyRuntime(in RuntimeInput) (expected, efficiency float64) {
+	// Efficiency does not depend on T_s; computing it first keeps huge
+	// inputs from overflowing the product.
 	M := in.MTTI
-	T := M * math.Exp(in.Restart/M) * math.Expm1((in.Interval+in.Cost)/M) * in.Work / in.Interval
-	return T, in.Work / T
+	efficiency = in.Interval / (M * math.Exp(in.Restart/M) * math.Expm1((in.Interval+in.Cost)/M))
+	return in.Work / efficiency, efficiency
 }
 
 // YoungRuntime is the first-order run time behind Young's interval: every

@@ -43,7 +43,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown method", iv("--method", "bogus", "--cost", "5m", "--mtti", "24h"), []string{"--method", "bogus"}},
 		{"missing method", iv("--cost", "5m", "--mtti", "24h"), []string{"--method"}},
 		{"missing cost", iv("--method", "young", "--mtti", "24h"), []string{"--cost"}},
-		{"flag the method does not use", iv("--method", "young", "--cost", "5m", "--mtti", "24h", "--restart", "5m"), []string{"--restart"}},
+		{"range of a flag the method ignores", iv("--method", "young", "--cost", "5m", "--mtti", "24h", "--restart", "-5m"), []string{"--restart"}},
 		{"interval 0", iv("--method", "fialho", "--cost", "5m", "--mtti", "24h", "--interval", "0"), []string{"--interval"}},
 		{"negative restart", iv("--method", "fialho", "--cost", "5m", "--mtti", "24h", "--restart", "-1"), []string{"--restart"}},
 		{"unknown flag", iv("--method", "young", "--cost", "5m", "--mtti", "24h", "--bogus"), []string{"--bogus"}},

@@ -78,7 +78,9 @@ table by default and one JSON object in SI units with --json.`,
 // (unknown command, wrong number of arguments).
 func isCobraUsage(err error) bool {
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument", "flag needs an argument", "required flag"} {
+	// Flag errors are already usage errors (SetFlagErrorFunc); what is left
+	// are cobra's complaints about commands and positional arguments.
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most"} {
 		if strings.Contains(msg, p) {
 			return true
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -42,7 +43,9 @@ func newIntervalCmd() *cobra.Command {
 
 In 003's symbols: t_c = --cost, α = --mtti, t_l = --restart, t_d = --detect,
 Δ_lp = --log-protect, Δ_lr = --log-replay. Flags a method does not use are
-refused. When a formula has no real optimum the command exits 2 and says why.`,
+still checked for range, then ignored and listed as such ("ignored" in JSON),
+so one command line can be run with every method. When a formula has no real
+(positive) optimum the command exits 2 and says why.`,
 		Example: `  ckpt model interval --method fialho --cost 5m --mtti 24h --restart 5m
   ckpt model interval --method fialho-parallel --cost 1.63 --mtti 100 --restart 1.643 \
       --detect 0.5 --phi 1 --log-protect 2.771 --json`,
@@ -72,10 +75,15 @@ refused. When a formula has no real optimum the command exits 2 and says why.`,
 			return err
 		}
 		optional := map[string]*quantity{"restart": restart, "detect": detect, "phi": phi, "log-protect": logProtect, "log-replay": logReplay, "interval": at}
-		uses := methodInfo[m].uses
+		ignored := []string{}
 		for _, name := range []string{"restart", "detect", "phi", "log-protect", "log-replay", "interval"} {
-			if optional[name].set && !contains(uses, name) {
-				return usagef("--%s: not used by --method %s (%s)", name, m, methodInfo[m].source)
+			if optional[name].set && !contains(methodInfo[m].uses, name) {
+				ignored = append(ignored, name)
+			}
+		}
+		if phi.set {
+			if err := model.ValidatePhi(phi.v); err != nil {
+				return modelErr(err)
 			}
 		}
 		if m == model.MethodFialhoParallel && !phi.set {
@@ -93,7 +101,7 @@ refused. When a formula has no real optimum the command exits 2 and says why.`,
 		fialho := m == model.MethodFialho || m == model.MethodFialhoParallel
 		w := c.OutOrStdout()
 		if *asJSON {
-			o := object{{"method", string(m)}, {"interval_seconds", num(res.Interval)}}
+			o := object{{"method", string(m)}, {"interval_seconds", num(res.Interval)}, {"ignored", ignored}}
 			if fialho {
 				o = append(o, kv{"overhead_seconds", num(res.Overhead)}, kv{"overhead_interval_seconds", num(res.OverheadAt)},
 					kv{"overhead_fraction", num(res.Overhead / mtti.v)})
@@ -110,6 +118,9 @@ refused. When a formula has no real optimum the command exits 2 and says why.`,
 			}
 			t.row("overhead", fmt.Sprintf("%s per MTTI window of %s, %s (%s of the time)",
 				units.FormatDuration(res.Overhead), units.FormatDuration(mtti.v), where, pct(res.Overhead/mtti.v)))
+		}
+		if len(ignored) > 0 {
+			t.row("ignored", "--"+strings.Join(ignored, ", --")+" (not used by this method)")
 		}
 		if res.Interval < 0 || math.IsNaN(res.Interval) {
 			t.row("note", "the optimum is not positive: the checkpoint costs more than the failures it protects against")

@@ -29,7 +29,8 @@ With an overlay network buffer (000 §4.2, eq. 3–4) of μ bytes the overhead i
 β_N = min(nβ_L, β_n) and k = μ/(1 − β_s/β_N); the interval is
 max(τ_opt-D, τ_lb) with τ_lb = (μ/β_s) min(1, nd/k). Give μ directly with
 --overlay-bytes, or as --overlay-procs N --overlay-mem-factor F: μ = N × F ×
-the memory of one compute processor, taken as 2d (d is half of it in 000).
+the memory of one compute processor, which is 2d for the presets (000
+checkpoints half of it) and --mem-per-proc with explicit parameters.
 
 Presets (000 Table 1, decimal units): red-storm, bluegene-l, jaguar, petaflop;
 d = half the memory per processor, M = 5 years / n. --procs may exceed a
@@ -49,6 +50,7 @@ preset's size (the paper goes to 128K processors on every system).`,
 	bisectionBW := bandwidthFlag(fs, "bisection-bw", "bisection bandwidth β_n of the network")
 	storageBW := bandwidthFlag(fs, "storage-bw", "aggregate storage bandwidth β_s")
 	mtti := durationFlag(fs, "mtti", "MTTI M of the whole job")
+	memPerProc := sizeFlag(fs, "mem-per-proc", "memory of one compute processor, for --overlay-mem-factor with explicit parameters")
 	overlayProcs := fs.Int("overlay-procs", 0, "processors in the overlay network N")
 	overlayFactor := numberFlag(fs, "overlay-mem-factor", "memory of an overlay processor relative to a compute processor F")
 	overlayBytes := sizeFlag(fs, "overlay-bytes", "memory of the overlay network μ")
@@ -74,6 +76,9 @@ preset's size (the paper goes to 128K processors on every system).`,
 			sys, err := model.LookupMPPSystem(*system)
 			if err != nil {
 				return usagef("--system: %v", err)
+			}
+			if memPerProc.set {
+				return usagef("--mem-per-proc: the preset fixes it (%s); give explicit parameters to change it", units.FormatSize(sys.MemPerProc))
 			}
 			in = sys.Input(*procs, st)
 			title = sys.Title
@@ -102,7 +107,14 @@ preset's size (the paper goes to 128K processors on every system).`,
 			if !overlayFactor.set || !(overlayFactor.v > 0) {
 				return usagef("--overlay-mem-factor: must be given and > 0 with --overlay-procs")
 			}
-			in.OverlayBytes = float64(*overlayProcs) * overlayFactor.v * 2 * in.BytesPerProc
+			mem := 2 * in.BytesPerProc // a preset processor's memory (000: d is half of it)
+			if *system == "" {
+				if !memPerProc.set || !(memPerProc.v > 0) {
+					return usagef("--mem-per-proc: give the memory of one compute processor (> 0) to size the overlay with --overlay-mem-factor, or give --overlay-bytes")
+				}
+				mem = memPerProc.v
+			}
+			in.OverlayBytes = float64(*overlayProcs) * overlayFactor.v * mem
 		}
 		res, err := model.Oldfield(in)
 		if err != nil {

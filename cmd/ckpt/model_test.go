@@ -25,7 +25,7 @@ func TestIntervalJSON(t *testing.T) {
 	}
 	for method, w := range want {
 		obj := runJSON(t, "model", "interval", "--method", method, "--cost", "5m", "--mtti", "24h", "--json")
-		checkKeys(t, obj, []string{"interval_seconds"}, []string{"method"})
+		checkKeys(t, obj, []string{"interval_seconds"}, []string{"method", "ignored"})
 		if obj["method"] != method {
 			t.Errorf("method = %v, want %s", obj["method"], method)
 		}
@@ -38,7 +38,7 @@ func TestIntervalJSON(t *testing.T) {
 
 func TestIntervalFialhoJSON(t *testing.T) {
 	obj := runJSON(t, "model", "interval", "--method", "fialho", "--cost", "5m", "--mtti", "24h", "--restart", "5m", "--json")
-	fialhoExtras := []string{"method", "overhead_interval_seconds", "overhead_fraction"}
+	fialhoExtras := []string{"method", "ignored", "overhead_interval_seconds", "overhead_fraction"}
 	checkKeys(t, obj, []string{"interval_seconds", "overhead_seconds"}, fialhoExtras)
 	iv := getNum(t, obj, "interval_seconds")
 	if math.Abs(iv-6893.75) > 0.01 {
@@ -373,4 +373,38 @@ func TestJSONNonFiniteIsNull(t *testing.T) {
 		t.Errorf("k_bytes = %v (present %v), want null", v, ok)
 	}
 	getNum(t, obj, "delta_seconds")
+}
+
+// Optional flags a method does not use are range-checked, then ignored and
+// listed, so one command line serves every method.
+func TestIntervalIgnoresUnusedFlags(t *testing.T) {
+	for _, method := range []string{"young", "daly", "daly1", "gropp"} {
+		obj := runJSON(t, "model", "interval", "--method", method, "--cost", "5m", "--mtti", "24h",
+			"--restart", "5m", "--detect", "1s", "--json")
+		ignored, _ := obj["ignored"].([]any)
+		if len(ignored) != 2 || ignored[0] != "restart" || ignored[1] != "detect" {
+			t.Errorf("%s: ignored = %v, want [restart detect]", method, obj["ignored"])
+		}
+	}
+	obj := runJSON(t, "model", "interval", "--method", "fialho", "--cost", "5m", "--mtti", "24h", "--restart", "5m", "--json")
+	if ignored, _ := obj["ignored"].([]any); len(ignored) != 0 {
+		t.Errorf("fialho uses --restart: ignored = %v", ignored)
+	}
+}
+
+// With explicit parameters the overlay's size needs the processor memory:
+// μ = N × F × --mem-per-proc (the presets use 2d).
+func TestOldfieldOverlayMemPerProc(t *testing.T) {
+	explicit := []string{"model", "oldfield", "--procs", "1024", "--bytes-per-proc", "1GB", "--link-bw", "2GB/s",
+		"--bisection-bw", "1TB/s", "--storage-bw", "100GB/s", "--mtti", "12h", "--overlay-procs", "64", "--overlay-mem-factor", "2"}
+	code, _, stderr := runCLI(t, explicit...)
+	if code != exitUsage || !strings.Contains(stderr, "--mem-per-proc") {
+		t.Errorf("without --mem-per-proc: exit %d, stderr %q", code, stderr)
+	}
+	obj := runJSON(t, append(explicit, "--mem-per-proc", "4GB", "--json")...)
+	checkRel(t, "overlay_bytes", getNum(t, obj, "overlay_bytes"), 64*2*4e9, 1e-15)
+	code, _, stderr = runCLI(t, "model", "oldfield", "--system", "red-storm", "--procs", "64", "--mem-per-proc", "4GB")
+	if code != exitUsage || !strings.Contains(stderr, "--mem-per-proc") {
+		t.Errorf("--mem-per-proc with a preset: exit %d, stderr %q", code, stderr)
+	}
 }

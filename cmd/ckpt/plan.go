@@ -152,14 +152,17 @@ func planJSON(rep plan.Report, source string) object {
 		{"failures", failures},
 		{"recommended", alternativeJSON(rep.Recommended)},
 		{"alternatives", alts},
+		{"warnings", append([]string{}, rep.Warnings...)},
 	}
 	if t := rep.Target; t != nil {
 		o = append(o, kv{"target", object{
 			{"efficiency", t.Efficiency},
-			{"required_shared_bandwidth_blocking", num(t.BlockingBW)},
-			{"required_shared_bandwidth_nonblocking", num(t.NonBlockingBW)},
+			{"required_shared_bandwidth_blocking", num(t.Blocking.Bandwidth)},
+			{"required_shared_bandwidth_nonblocking", num(t.NonBlocking.Bandwidth)},
+			{"blocking_note", t.Blocking.Note},
+			{"nonblocking_note", t.NonBlocking.Note},
 			{"alpha", t.Alpha},
-			{"note", t.Note},
+			{"redundancy", schemeName(t.Scheme)},
 		}})
 	}
 	return o
@@ -233,6 +236,9 @@ func printPlan(w io.Writer, rep plan.Report, source string, all bool) error {
 	}
 
 	r := rep.Recommended
+	for _, warning := range rep.Warnings {
+		fmt.Fprintf(w, "\nwarning: %s\n", warning)
+	}
 	fmt.Fprintf(w, "\nRecommended: %s\n", r.Name)
 	t = newTable(w)
 	if r.Scheme != nil {
@@ -266,13 +272,17 @@ func printPlan(w io.Writer, rep plan.Report, source string, all bool) error {
 	t.flush()
 
 	if tg := rep.Target; tg != nil {
-		fmt.Fprintf(w, "\nShared-tier bandwidth for efficiency %.3g with this node-local configuration:\n", tg.Efficiency)
+		fmt.Fprintf(w, "\nShared-tier bandwidth for efficiency %g with the recommended node-local configuration (%s):\n", tg.Efficiency, schemeName(tg.Scheme))
 		t = newTable(w)
-		if tg.Note != "" && math.IsNaN(tg.BlockingBW) && math.IsNaN(tg.NonBlockingBW) {
-			t.row("  ", tg.Note)
+		if math.IsNaN(tg.Blocking.Bandwidth) && math.IsNaN(tg.NonBlocking.Bandwidth) && tg.Blocking.Note == tg.NonBlocking.Note {
+			t.row("  ", tg.Blocking.Note)
 		} else {
-			t.row("  blocking flush", bwOrUnreachable(tg.BlockingBW))
-			t.row("  non-blocking flush", bwOrUnreachable(tg.NonBlockingBW)+fmt.Sprintf(" (staging saturating the shared tier, α = %g)", tg.Alpha))
+			t.row("  blocking flush", answer(tg.Blocking))
+			nb := answer(tg.NonBlocking)
+			if !math.IsNaN(tg.NonBlocking.Bandwidth) {
+				nb += fmt.Sprintf(" (staging saturating the shared tier, α = %g)", tg.Alpha)
+			}
+			t.row("  non-blocking flush", nb)
 		}
 		t.flush()
 	}
@@ -311,9 +321,20 @@ func ordinal(n int) string {
 	return fmt.Sprintf("%d%s", n, suffix)
 }
 
-func bwOrUnreachable(bw float64) string {
-	if math.IsNaN(bw) {
-		return "out of reach at any bandwidth (the node-local level alone costs too much)"
+// answer prints a bandwidth with its qualification, or why there is none.
+func answer(a plan.Answer) string {
+	switch {
+	case math.IsNaN(a.Bandwidth):
+		return a.Note
+	case a.Note != "":
+		return units.FormatBandwidth(a.Bandwidth) + " — " + a.Note
 	}
-	return units.FormatBandwidth(bw)
+	return units.FormatBandwidth(a.Bandwidth)
+}
+
+func schemeName(s *plan.Scheme) string {
+	if s == nil {
+		return "none: shared tier only"
+	}
+	return s.String()
 }

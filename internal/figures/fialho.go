@@ -33,8 +33,8 @@ type runtimeCurve struct {
 
 // fialhoSeries evaluates the four models of 003 Fig. 4 at every σ for an
 // MTTI of mtti seconds: Fialho's eq. 5 turned into a run time (t_d = 0),
-// Daly's eq. 1 with R = t_l, Gropp and Lusk's first-order model with R = t_l,
-// and Young's. The optima are those 003 Table 1 prints: eq. 6, Daly's
+// Daly's eq. 1 with R = t_l, and Gropp and Lusk's and Young's first-order
+// models (which ignore restarts). The optima are those 003 Table 1 prints: eq. 6, Daly's
 // first-order √(2δM) − δ, and √(2δM) for Gropp and Young.
 func fialhoSeries(mtti float64, sigmas []float64) ([]runtimeCurve, error) {
 	in := func(sigma float64) model.RuntimeInput {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/ckpt/ckpt/model"
@@ -51,22 +52,31 @@ type Report struct {
 	Alternatives []Alternative // best first; failed ones last
 	Recommended  *Alternative
 	Target       *Target
+	// Warnings point at inputs the results suggest are wrong.
+	Warnings []string
 }
 
 // Target answers "what shared-tier bandwidth do I need for this efficiency"
 // (001 Fig. 15) for the recommended node-local configuration.
 type Target struct {
 	Efficiency float64
-	Scheme     *Scheme
+	Scheme     *Scheme // the recommended node-local scheme; nil for shared only
 	Domain     Domain
-	Alpha      float64
-	// Bandwidths are NaN when the target is out of reach at any bandwidth
-	// (the node-local level alone costs too much).
-	BlockingBW    float64
-	NonBlockingBW float64
-	// Note explains NaN bandwidths.
-	Note string
+	Alpha      float64 // α used for the non-blocking answer
+	Blocking   Answer
+	// NonBlocking assumes staging servers that saturate the shared tier.
+	NonBlocking Answer
 }
+
+// Answer is the bandwidth one flush mode needs. Bandwidth is NaN when there
+// is no answer; Note then says why, and may also qualify a number.
+type Answer struct {
+	Bandwidth float64 // bytes/s written to the shared tier
+	Note      string
+}
+
+// The bandwidth search range of a target, bytes/s.
+const targetLo, targetHi = 1.0, 1e15
 
 // Options tune the planner.
 type Options struct {
@@ -99,6 +109,11 @@ func Plan(s System, opt Options) (Report, error) {
 	rep.Recommended = recommend(alts)
 	if rep.Recommended == nil {
 		return rep, fmt.Errorf("no alternative could be evaluated: %v", alts[0].Err)
+	}
+	if e := rep.Recommended.Result.Efficiency; e < 0.01 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+			"even the best alternative makes progress only %.2g of the time: failures (MTTI %.3g s over the whole system) come faster than checkpoints of these costs can protect against; check the failure rates and bandwidths",
+			e, 1/s.TotalRate()))
 	}
 	if opt.TargetEfficiency != 0 {
 		if !(opt.TargetEfficiency > 0 && opt.TargetEfficiency < 1) {
@@ -136,6 +151,9 @@ func recommend(alts []Alternative) *Alternative {
 func simpler(a, b *Alternative) bool {
 	if len(a.Levels) != len(b.Levels) {
 		return len(a.Levels) < len(b.Levels)
+	}
+	if (a.Scheme == nil) != (b.Scheme == nil) {
+		return a.Scheme == nil // the shared tier alone has nothing to set up
 	}
 	if a.NonBlocking != b.NonBlocking {
 		return !a.NonBlocking
@@ -322,78 +340,81 @@ func (a *Alternative) optimize() {
 // target solves for the smallest shared-tier bandwidth that reaches the
 // target efficiency with the recommended node-local configuration, blocking
 // and non-blocking (staging servers taken to saturate the shared tier, as in
-// 001 Fig. 15).
+// 001 Fig. 15). The read bandwidth scales with the write bandwidth in the
+// system's own ratio.
 func target(s System, rec *Alternative, eff float64) *Target {
-	t := &Target{Efficiency: eff, Scheme: rec.Scheme, Domain: rec.Domain, BlockingBW: math.NaN(), NonBlockingBW: math.NaN()}
+	none := Answer{Bandwidth: math.NaN()}
+	t := &Target{Efficiency: eff, Scheme: rec.Scheme, Domain: rec.Domain, Blocking: none, NonBlocking: none}
 	if s.Staging != nil {
 		t.Alpha = s.Staging.Alpha
 	}
 	if rec.SharedUnused {
-		t.Note = fmt.Sprintf("no failure category needs the shared tier, so its bandwidth does not matter; the node-local level alone reaches %.4f", rec.Result.Efficiency)
+		note := fmt.Sprintf("no failure category needs the shared tier, so its bandwidth does not matter; the node-local level alone reaches %.4f", rec.Result.Efficiency)
 		if rec.Result.Efficiency < eff {
-			t.Note += ", below the target"
+			note += ", below the target"
 		}
+		t.Blocking.Note, t.NonBlocking.Note = note, note
 		return t
 	}
-	var local *Level
-	var shared Level
-	for i := range rec.Levels {
-		if rec.Levels[i].Name == "shared" {
-			shared = rec.Levels[i]
-		} else if i == len(rec.Levels)-2 {
-			local = &rec.Levels[i]
-		}
+	readRatio := s.Shared.ReadBW / s.Shared.WriteBW
+	sharedAt := func(bw float64) (cost, restart float64) {
+		return s.TotalBytes() / bw, s.TotalBytes() / (bw * readRatio)
 	}
-	withBW := func(bw float64) model.Levels {
-		var lv model.Levels
-		for _, l := range rec.Levels {
-			c, r := l.Cost, l.Restart
-			if l.Name == "shared" {
-				c, r = s.TotalBytes()/bw, s.TotalBytes()/bw
-			}
-			lv.Rates = append(lv.Rates, l.Rate)
-			lv.Cost = append(lv.Cost, c)
-			lv.Restart = append(lv.Restart, r)
-		}
-		return lv
-	}
+	last := len(rec.Levels) - 1 // the shared tier
+
 	blocking := func(bw float64) float64 {
-		r, err := model.OptimizeBlocking(withBW(bw), model.BlockingOptions{})
+		lv := rec.Model()
+		lv.Cost[last], lv.Restart[last] = sharedAt(bw)
+		r, err := model.OptimizeBlocking(lv, model.BlockingOptions{})
 		if err != nil {
 			return 0
 		}
 		return r.Efficiency
 	}
-	const lo, hi = 1e6, 1e15
-	if bw, ok := model.SmallestReaching(blocking, eff, lo, hi); ok {
-		t.BlockingBW = bw
-	} else {
-		t.Note = "the target is out of reach at any shared-tier bandwidth: the node-local levels alone cost too much"
+	t.Blocking = solve(blocking, eff)
+
+	if last == 0 {
+		t.NonBlocking.Note = "not applicable: the recommendation has no node-local level to flush from"
+		return t
 	}
-	if local != nil {
-		localRate := 0.0 // every failure below the shared tier
-		for _, l := range rec.Levels {
-			if l.Name != "shared" {
-				localRate += l.Rate
-			}
+	// Two levels: every failure below the shared tier is recovered by the
+	// protected node-local level (with three levels, the unprotected one is
+	// folded into it at its cost: the non-blocking model has two levels).
+	local := rec.Levels[last-1]
+	localRate := 0.0
+	for _, l := range rec.Levels[:last] {
+		localRate += l.Rate
+	}
+	nonBlocking := func(bw float64) float64 {
+		c2, r2 := sharedAt(bw)
+		lv := model.Levels{
+			Rates:   []float64{localRate, rec.Levels[last].Rate},
+			Cost:    []float64{local.Cost, local.Cost},
+			Restart: []float64{local.Restart, r2},
 		}
-		nonBlocking := func(bw float64) float64 {
-			lv := model.Levels{
-				Rates:   []float64{localRate, shared.Rate},
-				Cost:    []float64{local.Cost, local.Cost},
-				Restart: []float64{local.Restart, s.TotalBytes() / bw},
-			}
-			r, err := model.NonBlocking{Levels: lv, FlushLatency: s.TotalBytes() / bw, Alpha: t.Alpha}.Optimize()
-			if err != nil {
-				return 0
-			}
-			return r.Efficiency
+		r, err := model.NonBlocking{Levels: lv, FlushLatency: c2, Alpha: t.Alpha}.Optimize()
+		if err != nil {
+			return 0
 		}
-		if bw, ok := model.SmallestReaching(nonBlocking, eff, lo, hi); ok {
-			t.NonBlockingBW = bw
-		}
+		return r.Efficiency
+	}
+	t.NonBlocking = solve(nonBlocking, eff)
+	if s.Staging == nil {
+		t.NonBlocking.Note = strings.TrimPrefix(t.NonBlocking.Note+"; ", "; ") + "hypothetical: the system has no staging servers (α = 0 assumed)"
 	}
 	return t
+}
+
+// solve finds the smallest bandwidth whose optimised efficiency reaches eff.
+func solve(efficiency func(bw float64) float64, eff float64) Answer {
+	bw, ok := model.SmallestReaching(efficiency, eff, targetLo, targetHi)
+	switch {
+	case !ok:
+		return Answer{Bandwidth: math.NaN(), Note: fmt.Sprintf("out of reach with any shared-tier bandwidth up to %g B/s: the node-local levels alone cost too much", targetHi)}
+	case bw == targetLo:
+		return Answer{Bandwidth: bw, Note: "any bandwidth reaches the target"}
+	}
+	return Answer{Bandwidth: bw}
 }
 
 // parallel runs f(0..n-1) on at most workers goroutines.

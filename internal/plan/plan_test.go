@@ -203,7 +203,7 @@ func TestPlanNodeFailuresOnly(t *testing.T) {
 	}
 	// The shared tier is not needed, so there is no bandwidth to solve for.
 	rep = mustPlan(t, s, Options{TargetEfficiency: 0.9})
-	if rep.Target == nil || !math.IsNaN(rep.Target.BlockingBW) || !math.IsNaN(rep.Target.NonBlockingBW) {
+	if rep.Target == nil || !math.IsNaN(rep.Target.Blocking.Bandwidth) || !math.IsNaN(rep.Target.NonBlocking.Bandwidth) {
 		t.Errorf("target = %+v, want NaN bandwidths", rep.Target)
 	}
 }
@@ -574,15 +574,15 @@ func TestPlanTarget(t *testing.T) {
 	if tg.Efficiency != eff || tg.Alpha != 0.00184 || tg.Scheme == nil || tg.Scheme.String() != "xor:8" {
 		t.Errorf("target = %+v", tg)
 	}
-	if !(tg.BlockingBW > 0) || !(tg.NonBlockingBW > 0) {
-		t.Fatalf("bandwidths %g, %g", tg.BlockingBW, tg.NonBlockingBW)
+	if !(tg.Blocking.Bandwidth > 0) || !(tg.NonBlocking.Bandwidth > 0) {
+		t.Fatalf("bandwidths %g, %g", tg.Blocking.Bandwidth, tg.NonBlocking.Bandwidth)
 	}
-	if tg.NonBlockingBW > tg.BlockingBW {
-		t.Errorf("non-blocking needs %g B/s, more than blocking %g B/s", tg.NonBlockingBW, tg.BlockingBW)
+	if tg.NonBlocking.Bandwidth > tg.Blocking.Bandwidth {
+		t.Errorf("non-blocking needs %g B/s, more than blocking %g B/s", tg.NonBlocking.Bandwidth, tg.Blocking.Bandwidth)
 	}
 	// At 8 GB/s blocking reaches 0.827 and non-blocking 0.927.
-	if !(tg.BlockingBW > 8e9) || !(tg.NonBlockingBW < 8e9) {
-		t.Errorf("blocking %g B/s should exceed and non-blocking %g B/s fall short of 8 GB/s", tg.BlockingBW, tg.NonBlockingBW)
+	if !(tg.Blocking.Bandwidth > 8e9) || !(tg.NonBlocking.Bandwidth < 8e9) {
+		t.Errorf("blocking %g B/s should exceed and non-blocking %g B/s fall short of 8 GB/s", tg.Blocking.Bandwidth, tg.NonBlocking.Bandwidth)
 	}
 
 	// Re-plan with the shared tier at the returned bandwidth.
@@ -594,11 +594,11 @@ func TestPlanTarget(t *testing.T) {
 		a := find(t, r.Alternatives, "blocking xor:8", func(a *Alternative) bool { return a.Scheme != nil && !a.NonBlocking })
 		return a.Result.Efficiency
 	}
-	if got := blockingAt(tg.BlockingBW); got < eff-1e-9 || got > eff+1e-3 {
-		t.Errorf("blocking efficiency at %g B/s = %.6f, want %g within 1e-3", tg.BlockingBW, got, eff)
+	if got := blockingAt(tg.Blocking.Bandwidth); got < eff-1e-9 || got > eff+1e-3 {
+		t.Errorf("blocking efficiency at %g B/s = %.6f, want %g within 1e-3", tg.Blocking.Bandwidth, got, eff)
 	}
-	if got := blockingAt(0.9 * tg.BlockingBW); got >= eff {
-		t.Errorf("blocking efficiency at 0.9 × %g B/s = %.6f, reaches %g: the bandwidth is not the smallest", tg.BlockingBW, got, eff)
+	if got := blockingAt(0.9 * tg.Blocking.Bandwidth); got >= eff {
+		t.Errorf("blocking efficiency at 0.9 × %g B/s = %.6f, reaches %g: the bandwidth is not the smallest", tg.Blocking.Bandwidth, got, eff)
 	}
 	// Non-blocking: staging saturating the shared tier (the copy runs at the
 	// shared bandwidth), restarts read the shared tier at the same bandwidth.
@@ -611,11 +611,11 @@ func TestPlanTarget(t *testing.T) {
 		a := find(t, r.Alternatives, "non-blocking xor:8", func(a *Alternative) bool { return a.Scheme != nil && a.NonBlocking })
 		return a.Result.Efficiency
 	}
-	if got := nonBlockingAt(tg.NonBlockingBW); got < eff-1e-9 || got > eff+1e-3 {
-		t.Errorf("non-blocking efficiency at %g B/s = %.6f, want %g within 1e-3", tg.NonBlockingBW, got, eff)
+	if got := nonBlockingAt(tg.NonBlocking.Bandwidth); got < eff-1e-9 || got > eff+1e-3 {
+		t.Errorf("non-blocking efficiency at %g B/s = %.6f, want %g within 1e-3", tg.NonBlocking.Bandwidth, got, eff)
 	}
-	if got := nonBlockingAt(0.9 * tg.NonBlockingBW); got >= eff {
-		t.Errorf("non-blocking efficiency at 0.9 × %g B/s = %.6f, reaches %g", tg.NonBlockingBW, got, eff)
+	if got := nonBlockingAt(0.9 * tg.NonBlocking.Bandwidth); got >= eff {
+		t.Errorf("non-blocking efficiency at 0.9 × %g B/s = %.6f, reaches %g", tg.NonBlocking.Bandwidth, got, eff)
 	}
 }
 
@@ -623,7 +623,7 @@ func TestPlanTarget(t *testing.T) {
 // below 0.999, so no shared bandwidth reaches it.
 func TestPlanTargetUnreachable(t *testing.T) {
 	rep := mustPlan(t, mustLoad(t, satoSystem), Options{TargetEfficiency: 0.999})
-	if rep.Target == nil || !math.IsNaN(rep.Target.BlockingBW) || !math.IsNaN(rep.Target.NonBlockingBW) {
+	if rep.Target == nil || !math.IsNaN(rep.Target.Blocking.Bandwidth) || !math.IsNaN(rep.Target.NonBlocking.Bandwidth) {
 		t.Errorf("target = %+v, want NaN bandwidths", rep.Target)
 	}
 }

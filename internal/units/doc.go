@@ -41,10 +41,12 @@
 //	kB  MB  GB  TB  PB  EB      decimal: 1e3, 1e6, ... 1e18
 //	KiB MiB GiB TiB PiB EiB     binary:  2^10, 2^20, ... 2^60
 //
-// Size units are matched case-insensitively (ASCII only), so "kB", "KB",
-// "gb" and "gib" are all accepted. Note that a lowercase "b" still means
-// byte, never bit: "10Gb" is ten gigabytes. Bare prefixes such as "5G" are
-// rejected because they are ambiguous between decimal and binary.
+// The prefix of a size unit is matched case-insensitively (ASCII only), so
+// "kB", "KB" and "gB" are accepted, but the final "B" must be uppercase: a
+// lowercase "b" ("10Gb", "1kb") conventionally means bits, and reading it as
+// bytes would be off by a factor of eight, so it is refused. Bare prefixes
+// such as "5G" are rejected because they are ambiguous between decimal and
+// binary.
 //
 // # Bandwidths (ParseBandwidth, result in bytes per second)
 //

@@ -51,6 +51,17 @@ var sizeUnits = map[string]float64{
 	"tib": 1 << 40, "pib": 1 << 50, "eib": 1 << 60,
 }
 
+// sizeUnit matches size units case-insensitively except for the final "B":
+// a lowercase "b" ("Gb", "Mb", "b") conventionally means bits, and reading it
+// as bytes would be off by a factor of eight, so it is refused.
+func sizeUnit(u string) (float64, bool) {
+	if strings.HasSuffix(u, "b") {
+		return 0, false
+	}
+	m, ok := sizeUnits[asciiLower(u)]
+	return m, ok
+}
+
 // quantity describes one grammar: [sign] number [unit], or for compound
 // quantities a sum of number+unit parts.
 type quantity struct {
@@ -66,8 +77,8 @@ var (
 		compound: true,
 	}
 	size = quantity{
-		lookup: func(u string) (float64, bool) { m, ok := sizeUnits[asciiLower(u)]; return m, ok },
-		hint:   "use B, kB, MB, GB, TB, PB, EB or KiB, MiB, GiB, TiB, PiB, EiB",
+		lookup: sizeUnit,
+		hint:   "use B, kB, MB, GB, TB, PB, EB or KiB, MiB, GiB, TiB, PiB, EiB; a lowercase b would mean bits",
 	}
 	plain = quantity{
 		lookup: func(string) (float64, bool) { return 0, false },
