@@ -1,0 +1,228 @@
+package ckpt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ckpt/ckpt/internal/manifest"
+	"github.com/ckpt/ckpt/internal/redundancy"
+	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/internal/storage/local"
+)
+
+// Options configure a Store. The zero value works for a single process: its
+// identity comes from the launcher's environment when there is one.
+type Options struct {
+	// Rank and Size identify this process in its job. When Size is 0 they
+	// come from the environment (CKPT_RANK/CKPT_SIZE, SLURM_PROCID/
+	// SLURM_NTASKS, OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE, PMI_RANK/
+	// PMI_SIZE), and default to rank 0 of 1.
+	Rank, Size int
+	// Node names the node this rank runs on, whose cache it writes to
+	// (default: CKPT_NODE, else the host name). Ranks on one node share its
+	// cache; redundancy sets never put two members on one node.
+	Node string
+	// Domain optionally labels a larger failure domain (rack, switch, power
+	// supply: CKPT_DOMAIN); sets then never put two members in one domain.
+	Domain string
+	// CacheDir is the node-local cache (tmpfs, local SSD) as a directory
+	// (default: CKPT_CACHE, else ckpt-cache/NODE under the temp directory).
+	// Cache, if set, is used instead.
+	CacheDir string
+	Cache    storage.Backend
+	// Redundancy protects cached checkpoints across nodes: "single",
+	// "partner", "xor:S", "rs:K+M" (default: single for one rank, else
+	// xor:S with S the number of failure domains, at most 8).
+	Redundancy string
+	// Comm connects the ranks; required when Size > 1 (the job runtime or
+	// LocalJob provides it).
+	Comm Comm
+	// BlockSize is the redundancy encoding's block per shard (default 1 MiB).
+	BlockSize int
+}
+
+// Store is one rank's handle on the job's checkpoints. Its methods that
+// involve other ranks (Start…Commit, Restart) are collective: every rank of
+// the job calls them in the same order.
+type Store struct {
+	rank, size int
+	node       string
+	domain     string
+	cache      storage.Backend
+	ownsCache  bool
+	scheme     string
+	comm       Comm
+	blockSize  int
+	epoch      uint64 // collective operations so far, to tell transports apart
+}
+
+// ErrNoCheckpoint is returned by Restart when no checkpoint can be recovered.
+var ErrNoCheckpoint = errors.New("no recoverable checkpoint")
+
+// Open opens this rank's store.
+func Open(opts Options) (*Store, error) {
+	if opts.Size == 0 {
+		opts.Rank, opts.Size = identityFromEnv()
+	}
+	if opts.Size < 1 || opts.Rank < 0 || opts.Rank >= opts.Size {
+		return nil, fmt.Errorf("ckpt: rank %d of %d: the rank must lie in [0, size)", opts.Rank, opts.Size)
+	}
+	s := &Store{rank: opts.Rank, size: opts.Size, node: opts.Node, domain: opts.Domain, comm: opts.Comm, blockSize: opts.BlockSize}
+	if s.node == "" {
+		s.node = os.Getenv("CKPT_NODE")
+	}
+	if s.node == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("ckpt: node name: %w (set Options.Node or CKPT_NODE)", err)
+		}
+		s.node = h
+	}
+	if s.domain == "" {
+		s.domain = os.Getenv("CKPT_DOMAIN")
+	}
+	if s.comm == nil {
+		if s.size > 1 {
+			return nil, fmt.Errorf("ckpt: rank %d of %d needs a Comm to reach the other ranks (run under 'ckpt run', or use LocalJob)", s.rank, s.size)
+		}
+		s.comm = solo{}
+	}
+	if s.comm.Size() != s.size || s.comm.Rank() != s.rank {
+		return nil, fmt.Errorf("ckpt: options say rank %d of %d, the Comm says rank %d of %d", s.rank, s.size, s.comm.Rank(), s.comm.Size())
+	}
+	s.scheme = opts.Redundancy
+	if s.scheme == "" {
+		s.scheme = os.Getenv("CKPT_REDUNDANCY")
+	}
+	if s.scheme != "" {
+		if _, err := redundancy.ParseScheme(s.scheme); err != nil {
+			return nil, fmt.Errorf("ckpt: redundancy: %w", err)
+		}
+	}
+	s.cache = opts.Cache
+	if s.cache == nil {
+		dir := opts.CacheDir
+		if dir == "" {
+			dir = os.Getenv("CKPT_CACHE")
+		}
+		if dir == "" {
+			dir = filepath.Join(os.TempDir(), "ckpt-cache", s.node)
+		}
+		b, err := local.New(dir)
+		if err != nil {
+			return nil, fmt.Errorf("ckpt: cache: %w", err)
+		}
+		s.cache, s.ownsCache = b, true
+	}
+	return s, nil
+}
+
+// identityFromEnv reads the rank and size a launcher gives its processes.
+func identityFromEnv() (rank, size int) {
+	for _, pair := range [][2]string{
+		{"CKPT_RANK", "CKPT_SIZE"},
+		{"SLURM_PROCID", "SLURM_NTASKS"},
+		{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+		{"PMI_RANK", "PMI_SIZE"},
+	} {
+		r, err1 := strconv.Atoi(os.Getenv(pair[0]))
+		n, err2 := strconv.Atoi(os.Getenv(pair[1]))
+		if err1 == nil && err2 == nil {
+			return r, n
+		}
+	}
+	return 0, 1
+}
+
+// Rank is this process's rank; Size the job's number of ranks.
+func (s *Store) Rank() int { return s.rank }
+func (s *Store) Size() int { return s.size }
+
+// Close releases the store's resources.
+func (s *Store) Close() error {
+	if s.ownsCache {
+		return s.cache.Close()
+	}
+	return nil
+}
+
+// Object names in a node's cache:
+//
+//	NAME/rank-R/FILE      the files of rank R
+//	NAME/rank-R.parity    redundancy data rank R holds for its set
+//	NAME/manifest         written last: the checkpoint is complete
+func fileObject(name string, rank int, file string) string {
+	return fmt.Sprintf("%s/rank-%d/%s", name, rank, file)
+}
+func parityObject(name string, rank int) string { return fmt.Sprintf("%s/rank-%d.parity", name, rank) }
+func manifestObject(name string) string         { return name + "/manifest" }
+
+// Info describes a checkpoint this rank can see.
+type Info struct {
+	Name  string
+	ID    uint64
+	Level string // manifest.LevelCache or LevelShared
+	Ranks int
+	Bytes int64 // application bytes over all ranks
+}
+
+// List returns the checkpoints whose manifest this node's cache holds,
+// newest first. It is local to the rank (not collective) and does not check
+// that the checkpoint can be recovered: Restart and Verify do.
+func (s *Store) List(ctx context.Context) ([]Info, error) {
+	ms, err := s.cachedManifests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Info
+	for _, m := range ms {
+		out = append(out, infoOf(m))
+	}
+	return out, nil
+}
+
+func infoOf(m *manifest.Manifest) Info {
+	i := Info{Name: m.Name, ID: m.ID, Level: m.Level, Ranks: m.Ranks}
+	for _, p := range m.Parts {
+		for _, f := range p.Files {
+			i.Bytes += f.Size
+		}
+	}
+	return i
+}
+
+// cachedManifests decodes every manifest in this node's cache, newest
+// first. Manifests that fail their checksum are skipped: they are reported
+// by Restart and Verify, which look at them as candidates.
+func (s *Store) cachedManifests(ctx context.Context) ([]*manifest.Manifest, error) {
+	var names []string
+	err := s.cache.List(ctx, "", func(i storage.Info) error {
+		if strings.HasSuffix(i.Name, "/manifest") && strings.Count(i.Name, "/") == 1 {
+			names = append(names, i.Name)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ckpt: list the cache: %w", err)
+	}
+	var out []*manifest.Manifest
+	for _, n := range names {
+		b, err := storage.Load(ctx, s.cache, n)
+		if err != nil {
+			continue
+		}
+		m, err := manifest.Decode(b)
+		if err != nil {
+			continue
+		}
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
+	return out, nil
+}
