@@ -166,10 +166,9 @@ func (c *Checkpoint) Commit(ctx context.Context) error {
 	// 1. This rank's part, and a proposal for the checkpoint's ID.
 	msg := commitMsg{Part: manifest.Part{Rank: s.rank, Node: s.node}, Domain: s.domain, Created: time.Now().UTC()}
 	msg.Err = errString(c.collectFiles(ctx, &msg.Part))
+	msg.NextID = s.lastID + 1 // the restored checkpoint may live only on the shared tier
 	if ms, err := s.cachedManifests(ctx); err == nil && len(ms) > 0 {
-		msg.NextID = ms[0].ID + 1
-	} else {
-		msg.NextID = 1
+		msg.NextID = max(msg.NextID, ms[0].ID+1)
 	}
 	all, err := gatherJSON(ctx, s.comm, msg)
 	if err != nil {
@@ -228,7 +227,23 @@ func (c *Checkpoint) Commit(ctx context.Context) error {
 		}
 		return c.fail(ctx, err)
 	}
+	s.lastID = meta.ID
+	// Retention: the lowest rank of each node tidies that node's cache.
+	if s.rank == lowestRankOn(man, s.node) {
+		if err := s.retain(ctx, s.cache, cachedCheckpoints, s.keepCache); err != nil {
+			return fmt.Errorf("ckpt: committed %q, but removing older checkpoints failed: %w", c.name, err)
+		}
+	}
 	return nil
+}
+
+func lowestRankOn(m *manifest.Manifest, node string) int {
+	for _, p := range m.Parts {
+		if p.Node == node {
+			return p.Rank
+		}
+	}
+	return -1
 }
 
 func (c *Checkpoint) collectFiles(ctx context.Context, part *manifest.Part) error {

@@ -96,21 +96,32 @@ func (s *Store) Restart(ctx context.Context) (*Restored, error) {
 		return nil, fmt.Errorf("ckpt: restart: %w", err)
 	}
 	var skipped []Skip
-	for _, m := range candidates {
+	for _, c := range candidates {
+		m := c.any()
 		if m.Ranks != s.size {
 			skipped = append(skipped, Skip{m.Name, m.ID, fmt.Sprintf("written by a job of %d ranks, this one has %d", m.Ranks, s.size)})
 			continue
 		}
-		res, reason, err := s.tryRestore(ctx, m)
-		if err != nil {
-			return nil, fmt.Errorf("ckpt: restart from %q: %w", m.Name, err)
+		var reasons []string
+		for _, try := range []struct {
+			m  *manifest.Manifest
+			fn func(context.Context, *manifest.Manifest) (*Restored, string, error)
+		}{{c.cache, s.tryRestore}, {c.shared, s.fetch}} {
+			if try.m == nil {
+				continue
+			}
+			res, reason, err := try.fn(ctx, try.m)
+			if err != nil {
+				return nil, fmt.Errorf("ckpt: restart from %q: %w", m.Name, err)
+			}
+			if reason == "" {
+				res.Skipped = skipped
+				s.lastID = m.ID
+				return res, nil
+			}
+			reasons = append(reasons, reason)
 		}
-		if reason != "" {
-			skipped = append(skipped, Skip{m.Name, m.ID, reason})
-			continue
-		}
-		res.Skipped = skipped
-		return res, nil
+		skipped = append(skipped, Skip{m.Name, m.ID, strings.Join(reasons, "; then ")})
 	}
 	var why []string
 	for _, sk := range skipped {
@@ -122,43 +133,97 @@ func (s *Store) Restart(ctx context.Context) (*Restored, error) {
 	return nil, fmt.Errorf("ckpt: restart: %w (%s)", ErrNoCheckpoint, strings.Join(why, "; "))
 }
 
+// candidate is a checkpoint Restart may use, from the caches, the shared
+// tier, or both.
+type candidate struct {
+	cache, shared *manifest.Manifest
+}
+
+func (c candidate) any() *manifest.Manifest {
+	if c.cache != nil {
+		return c.cache
+	}
+	return c.shared
+}
+
+// offer is what each rank knows of the checkpoints: the manifests of its
+// node's cache and (rank 0) of the shared tier.
+type offer struct {
+	Cache  [][]byte `json:"cache,omitempty"`
+	Shared [][]byte `json:"shared,omitempty"`
+}
+
 // gatherCandidates collects the manifests every node's cache holds, so that
-// a rank whose node lost its cache still learns them, newest first.
-func (s *Store) gatherCandidates(ctx context.Context) ([]*manifest.Manifest, error) {
-	mine, err := s.cachedManifests(ctx)
+// a rank whose node lost its cache still learns them, and those of the
+// shared tier; newest first.
+func (s *Store) gatherCandidates(ctx context.Context) ([]candidate, error) {
+	var mine offer
+	cached, err := s.cachedManifests(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var offer [][]byte
-	for _, m := range mine {
-		if b, err := manifest.Encode(m); err == nil {
-			offer = append(offer, b)
+	encode := func(ms []*manifest.Manifest) (out [][]byte) {
+		for _, m := range ms {
+			if b, err := manifest.Encode(m); err == nil {
+				out = append(out, b)
+			}
 		}
+		return out
 	}
-	all, err := gatherJSON(ctx, s.comm, offer)
+	mine.Cache = encode(cached)
+	if s.rank == 0 && s.shared != nil {
+		shared, err := sharedCheckpoints(ctx, s.shared)
+		if err != nil {
+			return nil, fmt.Errorf("list the shared tier: %w", err)
+		}
+		mine.Shared = encode(shared)
+	}
+	all, err := gatherJSON(ctx, s.comm, mine)
 	if err != nil {
 		return nil, err
 	}
-	seen := map[manifest.Hash]bool{}
-	var out []*manifest.Manifest
-	for _, offers := range all {
-		for _, b := range offers {
-			h := manifest.HashBytes(b)
-			if seen[h] {
-				continue
-			}
-			seen[h] = true
-			if m, err := manifest.Decode(b); err == nil {
-				out = append(out, m)
-			}
+	type key struct {
+		name string
+		id   uint64
+	}
+	byKey := map[key]*candidate{}
+	var keys []key
+	add := func(b []byte, shared bool) {
+		m, err := manifest.Decode(b)
+		if err != nil {
+			return
+		}
+		k := key{m.Name, m.ID}
+		c := byKey[k]
+		if c == nil {
+			c = &candidate{}
+			byKey[k] = c
+			keys = append(keys, k)
+		}
+		if shared {
+			c.shared = m
+		} else if c.cache == nil {
+			c.cache = m
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].ID != out[j].ID {
-			return out[i].ID > out[j].ID
+	for _, o := range all {
+		for _, b := range o.Cache {
+			add(b, false)
 		}
-		return out[i].Name < out[j].Name
+		for _, b := range o.Shared {
+			add(b, true)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].id != keys[j].id {
+			return keys[i].id > keys[j].id
+		}
+		return keys[i].name < keys[j].name
 	})
+	out := make([]candidate, len(keys))
+	for i, k := range keys {
+		out[i] = *byKey[k]
+	}
 	return out, nil
 }
 

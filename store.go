@@ -45,6 +45,14 @@ type Options struct {
 	Comm Comm
 	// BlockSize is the redundancy encoding's block per shard (default 1 MiB).
 	BlockSize int
+	// Shared is the shared tier (a parallel file system directory or an
+	// object store) that Flush copies checkpoints to and Restart falls back
+	// on; nil for none.
+	Shared storage.Backend
+	// KeepCache and KeepShared are how many checkpoints each tier keeps
+	// (default 2 in the cache, 0 = all on the shared tier); older ones are
+	// removed after a commit or flush, and the newest is never removed.
+	KeepCache, KeepShared int
 }
 
 // Store is one rank's handle on the job's checkpoints. Its methods that
@@ -59,7 +67,11 @@ type Store struct {
 	scheme     string
 	comm       Comm
 	blockSize  int
+	shared     storage.Backend
+	keepCache  int
+	keepShared int
 	epoch      uint64 // collective operations so far, to tell transports apart
+	lastID     uint64 // ID of the newest checkpoint committed or restored
 }
 
 // ErrNoCheckpoint is returned by Restart when no checkpoint can be recovered.
@@ -73,7 +85,11 @@ func Open(opts Options) (*Store, error) {
 	if opts.Size < 1 || opts.Rank < 0 || opts.Rank >= opts.Size {
 		return nil, fmt.Errorf("ckpt: rank %d of %d: the rank must lie in [0, size)", opts.Rank, opts.Size)
 	}
-	s := &Store{rank: opts.Rank, size: opts.Size, node: opts.Node, domain: opts.Domain, comm: opts.Comm, blockSize: opts.BlockSize}
+	s := &Store{rank: opts.Rank, size: opts.Size, node: opts.Node, domain: opts.Domain, comm: opts.Comm,
+		blockSize: opts.BlockSize, shared: opts.Shared, keepCache: opts.KeepCache, keepShared: opts.KeepShared}
+	if s.keepCache == 0 {
+		s.keepCache = 2
+	}
 	if s.node == "" {
 		s.node = os.Getenv("CKPT_NODE")
 	}
@@ -201,8 +217,13 @@ func infoOf(m *manifest.Manifest) Info {
 // first. Manifests that fail their checksum are skipped: they are reported
 // by Restart and Verify, which look at them as candidates.
 func (s *Store) cachedManifests(ctx context.Context) ([]*manifest.Manifest, error) {
+	return cachedCheckpoints(ctx, s.cache)
+}
+
+// cachedCheckpoints lists the checkpoints a node's cache marks complete.
+func cachedCheckpoints(ctx context.Context, cache storage.Backend) ([]*manifest.Manifest, error) {
 	var names []string
-	err := s.cache.List(ctx, "", func(i storage.Info) error {
+	err := cache.List(ctx, "", func(i storage.Info) error {
 		if strings.HasSuffix(i.Name, "/manifest") && strings.Count(i.Name, "/") == 1 {
 			names = append(names, i.Name)
 		}
@@ -213,7 +234,7 @@ func (s *Store) cachedManifests(ctx context.Context) ([]*manifest.Manifest, erro
 	}
 	var out []*manifest.Manifest
 	for _, n := range names {
-		b, err := storage.Load(ctx, s.cache, n)
+		b, err := storage.Load(ctx, cache, n)
 		if err != nil {
 			continue
 		}

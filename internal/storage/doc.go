@@ -1,0 +1,48 @@
+// Package storage defines the one small interface through which ckpt reads
+// and writes every storage tier, and the rules all tiers share.
+//
+// # Terms
+//
+// A backend (Backend) is one storage location: a node's cache directory, or
+// the shared tier (a directory on a parallel file system, or later a bucket
+// of an object store). It holds objects.
+//
+// An object is a sequence of bytes stored under a name. Objects are written
+// once, streamed through a Writer, and never modified in place: to change
+// one, commit a new object under the same name.
+//
+// A name is a slash-separated relative path such as
+// "ckpt.0007/rank-3/state.bin"; ValidName gives the exact rules. Names are
+// compared and listed byte-wise. They are the same on every backend, so an
+// object can be copied from one tier to another under its name.
+//
+// Commit is the moment an object comes into existence: before it nothing is
+// visible under the name (not to Open, Stat or List); after it returns, the
+// whole object is visible and durable, surviving a crash of the process or
+// the machine. A commit that replaces an object is atomic: readers see the
+// old object or the new one, never a part. An object whose writer dies before
+// Commit is never visible; its leftovers (temp files in names starting with
+// TempPrefix, incomplete uploads) are removed by a Cleaner.
+//
+// # Errors
+//
+// Failures are *Error values naming the operation and the object, wrapping
+// a sentinel (ErrNotExist, ErrExists, ErrClosed) or the backend's cause; a
+// bad name yields an error from ValidName wrapping ErrInvalidName. Whether to
+// retry is decided where the error arises: IsPermanent is true for errors
+// that another try cannot cure (a full disk, a read-only file system, a
+// missing permission, a missing object) and false for the rest.
+//
+// # Optional interfaces
+//
+// The Backend interface is kept small. Capabilities that only some backends
+// have are separate interfaces (Locator, Cleaner, Describer), found with As,
+// which also looks through decorators (retry, limits, logging) that embed a
+// Backend and implement Unwrapper.
+//
+// # Implementations
+//
+// Package local stores objects as files under a directory; package mem keeps
+// them in memory for tests. Package storagetest holds the conformance suite
+// that every backend passes.
+package storage

@@ -1,0 +1,15 @@
+package mem_test
+
+import (
+	"testing"
+
+	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/internal/storage/mem"
+	"github.com/ckpt/ckpt/internal/storage/storagetest"
+)
+
+func TestBackend(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storage.Backend {
+		return mem.New()
+	})
+}

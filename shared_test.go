@@ -1,0 +1,201 @@
+package ckpt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/internal/storage/local"
+)
+
+func (j *testJob) withShared() storage.Backend {
+	j.t.Helper()
+	b, err := local.New(filepath.Join(j.root, "shared"))
+	if err != nil {
+		j.t.Fatal(err)
+	}
+	for _, s := range j.stores {
+		s.shared = b
+	}
+	return b
+}
+
+// Lightweight storage (paper 000): one object per rank and one manifest.
+func TestFlushLayout(t *testing.T) {
+	ctx := context.Background()
+	j := newTestJob(t, 8, 4, "xor:4")
+	shared := j.withShared()
+	j.mustRun(func(r int, s *Store) error {
+		if err := writeCheckpoint(ctx, s, "c1"); err != nil {
+			return err
+		}
+		return s.Flush(ctx, "c1")
+	})
+	var names []string
+	shared.List(ctx, "", func(i storage.Info) error { names = append(names, i.Name); return nil })
+	if len(names) != 9 || names[0] != "c1.manifest" && names[len(names)-1] != "c1.manifest" {
+		t.Errorf("shared tier holds %v, want 8 rank objects and one manifest", names)
+	}
+}
+
+// All caches lost: the checkpoint comes back from the shared tier, is
+// verified, and is protected in the caches again.
+func TestRestartFromShared(t *testing.T) {
+	ctx := context.Background()
+	j := newTestJob(t, 8, 4, "xor:4")
+	j.withShared()
+	j.mustRun(func(r int, s *Store) error {
+		if err := writeCheckpoint(ctx, s, "c1"); err != nil {
+			return err
+		}
+		return s.Flush(ctx, "c1")
+	})
+	for n := 0; n < 4; n++ {
+		j.loseNode(n)
+	}
+	j.relaunch()
+	j.withShared()
+	j.mustRun(func(r int, s *Store) error {
+		res, err := s.Restart(ctx)
+		if err != nil {
+			return err
+		}
+		if res.Source != SourceShared {
+			return fmt.Errorf("source %s, want shared", res.Source)
+		}
+		return checkRestored(ctx, s, res, "c1")
+	})
+	// Re-protected: losing one node now is rebuilt from the cache.
+	j.loseNode(2)
+	j.relaunch()
+	j.withShared()
+	j.mustRun(func(r int, s *Store) error {
+		res, err := s.Restart(ctx)
+		if err != nil {
+			return err
+		}
+		if res.Source != SourceRebuild {
+			return fmt.Errorf("source %s, want rebuild", res.Source)
+		}
+		// A new commit continues the sequence after the fetched checkpoint.
+		if err := writeCheckpoint(ctx, s, "c2"); err != nil {
+			return err
+		}
+		list, _ := s.List(ctx)
+		if list[0].Name != "c2" || list[0].ID != res.ID()+1 {
+			return fmt.Errorf("after c1 (id %d) the new checkpoint is %+v", res.ID(), list[0])
+		}
+		return nil
+	})
+}
+
+// A corrupt object on the shared tier is detected when fetched; the
+// restart reports it and falls back to an older checkpoint.
+func TestCorruptSharedObjectFallsBack(t *testing.T) {
+	ctx := context.Background()
+	j := newTestJob(t, 4, 2, "partner")
+	j.withShared()
+	for _, name := range []string{"c1", "c2"} {
+		j.mustRun(func(r int, s *Store) error {
+			if err := writeCheckpoint(ctx, s, name); err != nil {
+				return err
+			}
+			return s.Flush(ctx, name)
+		})
+	}
+	p := filepath.Join(j.root, "shared", "c2", "rank-1.data")
+	b, _ := os.ReadFile(p)
+	b[len(b)/2] ^= 1
+	os.WriteFile(p, b, 0o644)
+	for n := 0; n < 2; n++ {
+		j.loseNode(n)
+	}
+	j.relaunch()
+	j.withShared()
+	j.mustRun(func(r int, s *Store) error {
+		res, err := s.Restart(ctx)
+		if err != nil {
+			return err
+		}
+		if len(res.Skipped) != 1 || res.Skipped[0].Name != "c2" || !strings.Contains(res.Skipped[0].Reason, "corrupt") {
+			return fmt.Errorf("skipped %+v, want c2 for corruption", res.Skipped)
+		}
+		return checkRestored(ctx, s, res, "c1")
+	})
+}
+
+// A shared tier that refuses writes fails the flush on every rank, leaves
+// no manifest there, and the cached checkpoint intact.
+func TestFlushFailureLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	j := newTestJob(t, 4, 2, "partner")
+	shared := j.withShared()
+	j.mustRun(func(r int, s *Store) error { return writeCheckpoint(ctx, s, "c1") })
+	full, err := local.New(filepath.Join(j.root, "full"), local.WithHooks(local.Hooks{
+		SyncFile: func(f *os.File) error { return fmt.Errorf("sync %s: %w", f.Name(), errNoSpace) },
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range j.stores {
+		s.shared = full
+	}
+	for r, err := range j.run(func(r int, s *Store) error { return s.Flush(ctx, "c1") }) {
+		if err == nil {
+			t.Errorf("rank %d: flush to a full tier succeeded", r)
+		}
+	}
+	if ms, _ := sharedCheckpoints(ctx, full); len(ms) != 0 {
+		t.Errorf("the failed flush left %d manifests", len(ms))
+	}
+	_ = shared
+	j.relaunch()
+	j.mustRun(func(r int, s *Store) error {
+		res, err := s.Restart(ctx)
+		if err != nil {
+			return err
+		}
+		return checkRestored(ctx, s, res, "c1")
+	})
+}
+
+var errNoSpace = errors.New("no space left on device")
+
+// Retention keeps the newest K per tier and never the only checkpoint.
+func TestRetention(t *testing.T) {
+	ctx := context.Background()
+	j := newTestJob(t, 4, 2, "partner")
+	shared := j.withShared()
+	for _, s := range j.stores {
+		s.keepCache, s.keepShared = 2, 1
+	}
+	for i := 1; i <= 4; i++ {
+		name := fmt.Sprintf("c%d", i)
+		j.mustRun(func(r int, s *Store) error {
+			if err := writeCheckpoint(ctx, s, name); err != nil {
+				return err
+			}
+			return s.Flush(ctx, name)
+		})
+	}
+	for n := 0; n < 2; n++ {
+		list, _ := cachedCheckpoints(ctx, j.caches[n])
+		if len(list) != 2 || list[0].Name != "c4" || list[1].Name != "c3" {
+			t.Errorf("node %d keeps %d checkpoints, want c4 and c3", n, len(list))
+		}
+		var left []string
+		j.caches[n].List(ctx, "c1", func(i storage.Info) error { left = append(left, i.Name); return nil })
+		if len(left) != 0 {
+			t.Errorf("node %d still holds %v of c1", n, left)
+		}
+	}
+	ms, _ := sharedCheckpoints(ctx, shared)
+	if len(ms) != 1 || ms[0].Name != "c4" {
+		t.Errorf("shared tier keeps %d checkpoints", len(ms))
+	}
+}
