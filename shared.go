@@ -24,8 +24,10 @@ const SourceShared = "shared"
 //
 //	NAME/rank-R.data     rank R's files, concatenated in manifest order
 //	NAME.manifest        written last: the checkpoint exists on the tier
-func sharedDataObject(name string, rank int) string { return fmt.Sprintf("%s/rank-%d.data", name, rank) }
-func sharedManifestObject(name string) string       { return name + ".manifest" }
+func sharedDataObject(name string, rank int) string {
+	return fmt.Sprintf("%s/rank-%d.data", name, rank)
+}
+func sharedManifestObject(name string) string { return name + ".manifest" }
 
 // Flush copies a committed checkpoint from the caches to the shared tier
 // (blocking: it returns once the copy is durable). It is collective. Every
