@@ -44,6 +44,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	if errors.Is(err, errNotRecoverable) {
+		return exitError // the report says why
+	}
 	fmt.Fprintf(stderr, "ckpt: %s\n", oneLine(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
@@ -70,7 +73,7 @@ table by default and one JSON object in SI units with --json.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
-	root.AddCommand(newModelCmd(), newPlanCmd())
+	root.AddCommand(newModelCmd(), newPlanCmd(), newLsCmd(), newInspectCmd(), newVerifyCmd())
 	return root
 }
 

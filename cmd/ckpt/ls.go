@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/internal/units"
+)
+
+func newLsCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "ls [--cache-root DIR | --cache NODE=DIR ...] [--shared DIR]",
+		Short: "List the checkpoints in the node caches and on the shared tier",
+		Long: `Lists every checkpoint with a manifest in a node's cache or on the shared
+tier, newest first. It reads manifests only; 'ckpt verify' checks the data.
+On one machine the node caches live below --cache-root, one directory per
+node (the default is where stores put them when nothing is configured).`,
+		Args: cobra.NoArgs,
+	}
+	tf := addTierFlags(c.Flags())
+	asJSON := jsonFlag(c)
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		tiers, err := tf.open()
+		if err != nil {
+			return err
+		}
+		list, err := ckpt.ListCheckpoints(c.Context(), tiers)
+		if err != nil {
+			return err
+		}
+		w := c.OutOrStdout()
+		if *asJSON {
+			items := []object{}
+			for _, l := range list {
+				nodes := l.InCache
+				if nodes == nil {
+					nodes = []string{}
+				}
+				items = append(items, object{{"name", l.Name}, {"id", l.ID}, {"ranks", l.Ranks}, {"redundancy", l.Scheme},
+					{"bytes", l.Bytes}, {"cache_nodes", nodes}, {"shared", l.InShared}})
+			}
+			return writeJSON(w, object{{"checkpoints", items}})
+		}
+		if len(list) == 0 {
+			fmt.Fprintln(w, "no checkpoints")
+			return nil
+		}
+		t := newTable(w)
+		t.row("NAME", "ID", "RANKS", "REDUNDANCY", "SIZE", "WHERE")
+		for _, l := range list {
+			t.row(l.Name, fmt.Sprint(l.ID), fmt.Sprint(l.Ranks), l.Scheme, units.FormatSize(float64(l.Bytes)), where(l))
+		}
+		return t.flush()
+	}
+	return c
+}

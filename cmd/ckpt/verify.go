@@ -1,0 +1,106 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt"
+)
+
+// errNotRecoverable exits 1 after the report has been printed.
+var errNotRecoverable = errors.New("not recoverable")
+
+func newVerifyCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "verify [NAME] [--cache-root DIR | --cache NODE=DIR ...] [--shared DIR]",
+		Short: "Recompute every hash and say whether each checkpoint is recoverable, and how",
+		Long: `Reads every byte of a checkpoint (or of every checkpoint) — each rank's files
+and parity in the cache of the node that wrote them, and the shared tier's
+objects — and checks them against the manifest. For each checkpoint it says
+whether a restart could recover it and how, in the order a restart tries:
+from the caches as they are (cache), by rebuilding lost or corrupt members
+from their redundancy sets (rebuild), or from the shared tier (shared).
+
+Exit status: 0 when the named checkpoint (or, without NAME, at least one
+checkpoint) is recoverable; 1 otherwise; 2 for bad input.`,
+		Args: cobra.MaximumNArgs(1),
+	}
+	tf := addTierFlags(c.Flags())
+	asJSON := jsonFlag(c)
+	c.RunE = func(c *cobra.Command, args []string) error {
+		tiers, err := tf.open()
+		if err != nil {
+			return err
+		}
+		list, err := ckpt.ListCheckpoints(c.Context(), tiers)
+		if err != nil {
+			return err
+		}
+		if len(args) == 1 {
+			var keep []ckpt.Listing
+			for _, l := range list {
+				if l.Name == args[0] {
+					keep = append(keep, l)
+				}
+			}
+			if len(keep) == 0 {
+				return usagef("no checkpoint %q in the caches or on the shared tier ('ckpt ls' lists them)", args[0])
+			}
+			list = keep
+		}
+		var results []ckpt.Verification
+		anyOK := false
+		for _, l := range list {
+			v := ckpt.VerifyCheckpoint(c.Context(), tiers, l)
+			anyOK = anyOK || v.Recoverable
+			results = append(results, v)
+		}
+		w := c.OutOrStdout()
+		if *asJSON {
+			items := []object{}
+			for _, v := range results {
+				ranks := []object{}
+				for _, r := range v.Ranks {
+					ranks = append(ranks, object{{"rank", r.Rank}, {"node", r.Node}, {"ok", r.OK}, {"problem", r.Problem}})
+				}
+				items = append(items, object{{"name", v.Name}, {"id", v.ID}, {"recoverable", v.Recoverable},
+					{"how", v.How}, {"reason", v.Reason}, {"shared", v.Shared}, {"ranks", ranks}})
+			}
+			if err := writeJSON(w, object{{"checkpoints", items}}); err != nil {
+				return err
+			}
+		} else {
+			if len(results) == 0 {
+				fmt.Fprintln(w, "no checkpoints")
+			}
+			t := newTable(w)
+			t.row("NAME", "ID", "RECOVERABLE", "HOW", "NOTES")
+			for _, v := range results {
+				rec, note := "no", v.Reason
+				if v.Recoverable {
+					rec = "yes"
+					if v.How != ckpt.SourceCache {
+						note = v.Reason
+					}
+				}
+				for _, r := range v.Ranks {
+					if !r.OK {
+						note = fmt.Sprintf("rank %d on %s: %s; ", r.Rank, r.Node, r.Problem) + note
+					}
+				}
+				if v.Shared != "" && v.Shared != "ok" {
+					note += "; shared tier: " + v.Shared
+				}
+				t.row(v.Name, fmt.Sprint(v.ID), rec, v.How, note)
+			}
+			t.flush()
+		}
+		if !anyOK {
+			return errNotRecoverable
+		}
+		return nil
+	}
+	return c
+}
