@@ -31,15 +31,21 @@ type testJob struct {
 func newTestJob(t *testing.T, ranks, nodes int, scheme string) *testJob {
 	t.Helper()
 	j := &testJob{t: t, root: t.TempDir(), nodes: nodes, ranks: ranks, scheme: scheme}
-	for n := 0; n < nodes; n++ {
+	j.openCaches()
+	j.relaunch()
+	return j
+}
+
+func (j *testJob) openCaches() {
+	j.t.Helper()
+	j.caches = nil
+	for n := 0; n < j.nodes; n++ {
 		b, err := local.New(filepath.Join(j.root, fmt.Sprintf("node%d", n)))
 		if err != nil {
-			t.Fatal(err)
+			j.t.Fatal(err)
 		}
 		j.caches = append(j.caches, b)
 	}
-	j.relaunch()
-	return j
 }
 
 // nodeOf places rank r on a node: ranks fill nodes round-robin.
