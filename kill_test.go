@@ -3,8 +3,8 @@ package ckpt
 import (
 	"bufio"
 	"context"
-	"io"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
