@@ -1,0 +1,4 @@
+package redundancy
+
+// Exported for the external test package.
+var ReportVsMemcopy = reportVsMemcopy
