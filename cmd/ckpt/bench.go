@@ -82,6 +82,7 @@ cache. DIR needs about 5 × 512 MiB free; everything written is removed.`,
 				{"scenario_checkpoint_seconds", num(r.ScenarioCheckpoint)},
 				{"scenario_flush_seconds", num(r.ScenarioFlush)},
 				{"scenario_rebuild_restart_seconds", num(r.ScenarioRebuildRestart)},
+				{"scenario_raw_write_seconds", num(r.ScenarioRawWrite)},
 				{"size_bytes", cfg.Size},
 				{"scenario_rank_bytes", cfg.ScenarioRank},
 			})
@@ -97,7 +98,7 @@ cache. DIR needs about 5 × 512 MiB free; everything written is removed.`,
 		t.flush()
 		fmt.Fprintf(w, "\nscenario, 4 ranks × %s, XOR over 4 nodes:\n", units.FormatSize(float64(cfg.ScenarioRank)))
 		t = newTable(w)
-		t.row("  checkpoint", units.FormatDuration(r.ScenarioCheckpoint))
+		t.row("  checkpoint", units.FormatDuration(r.ScenarioCheckpoint), fmt.Sprintf("(4 raw writers of the same bytes: %s)", units.FormatDuration(r.ScenarioRawWrite)))
 		t.row("  blocking flush", units.FormatDuration(r.ScenarioFlush))
 		t.row("  restart rebuilding one node", units.FormatDuration(r.ScenarioRebuildRestart))
 		return t.flush()

@@ -38,6 +38,9 @@ type StoreResult struct {
 	RestartRatio, RebuildRatio                     float64
 
 	ScenarioCheckpoint, ScenarioFlush, ScenarioRebuildRestart float64
+	// ScenarioRawWrite is the scenario's limit: 4 writers writing the same
+	// bytes raw (with fsync) into the same directory at once.
+	ScenarioRawWrite float64
 }
 
 const block = 1 << 20
@@ -90,7 +93,7 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreResult, error) {
 	if err != nil {
 		return r, err
 	}
-	r.ScenarioCheckpoint, r.ScenarioFlush, r.ScenarioRebuildRestart = sc[0], sc[1], sc[2]
+	r.ScenarioCheckpoint, r.ScenarioFlush, r.ScenarioRebuildRestart, r.ScenarioRawWrite = sc[0], sc[1], sc[2], sc[3]
 	// Rebuild throughput: the lost rank's bytes over the rebuild-and-verify
 	// restart, against writing the same bytes raw.
 	r.Rebuild = float64(cfg.ScenarioRank) / r.ScenarioRebuildRestart
@@ -253,9 +256,32 @@ func cacheWriteRestart(ctx context.Context, dir string, size int64, buf []byte) 
 
 // scenario: 4 ranks × rankBytes over 4 nodes, XOR across the 4, caches on
 // disk: checkpoint, blocking flush to a shared directory, then restart after
-// deleting one node's cache. Returns the three durations in seconds.
-func scenario(ctx context.Context, dir string, rankBytes int64, buf []byte) ([3]float64, error) {
-	var out [3]float64
+// deleting one node's cache. Returns the three durations in seconds, and
+// the time 4 raw writers take for the same bytes.
+func scenario(ctx context.Context, dir string, rankBytes int64, buf []byte) ([4]float64, error) {
+	var out [4]float64
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return out, err
+	}
+	rawStart := time.Now()
+	var wg sync.WaitGroup
+	rawErrs := make([]error, 4)
+	for r := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := filepath.Join(dir, fmt.Sprintf("raw%d", r))
+			_, rawErrs[r] = rawWrite(p, rankBytes, buf)
+			os.Remove(p)
+		}()
+	}
+	wg.Wait()
+	out[3] = time.Since(rawStart).Seconds()
+	for _, err := range rawErrs {
+		if err != nil {
+			return out, err
+		}
+	}
 	shared, err := local.New(filepath.Join(dir, "shared"))
 	if err != nil {
 		return out, err
