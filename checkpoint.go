@@ -46,6 +46,11 @@ func (s *Store) Start(name string) (*Checkpoint, error) {
 	if err := manifest.ValidName(name); err != nil {
 		return nil, fmt.Errorf("ckpt: checkpoint name: %w", err)
 	}
+	// Writing over a committed checkpoint would destroy it before the new
+	// one exists.
+	if _, err := s.cache.Stat(context.Background(), manifestObject(name)); err == nil {
+		return nil, fmt.Errorf("ckpt: checkpoint %q already exists in this node's cache; give each checkpoint a new name", name)
+	}
 	return &Checkpoint{s: s, name: name}, nil
 }
 

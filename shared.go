@@ -177,6 +177,9 @@ func (s *Store) fetch(ctx context.Context, sm *manifest.Manifest) (*Restored, st
 }
 
 func (s *Store) fetchPart(ctx context.Context, m *manifest.Manifest) error {
+	if s.shared == nil {
+		return fmt.Errorf("rank %d has no shared tier configured", s.rank)
+	}
 	(&Checkpoint{s: s, name: m.Name}).removeLocal(ctx)
 	part := m.Parts[s.rank]
 	out := &splitWriter{ctx: ctx, b: s.cache}

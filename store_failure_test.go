@@ -241,3 +241,19 @@ func TestRoutedFile(t *testing.T) {
 		t.Errorf("read back %q", b)
 	}
 }
+
+// Reusing a committed checkpoint's name would overwrite it before the new
+// one exists: refused.
+func TestStartExistingNameRefused(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(Options{CacheDir: t.TempDir(), Node: "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeCheckpoint(ctx, s, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Start("c1"); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("Start of an existing name: %v", err)
+	}
+}
