@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/ckpt/ckpt"
 	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/local"
+	"github.com/ckpt/ckpt/internal/storage/s3"
 )
 
 // tierFlags are the flags of the commands that look at checkpoints from
@@ -24,7 +26,7 @@ func addTierFlags(fs *pflag.FlagSet) *tierFlags {
 	t := &tierFlags{}
 	fs.StringVar(&t.root, "cache-root", ckpt.DefaultCacheRoot(), "directory holding one cache directory per node, named after the node")
 	fs.StringArrayVar(&t.caches, "cache", nil, "a node's cache as NODE=DIR (repeatable; replaces --cache-root)")
-	fs.StringVar(&t.shared, "shared", "", "the shared tier: a directory")
+	fs.StringVar(&t.shared, "shared", "", "the shared tier: a directory, or s3://BUCKET/PREFIX (endpoint and credentials from CKPT_S3_ENDPOINT, AWS_*)")
 	return t
 }
 
@@ -54,7 +56,17 @@ func (t *tierFlags) open() (ckpt.Tiers, error) {
 			tiers.Caches = caches
 		}
 	}
-	if t.shared != "" {
+	if strings.HasPrefix(t.shared, "s3://") {
+		cfg, err := s3.ParseURL(t.shared)
+		if err != nil {
+			return tiers, usagef("--shared %s: %v", t.shared, err)
+		}
+		b, err := s3.New(context.Background(), cfg)
+		if err != nil {
+			return tiers, fmt.Errorf("--shared %s: %w", t.shared, err)
+		}
+		tiers.Shared = b
+	} else if t.shared != "" {
 		if _, err := os.Stat(t.shared); err != nil {
 			return tiers, usagef("--shared %s: %v", t.shared, err)
 		}
