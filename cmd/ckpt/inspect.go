@@ -19,11 +19,7 @@ func newInspectCmd() *cobra.Command {
 	tf := addTierFlags(c.Flags())
 	asJSON := jsonFlag(c)
 	c.RunE = func(c *cobra.Command, args []string) error {
-		tiers, err := tf.open()
-		if err != nil {
-			return err
-		}
-		list, err := ckpt.ListCheckpoints(c.Context(), tiers)
+		_, list, err := tf.list(c.Context())
 		if err != nil {
 			return err
 		}

@@ -22,11 +22,7 @@ node (the default is where stores put them when nothing is configured).`,
 	tf := addTierFlags(c.Flags())
 	asJSON := jsonFlag(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
-		tiers, err := tf.open()
-		if err != nil {
-			return err
-		}
-		list, err := ckpt.ListCheckpoints(c.Context(), tiers)
+		_, list, err := tf.list(c.Context())
 		if err != nil {
 			return err
 		}

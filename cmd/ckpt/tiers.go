@@ -79,6 +79,16 @@ func (t *tierFlags) open() (ckpt.Tiers, error) {
 	return tiers, nil
 }
 
+// list opens the tiers and lists their checkpoints, newest first.
+func (t *tierFlags) list(ctx context.Context) (ckpt.Tiers, []ckpt.Listing, error) {
+	tiers, err := t.open()
+	if err != nil {
+		return tiers, nil, err
+	}
+	list, err := ckpt.ListCheckpoints(ctx, tiers)
+	return tiers, list, err
+}
+
 // where says which tiers hold a checkpoint.
 func where(l ckpt.Listing) string {
 	var parts []string

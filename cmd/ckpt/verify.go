@@ -30,11 +30,7 @@ checkpoint) is recoverable; 1 otherwise; 2 for bad input.`,
 	tf := addTierFlags(c.Flags())
 	asJSON := jsonFlag(c)
 	c.RunE = func(c *cobra.Command, args []string) error {
-		tiers, err := tf.open()
-		if err != nil {
-			return err
-		}
-		list, err := ckpt.ListCheckpoints(c.Context(), tiers)
+		tiers, list, err := tf.list(c.Context())
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ckpt/ckpt/internal/redundancy"
 	"github.com/ckpt/ckpt/internal/units"
 )
 
@@ -67,57 +68,13 @@ func (s System) TotalRate() float64 {
 	return r
 }
 
-// Scheme is a redundancy scheme of the node-local level, described as in
-// SCR's redundancy descriptors by its data and parity shards per set:
-// single (1+0), partner (1+1), xor:S (S−1 data + 1 parity), rs:K+M.
-type Scheme struct {
-	Kind   string // single, partner, xor, rs
-	Data   int
-	Parity int
-}
+// Scheme is a redundancy scheme of the node-local level, described by its
+// data and parity shards per set: the store's own description.
+type Scheme = redundancy.Scheme
 
-// SetSize is the number of nodes in one redundancy set.
-func (s Scheme) SetSize() int { return s.Data + s.Parity }
-
-// Overhead is stored bytes per checkpoint byte, (data+parity)/data.
-func (s Scheme) Overhead() float64 { return float64(s.Data+s.Parity) / float64(s.Data) }
-
-func (s Scheme) String() string {
-	switch s.Kind {
-	case "xor":
-		return fmt.Sprintf("xor:%d", s.SetSize())
-	case "rs":
-		return fmt.Sprintf("rs:%d+%d", s.Data, s.Parity)
-	}
-	return s.Kind
-}
-
-// ParseScheme reads single, partner, xor:S (S ≥ 2) or rs:K+M (K ≥ 1, M ≥ 1),
-// the spelling `ckpt run --redundancy` uses too.
-func ParseScheme(text string) (Scheme, error) {
-	t := strings.TrimSpace(strings.ToLower(text))
-	switch {
-	case t == "single":
-		return Scheme{Kind: "single", Data: 1}, nil
-	case t == "partner":
-		return Scheme{Kind: "partner", Data: 1, Parity: 1}, nil
-	case strings.HasPrefix(t, "xor:"):
-		n, err := strconv.Atoi(t[4:])
-		if err != nil || n < 2 || n > 4096 {
-			return Scheme{}, fmt.Errorf("invalid redundancy %q: xor:S needs a set size S from 2 to 4096", text)
-		}
-		return Scheme{Kind: "xor", Data: n - 1, Parity: 1}, nil
-	case strings.HasPrefix(t, "rs:"):
-		k, m, ok := strings.Cut(t[3:], "+")
-		kn, err1 := strconv.Atoi(k)
-		mn, err2 := strconv.Atoi(m)
-		if !ok || err1 != nil || err2 != nil || kn < 1 || mn < 1 || kn+mn > 256 {
-			return Scheme{}, fmt.Errorf("invalid redundancy %q: rs:K+M needs K ≥ 1 data and M ≥ 1 parity shards, K+M ≤ 256", text)
-		}
-		return Scheme{Kind: "rs", Data: kn, Parity: mn}, nil
-	}
-	return Scheme{}, fmt.Errorf("invalid redundancy %q: use single, partner, xor:S or rs:K+M", text)
-}
+// ParseScheme reads single, partner, xor:S or rs:K+M, the spelling
+// `ckpt run --redundancy` uses too.
+func ParseScheme(text string) (Scheme, error) { return redundancy.ParseScheme(text) }
 
 // DefaultSchemes are considered when a system file does not list any.
 var DefaultSchemes = []string{"partner", "xor:4", "xor:8", "xor:16"}
