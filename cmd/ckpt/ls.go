@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ckpt/ckpt"
 	"github.com/ckpt/ckpt/internal/units"
 )
 
