@@ -259,7 +259,7 @@ func (c *Checkpoint) collectFiles(ctx context.Context, part *manifest.Part) erro
 			if err != nil {
 				return fmt.Errorf("routed file %q: %w", f.name, err)
 			}
-			f.hash, f.size, err = manifest.HashReader(r)
+			f.hash, f.size, err = manifest.HashContent(r)
 			r.Close()
 			if err != nil {
 				return fmt.Errorf("routed file %q: %w", f.name, err)

@@ -134,12 +134,12 @@ func (w *splitWriter) Abort() {
 // hashingWriter hashes and counts what goes into a storage writer.
 type hashingWriter struct {
 	storage.Writer
-	h *manifest.Hasher
+	h *manifest.ContentHasher
 	n int64
 }
 
 func newHashingWriter(w storage.Writer) *hashingWriter {
-	return &hashingWriter{Writer: w, h: manifest.NewHasher()}
+	return &hashingWriter{Writer: w, h: manifest.NewContentHasher()}
 }
 
 func (w *hashingWriter) Write(p []byte) (int, error) {
@@ -168,11 +168,11 @@ func verifyObject(ctx context.Context, b storage.Backend, name string, size int6
 	return nil
 }
 
-// hashPipelined hashes r like manifest.HashReader, but reads and hashes in
+// hashPipelined hashes r like manifest.HashContent, but reads and hashes in
 // two goroutines over a ring of buffers, so that verifying a file costs
 // about the slower of the two rather than their sum.
 func hashPipelined(r io.Reader) (manifest.Hash, int64, error) {
-	const bufSize, depth = 1 << 20, 4
+	const bufSize, depth = manifest.ContentChunk, 4 // whole chunks: hashed in one call
 	type chunk struct {
 		b   []byte
 		err error
@@ -206,7 +206,7 @@ func hashPipelined(r io.Reader) (manifest.Hash, int64, error) {
 			}
 		}
 	}()
-	h := manifest.NewHasher()
+	h := manifest.NewContentHasher()
 	var total int64
 	for c := range full {
 		if c.err != nil {

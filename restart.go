@@ -64,7 +64,7 @@ func (r *Restored) Open(file string) (io.ReadCloser, error) {
 		return struct {
 			io.Reader
 			io.Closer
-		}{manifest.NewVerifyingReader(rc, file, f.Size, f.Hash), rc}, nil
+		}{manifest.NewContentVerifyingReader(rc, file, f.Size, f.Hash), rc}, nil
 	}
 	return nil, fmt.Errorf("ckpt: checkpoint %q has no file %q for rank %d", r.m.Name, file, r.s.rank)
 }

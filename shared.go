@@ -97,7 +97,7 @@ func (s *Store) flushPart(ctx context.Context, m *manifest.Manifest) error {
 			w.Abort()
 			return err
 		}
-		_, err = io.Copy(w, manifest.NewVerifyingReader(r, f.Name, f.Size, f.Hash))
+		_, err = io.Copy(w, manifest.NewContentVerifyingReader(r, f.Name, f.Size, f.Hash))
 		r.Close()
 		if err != nil {
 			w.Abort()

@@ -195,7 +195,7 @@ func verifySharedCopy(ctx context.Context, b storage.Backend, m *manifest.Manife
 			return fmt.Errorf("rank %d: %w", p.Rank, err)
 		}
 		for _, f := range p.Files {
-			vr := manifest.NewVerifyingReader(io.LimitReader(r, f.Size), f.Name, f.Size, f.Hash)
+			vr := manifest.NewContentVerifyingReader(io.LimitReader(r, f.Size), f.Name, f.Size, f.Hash)
 			if _, err = io.Copy(io.Discard, vr); err != nil {
 				break
 			}

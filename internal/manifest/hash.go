@@ -134,7 +134,7 @@ func HashReader(r io.Reader) (Hash, int64, error) {
 // to corrupt content and must be discarded.
 type VerifyingReader struct {
 	r    io.Reader
-	h    *xxh3.Hasher128
+	h    summer
 	name string
 	size int64
 	want Hash
@@ -147,7 +147,7 @@ type VerifyingReader struct {
 // NewVerifyingReader returns a VerifyingReader over r expecting size bytes
 // whose hash is want. name identifies the content in error messages.
 func NewVerifyingReader(r io.Reader, name string, size int64, want Hash) *VerifyingReader {
-	v := &VerifyingReader{r: r, h: xxh3.New128(), name: name, size: size, want: want}
+	v := &VerifyingReader{r: r, h: NewHasher(), name: name, size: size, want: want}
 	if size < 0 {
 		v.err = fmt.Errorf("%s: negative expected size %d", name, size)
 	}
@@ -172,7 +172,7 @@ func (v *VerifyingReader) Read(p []byte) (int, error) {
 	v.n += int64(n)
 	if v.n == v.size && !v.checked {
 		v.checked = true
-		if got := fromUint128(v.h.Sum128()); got != v.want {
+		if got := v.h.Sum128(); got != v.want {
 			v.err = fmt.Errorf("%s: %w: content hash %s, want %s", v.name, ErrCorrupt, got, v.want)
 			return 0, v.err
 		}
@@ -191,6 +191,12 @@ func (v *VerifyingReader) Read(p []byte) (int, error) {
 // matched the hash; it does not know whether the source holds more.
 func (v *VerifyingReader) Verified() bool {
 	return v.checked && (v.err == nil || v.err == io.EOF)
+}
+
+// summer is what VerifyingReader hashes with: a Hasher or a ContentHasher.
+type summer interface {
+	io.Writer
+	Sum128() Hash
 }
 
 // clip shortens long strings quoted in error messages.

@@ -34,7 +34,7 @@ type File struct {
 	Rank int    // rank that wrote (or, for parity, holds) the file
 	Name string // file name, valid by ValidName, unique within the rank
 	Size int64  // length in bytes, non-negative
-	Hash Hash   // XXH3-128 of the content
+	Hash Hash   // content hash: see ContentHasher (XXH3-128 over 1 MiB chunk hashes)
 }
 
 // Part is one rank's contribution to a checkpoint.

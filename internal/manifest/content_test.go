@@ -1,0 +1,65 @@
+package manifest
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/zeebo/xxh3"
+)
+
+// The content hash depends on the bytes only, never on how they were
+// written; it is defined chunk by chunk (checked here by hand).
+func TestContentHasherDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, size := range []int{0, 1, 1000, ContentChunk - 1, ContentChunk, ContentChunk + 1, 3*ContentChunk + 17} {
+		data := make([]byte, size)
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		// By hand: chunk hashes, then the length.
+		var sums []byte
+		for off := 0; off < size; off += ContentChunk {
+			s := xxh3.Hash128(data[off:min(off+ContentChunk, size)]).Bytes()
+			sums = append(sums, s[:]...)
+		}
+		sums = append(sums, byte(size), byte(size>>8), byte(size>>16), byte(size>>24), 0, 0, 0, 0)
+		want := fromUint128(xxh3.Hash128(sums))
+		if got := ContentHashBytes(data); got != want {
+			t.Errorf("size %d: %s, by hand %s", size, got, want)
+		}
+		// Any split into writes gives the same.
+		h := NewContentHasher()
+		for rest := data; len(rest) > 0; {
+			n := min(len(rest), 1+rng.IntN(3*ContentChunk/2))
+			h.Write(rest[:n])
+			rest = rest[n:]
+		}
+		if h.Sum128() != want {
+			t.Errorf("size %d: split writes give another hash", size)
+		}
+		if got, n, err := HashContent(bytes.NewReader(data)); err != nil || n != int64(size) || got != want {
+			t.Errorf("size %d: HashContent = %s, %d, %v", size, got, n, err)
+		}
+	}
+	// A zero chunk appended changes the hash (the length is part of it).
+	if ContentHashBytes(make([]byte, ContentChunk)) == ContentHashBytes(make([]byte, 2*ContentChunk)) {
+		t.Error("zero chunks of different counts hash alike")
+	}
+}
+
+func TestContentVerifyingReader(t *testing.T) {
+	data := bytes.Repeat([]byte("checkpoint"), 300000)
+	want := ContentHashBytes(data)
+	if _, err := io.Copy(io.Discard, NewContentVerifyingReader(bytes.NewReader(data), "f", int64(len(data)), want)); err != nil {
+		t.Fatalf("intact content: %v", err)
+	}
+	bad := bytes.Clone(data)
+	bad[len(bad)/3] ^= 1
+	_, err := io.Copy(io.Discard, NewContentVerifyingReader(bytes.NewReader(bad), "f", int64(len(bad)), want))
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("flipped byte: %v", err)
+	}
+}
