@@ -151,12 +151,7 @@ func (w *hashingWriter) Write(p []byte) (int, error) {
 
 // verifyObject reads an object whole and checks its size and hash.
 func verifyObject(ctx context.Context, b storage.Backend, name string, size int64, want manifest.Hash) error {
-	r, err := b.Open(ctx, name, 0, -1)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	got, n, err := hashPipelined(r)
+	got, n, err := hashObject(ctx, b, name)
 	switch {
 	case err != nil:
 		return fmt.Errorf("%s: %w", name, err)
@@ -166,6 +161,24 @@ func verifyObject(ctx context.Context, b storage.Backend, name string, size int6
 		return fmt.Errorf("%s: %w: content hash %s, the manifest says %s", name, manifest.ErrCorrupt, got, want)
 	}
 	return nil
+}
+
+// hashObject computes an object's content hash: mapped and hashed on every
+// core when it is a local file, else read and hashed in a pipeline.
+func hashObject(ctx context.Context, b storage.Backend, name string) (manifest.Hash, int64, error) {
+	if loc, ok := storage.As[storage.Locator](b); ok {
+		if p, ok := loc.Path(name); ok {
+			if h, n, ok := hashMapped(p); ok {
+				return h, n, nil
+			}
+		}
+	}
+	r, err := b.Open(ctx, name, 0, -1)
+	if err != nil {
+		return manifest.Hash{}, 0, err
+	}
+	defer r.Close()
+	return hashPipelined(r)
 }
 
 // hashPipelined hashes r like manifest.HashContent, but reads and hashes in

@@ -3,6 +3,7 @@ package manifest
 import (
 	"encoding/binary"
 	"io"
+	"sync"
 
 	"github.com/zeebo/xxh3"
 )
@@ -99,4 +100,29 @@ func NewContentVerifyingReader(r io.Reader, name string, size int64, want Hash) 
 	v := NewVerifyingReader(r, name, size, want)
 	v.h = NewContentHasher()
 	return v
+}
+
+// ContentHashParallel is ContentHashBytes computed by up to workers
+// goroutines, each hashing every workers-th chunk: for content already in
+// memory (a mapped file), where one core's hashing is the limit.
+func ContentHashParallel(b []byte, workers int) Hash {
+	chunks := (len(b) + ContentChunk - 1) / ContentChunk
+	if workers < 2 || chunks < 2 {
+		return ContentHashBytes(b)
+	}
+	sums := make([]byte, chunks*16, chunks*16+8)
+	var wg sync.WaitGroup
+	for w := range min(workers, chunks) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := w; c < chunks; c += workers {
+				s := xxh3.Hash128(b[c*ContentChunk : min((c+1)*ContentChunk, len(b))]).Bytes()
+				copy(sums[c*16:], s[:])
+			}
+		}()
+	}
+	wg.Wait()
+	sums = binary.LittleEndian.AppendUint64(sums, uint64(len(b)))
+	return fromUint128(xxh3.Hash128(sums))
 }

@@ -40,6 +40,11 @@ func TestContentHasherDefinition(t *testing.T) {
 		if h.Sum128() != want {
 			t.Errorf("size %d: split writes give another hash", size)
 		}
+		for _, w := range []int{1, 2, 3, 8} {
+			if got := ContentHashParallel(data, w); got != want {
+				t.Errorf("size %d: ContentHashParallel(%d workers) = %s, want %s", size, w, got, want)
+			}
+		}
 		if got, n, err := HashContent(bytes.NewReader(data)); err != nil || n != int64(size) || got != want {
 			t.Errorf("size %d: HashContent = %s, %d, %v", size, got, n, err)
 		}
