@@ -199,3 +199,23 @@ func TestRetention(t *testing.T) {
 		t.Errorf("shared tier keeps %d checkpoints", len(ms))
 	}
 }
+
+// CKPT_SHARED names the shared tier when the options do not.
+func TestSharedFromEnvironment(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	t.Setenv("CKPT_SHARED", dir)
+	s, err := Open(Options{CacheDir: t.TempDir(), Node: "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeCheckpoint(ctx, s, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(ctx, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c1.manifest")); err != nil {
+		t.Errorf("no manifest in CKPT_SHARED: %v", err)
+	}
+}

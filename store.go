@@ -14,6 +14,7 @@ import (
 	"github.com/ckpt/ckpt/internal/redundancy"
 	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/local"
+	"github.com/ckpt/ckpt/internal/storage/s3"
 )
 
 // Options configure a Store. The zero value works for a single process: its
@@ -47,7 +48,9 @@ type Options struct {
 	BlockSize int
 	// Shared is the shared tier (a parallel file system directory or an
 	// object store) that Flush copies checkpoints to and Restart falls back
-	// on; nil for none.
+	// on. When nil, CKPT_SHARED may name one: a directory, or
+	// s3://BUCKET/PREFIX (endpoint and credentials as package s3 reads
+	// them); unset means none.
 	Shared storage.Backend
 	// KeepCache and KeepShared are how many checkpoints each tier keeps
 	// (default 2 in the cache, 0 = all on the shared tier); older ones are
@@ -121,6 +124,15 @@ func Open(opts Options) (*Store, error) {
 			return nil, fmt.Errorf("ckpt: redundancy: %w", err)
 		}
 	}
+	if s.shared == nil {
+		if loc := os.Getenv("CKPT_SHARED"); loc != "" {
+			b, err := OpenShared(context.Background(), loc)
+			if err != nil {
+				return nil, fmt.Errorf("ckpt: CKPT_SHARED: %w", err)
+			}
+			s.shared = b
+		}
+	}
 	s.cache = opts.Cache
 	if s.cache == nil {
 		dir := opts.CacheDir
@@ -137,6 +149,19 @@ func Open(opts Options) (*Store, error) {
 		s.cache, s.ownsCache = b, true
 	}
 	return s, nil
+}
+
+// OpenShared opens a shared tier by location: a directory, or
+// s3://BUCKET/PREFIX.
+func OpenShared(ctx context.Context, loc string) (storage.Backend, error) {
+	if strings.HasPrefix(loc, "s3://") {
+		cfg, err := s3.ParseURL(loc)
+		if err != nil {
+			return nil, err
+		}
+		return s3.New(ctx, cfg)
+	}
+	return local.New(loc)
 }
 
 // identityFromEnv reads the rank and size a launcher gives its processes.

@@ -11,7 +11,6 @@ import (
 	"github.com/ckpt/ckpt"
 	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/local"
-	"github.com/ckpt/ckpt/internal/storage/s3"
 )
 
 // tierFlags are the flags of the commands that look at checkpoints from
@@ -56,21 +55,14 @@ func (t *tierFlags) open() (ckpt.Tiers, error) {
 			tiers.Caches = caches
 		}
 	}
-	if strings.HasPrefix(t.shared, "s3://") {
-		cfg, err := s3.ParseURL(t.shared)
-		if err != nil {
-			return tiers, usagef("--shared %s: %v", t.shared, err)
+	if t.shared != "" {
+		if !strings.HasPrefix(t.shared, "s3://") {
+			// Looking must not create: a mistyped directory is an error.
+			if _, err := os.Stat(t.shared); err != nil {
+				return tiers, usagef("--shared %s: %v", t.shared, err)
+			}
 		}
-		b, err := s3.New(context.Background(), cfg)
-		if err != nil {
-			return tiers, fmt.Errorf("--shared %s: %w", t.shared, err)
-		}
-		tiers.Shared = b
-	} else if t.shared != "" {
-		if _, err := os.Stat(t.shared); err != nil {
-			return tiers, usagef("--shared %s: %v", t.shared, err)
-		}
-		b, err := local.New(t.shared)
+		b, err := ckpt.OpenShared(context.Background(), t.shared)
 		if err != nil {
 			return tiers, usagef("--shared %s: %v", t.shared, err)
 		}
