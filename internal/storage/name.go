@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -92,4 +93,27 @@ func checkName(name string, prefix bool) string {
 		}
 		rest = tail
 	}
+}
+
+// Precheck is the check every backend method makes before it starts:
+// the name (the prefix, for op "list") is valid, the context is not done,
+// and the backend is not closed. It returns the error the method must fail
+// with, if any.
+func Precheck(ctx context.Context, op, name string, closed bool) error {
+	var err error
+	if op == "list" {
+		err = ValidPrefix(name)
+	} else {
+		err = ValidName(name)
+	}
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return &Error{Op: op, Name: name, Err: err}
+	}
+	if closed {
+		return &Error{Op: op, Name: name, Err: ErrClosed}
+	}
+	return nil
 }

@@ -173,22 +173,7 @@ func (b *Backend) path(name string) string {
 // check returns the error that an operation op on name must fail with
 // before it starts, if any.
 func (b *Backend) check(ctx context.Context, op, name string) error {
-	var err error
-	if op == "list" {
-		err = storage.ValidPrefix(name)
-	} else {
-		err = storage.ValidName(name)
-	}
-	if err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return &storage.Error{Op: op, Name: name, Err: err}
-	}
-	if b.closed.Load() {
-		return &storage.Error{Op: op, Name: name, Err: storage.ErrClosed}
-	}
-	return nil
+	return storage.Precheck(ctx, op, name, b.closed.Load())
 }
 
 // readErr wraps err from reading name, mapping "no such file" (also a

@@ -130,20 +130,8 @@ func (b *Backend) key(name string) string { return b.cfg.Prefix + name }
 // check returns the error that an operation op on name must fail with
 // before it starts, if any.
 func (b *Backend) check(ctx context.Context, op, name string) error {
-	var err error
-	if op == "list" {
-		err = storage.ValidPrefix(name)
-	} else {
-		err = storage.ValidName(name)
-	}
-	if err != nil {
+	if err := storage.Precheck(ctx, op, name, b.closed.Load()); err != nil {
 		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return &storage.Error{Op: op, Name: name, Err: err}
-	}
-	if b.closed.Load() {
-		return &storage.Error{Op: op, Name: name, Err: storage.ErrClosed}
 	}
 	if op != "list" && op != "create" && len(b.key(name)) > MaxKeyLen {
 		// No such key can exist.
