@@ -37,6 +37,10 @@ type Options struct {
 	// Cache, if set, is used instead.
 	CacheDir string
 	Cache    storage.Backend
+	// CacheDurability says what a checkpoint committed in a cache that
+	// CacheDir names survives (default: CKPT_CACHE_DURABILITY, else
+	// DurableNode).
+	CacheDurability Durability
 	// Redundancy protects cached checkpoints across nodes: "single",
 	// "partner", "xor:S", "rs:K+M" (default: single for one rank, else
 	// xor:S with S the number of failure domains, at most 8).
@@ -142,7 +146,18 @@ func Open(opts Options) (*Store, error) {
 		if dir == "" {
 			dir = filepath.Join(os.TempDir(), "ckpt-cache", s.node)
 		}
-		b, err := local.New(dir)
+		d := opts.CacheDurability
+		if d == DurableDefault {
+			var err error
+			if d, err = ParseDurability(os.Getenv("CKPT_CACHE_DURABILITY")); err != nil {
+				return nil, fmt.Errorf("ckpt: CKPT_CACHE_DURABILITY: %w", err)
+			}
+		}
+		var lopts []local.Option
+		if d == DurableProcess {
+			lopts = append(lopts, local.WithoutSync())
+		}
+		b, err := local.New(dir, lopts...)
 		if err != nil {
 			return nil, fmt.Errorf("ckpt: cache: %w", err)
 		}

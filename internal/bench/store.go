@@ -7,12 +7,14 @@ package bench
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ckpt/ckpt"
@@ -37,7 +39,13 @@ type StoreResult struct {
 	CacheWriteRatio, XOREncodeRatio, RSEncodeRatio float64
 	RestartRatio, RebuildRatio                     float64
 
+	// The scenario with the default cache durability (every file synced:
+	// the checkpoint survives a crash of its node).
 	ScenarioCheckpoint, ScenarioFlush, ScenarioRebuildRestart float64
+	// The scenario again with caches that survive the processes' crash but
+	// not the node's (ckpt.DurableProcess: no sync, as SCR treats the files
+	// applications write).
+	ProcessCheckpoint, ProcessFlush, ProcessRebuildRestart float64
 	// ScenarioRawWrite is the scenario's limit: 4 writers writing the same
 	// bytes raw (with fsync) into the same directory at once.
 	ScenarioRawWrite float64
@@ -89,11 +97,30 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreResult, error) {
 	}
 
 	cfg.Progress("scenario: 4 ranks over 4 nodes, XOR across the 4")
-	sc, err := scenario(ctx, filepath.Join(work, "scenario"), cfg.ScenarioRank, buf)
+	// Every scenario runs twice and each step keeps its better time: a job
+	// checkpoints again and again, and its steady state is what counts. (On
+	// a virtual machine the first pass also pays the hypervisor's first
+	// touch of the memory the page cache takes, which can triple it.)
+	if r.ScenarioRawWrite, err = best2(func() (float64, error) {
+		return scenarioRaw(filepath.Join(work, "scenario-raw"), cfg.ScenarioRank, buf)
+	}); err != nil {
+		return r, err
+	}
+	sc, err := bestScenario(func() ([3]float64, error) {
+		return scenario(ctx, filepath.Join(work, "scenario"), cfg.ScenarioRank, buf, ckpt.DurableNode)
+	})
 	if err != nil {
 		return r, err
 	}
-	r.ScenarioCheckpoint, r.ScenarioFlush, r.ScenarioRebuildRestart, r.ScenarioRawWrite = sc[0], sc[1], sc[2], sc[3]
+	r.ScenarioCheckpoint, r.ScenarioFlush, r.ScenarioRebuildRestart = sc[0], sc[1], sc[2]
+	cfg.Progress("scenario again, caches without sync (process durability)")
+	sc, err = bestScenario(func() ([3]float64, error) {
+		return scenario(ctx, filepath.Join(work, "scenario-process"), cfg.ScenarioRank, buf, ckpt.DurableProcess)
+	})
+	if err != nil {
+		return r, err
+	}
+	r.ProcessCheckpoint, r.ProcessFlush, r.ProcessRebuildRestart = sc[0], sc[1], sc[2]
 	// Rebuild throughput: the lost rank's bytes over the rebuild-and-verify
 	// restart, against writing the same bytes raw.
 	r.Rebuild = float64(cfg.ScenarioRank) / r.ScenarioRebuildRestart
@@ -104,6 +131,29 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreResult, error) {
 	r.RestartRatio = r.Restart / r.RawRead
 	r.RebuildRatio = r.Rebuild / r.RawWrite
 	return r, nil
+}
+
+// best2 returns the shorter of two durations.
+func best2(f func() (float64, error)) (float64, error) {
+	a, err := f()
+	if err != nil {
+		return 0, err
+	}
+	b, err := f()
+	return min(a, b), err
+}
+
+// bestScenario runs the scenario twice and keeps each step's shorter time.
+func bestScenario(f func() ([3]float64, error)) ([3]float64, error) {
+	a, err := f()
+	if err != nil {
+		return a, err
+	}
+	b, err := f()
+	for i := range a {
+		a[i] = min(a[i], b[i])
+	}
+	return a, err
 }
 
 // best3 returns the best of three runs: the machine's noise only slows.
@@ -254,15 +304,14 @@ func cacheWriteRestart(ctx context.Context, dir string, size int64, buf []byte) 
 	return write, restart, nil
 }
 
-// scenario: 4 ranks × rankBytes over 4 nodes, XOR across the 4, caches on
-// disk: checkpoint, blocking flush to a shared directory, then restart after
-// deleting one node's cache. Returns the three durations in seconds, and
-// the time 4 raw writers take for the same bytes.
-func scenario(ctx context.Context, dir string, rankBytes int64, buf []byte) ([4]float64, error) {
-	var out [4]float64
+// scenarioRaw is the scenario checkpoint's limit: the seconds 4 writers
+// take to write rankBytes each, with fsync, into one directory at once.
+func scenarioRaw(dir string, rankBytes int64, buf []byte) (float64, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return out, err
+		return 0, err
 	}
+	defer os.RemoveAll(dir)
+	syscall.Sync()
 	rawStart := time.Now()
 	var wg sync.WaitGroup
 	rawErrs := make([]error, 4)
@@ -276,12 +325,20 @@ func scenario(ctx context.Context, dir string, rankBytes int64, buf []byte) ([4]
 		}()
 	}
 	wg.Wait()
-	out[3] = time.Since(rawStart).Seconds()
-	for _, err := range rawErrs {
-		if err != nil {
-			return out, err
-		}
+	d := time.Since(rawStart).Seconds()
+	return d, errors.Join(rawErrs...)
+}
+
+// scenario: 4 ranks × rankBytes over 4 nodes, XOR across the 4, caches on
+// disk with the given durability: checkpoint, blocking flush to a shared
+// directory, then restart after deleting one node's cache. Returns the
+// three durations in seconds.
+func scenario(ctx context.Context, dir string, rankBytes int64, buf []byte, durability ckpt.Durability) ([3]float64, error) {
+	var out [3]float64
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return out, err
 	}
+	defer os.RemoveAll(dir)
 	shared, err := local.New(filepath.Join(dir, "shared"))
 	if err != nil {
 		return out, err
@@ -289,7 +346,7 @@ func scenario(ctx context.Context, dir string, rankBytes int64, buf []byte) ([4]
 	open := func(comms []ckpt.Comm, r int) (*ckpt.Store, error) {
 		node := fmt.Sprintf("node%d", r)
 		return ckpt.Open(ckpt.Options{Rank: r, Size: 4, Node: node, CacheDir: filepath.Join(dir, node),
-			Redundancy: "xor:4", Comm: comms[r], Shared: shared})
+			CacheDurability: durability, Redundancy: "xor:4", Comm: comms[r], Shared: shared})
 	}
 	all := func(fn func(s *ckpt.Store) error) (float64, error) {
 		comms := ckpt.LocalJob(4)
@@ -303,6 +360,8 @@ func scenario(ctx context.Context, dir string, rankBytes int64, buf []byte) ([4]
 		}
 		errs := make([]error, 4)
 		var wg sync.WaitGroup
+		// Each step starts with no dirty pages left by the one before.
+		syscall.Sync()
 		start := time.Now()
 		for r, s := range stores {
 			wg.Add(1)

@@ -96,6 +96,21 @@ func WithHooks(h Hooks) Option {
 	}
 }
 
+// WithoutSync skips every fsync. Objects are still published atomically
+// (temp file, rename) and survive the crash of the processes that wrote
+// them, since the kernel's page cache holds them, but not a crash or power
+// loss of the machine. It suits node-local caches whose loss redundancy
+// covers anyway, and tmpfs, where a sync does nothing. Readers that verify
+// content hashes (as the store does on restart) detect files a machine
+// crash truncated.
+func WithoutSync() Option {
+	return func(b *Backend) {
+		b.hooks.SyncFile = func(*os.File) error { return nil }
+		b.hooks.SyncDir = func(string) error { return nil }
+		b.nosync = true
+	}
+}
+
 // WithConnections sets Properties().Connections, the number of concurrent
 // operations callers should use (default 2; a parallel file system serves
 // more).
@@ -108,6 +123,7 @@ type Backend struct {
 	root        string
 	hooks       Hooks
 	connections int
+	nosync      bool // WithoutSync
 	closed      atomic.Bool
 
 	// synced maps a directory under root to its os.FileInfo when the
@@ -222,7 +238,7 @@ func (b *Backend) Create(ctx context.Context, name string) (storage.Writer, erro
 		tmp := filepath.Join(dir, b.hooks.TempName(base))
 		f, err := b.hooks.OpenTemp(tmp)
 		if err == nil {
-			return &writer{b: b, ctx: ctx, name: name, tmp: tmp, final: final, f: f}, nil
+			return &writer{b: b, ctx: ctx, name: name, tmp: tmp, final: final, f: f, writeback: !b.nosync}, nil
 		}
 		if retry(err) || (attempt < 10 && errors.Is(err, fs.ErrExist)) {
 			continue
@@ -486,6 +502,13 @@ type writer struct {
 	f     *os.File // nil once closed
 	err   error    // first failed write: Commit fails with it
 	done  bool     // Commit or Abort was called
+
+	// writeback starts the disk writes of what was written so far every
+	// writebackChunk bytes (see startWriteback), so that the fsync of
+	// Commit finds most of the file on disk already instead of writing all
+	// of it then.
+	writeback        bool
+	written, flushed int64
 }
 
 func (w *writer) Write(p []byte) (int, error) {
@@ -499,7 +522,24 @@ func (w *writer) Write(p []byte) (int, error) {
 			w.err = err
 		}
 	}
+	w.wrote(n)
 	return n, err
+}
+
+// writebackChunk is how much a writer lets accumulate in the page cache
+// before it starts writing it to disk.
+const writebackChunk = 8 << 20
+
+// wrote records n more bytes written and starts their writeback once a
+// chunk has accumulated.
+func (w *writer) wrote(n int) {
+	w.written += int64(n)
+	if w.writeback && w.written-w.flushed >= writebackChunk {
+		if !startWriteback(w.f, w.flushed, w.written-w.flushed) {
+			w.writeback = false // not supported here: leave it to fsync
+		}
+		w.flushed = w.written
+	}
 }
 
 // ReadFrom lets io.Copy from a file (such as a reader of this package) copy
@@ -515,6 +555,7 @@ func (w *writer) ReadFrom(r io.Reader) (int64, error) {
 			w.err = err
 		}
 	}
+	w.wrote(int(n))
 	return n, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -453,6 +454,84 @@ func TestReadFromCopiesFiles(t *testing.T) {
 		}
 		if got, err := storage.Load(ctx, dst, "copy"); err != nil || !bytes.Equal(got, data[c.off:end]) {
 			t.Errorf("copy of range %d+%d differs (%d bytes, %v)", c.off, c.length, len(got), err)
+		}
+	}
+}
+
+func TestBackendWithoutSync(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storage.Backend {
+		return newBackend(t, t.TempDir(), local.WithoutSync())
+	})
+}
+
+// TestWithoutSyncStillRenames checks that WithoutSync drops the syncs of a
+// commit but keeps its atomic rename.
+func TestWithoutSyncStillRenames(t *testing.T) {
+	dir := t.TempDir()
+	var calls []string
+	b := newBackend(t, dir, local.WithHooks(local.Hooks{
+		TempName: func(base string) string { return storage.TempPrefix + "t-" + base },
+		SyncFile: func(f *os.File) error { calls = append(calls, "syncfile"); return nil },
+		Rename: func(oldpath, newpath string) error {
+			calls = append(calls, "rename "+filepath.Base(oldpath)+" "+filepath.Base(newpath))
+			return os.Rename(oldpath, newpath)
+		},
+		SyncDir: func(d string) error { calls = append(calls, "syncdir"); return nil },
+	}), local.WithoutSync())
+	if _, err := storage.Save(t.Context(), b, "a/b", strings.NewReader("x")); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"rename .tmp-t-b b"}; !slices.Equal(calls, want) {
+		t.Errorf("calls %q, want %q", calls, want)
+	}
+}
+
+// TestLargeObjectWriteback writes objects large enough to start writeback
+// while they are written, through Write and through ReadFrom, and reads
+// them back.
+func TestLargeObjectWriteback(t *testing.T) {
+	b := newBackend(t, t.TempDir())
+	ctx := t.Context()
+	data := make([]byte, 20<<20+12345)
+	for i := range data {
+		data[i] = byte(i*7 + i>>13)
+	}
+	src := filepath.Join(t.TempDir(), "src")
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, via := range []string{"write", "readfrom"} {
+		w, err := b.Create(ctx, via)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if via == "write" {
+			for p := data; len(p) > 0; {
+				n := min(len(p), 3<<20)
+				if _, err := w.Write(p[:n]); err != nil {
+					t.Fatal(err)
+				}
+				p = p[n:]
+			}
+		} else {
+			f, err := os.Open(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.(io.ReaderFrom).ReadFrom(f); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+		}
+		if err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := storage.Load(ctx, b, via)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, data) {
+			t.Errorf("%s: object read back differs from what was written", via)
 		}
 	}
 }
