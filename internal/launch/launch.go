@@ -1,0 +1,424 @@
+// Package launch runs a job's ranks as processes on this machine, spread
+// over simulated nodes (each with its own cache directory), and keeps the
+// job going through failures: when a rank dies, or the coordinator aborts
+// the job, every rank of the attempt is killed and the job is launched
+// again, with a new coordinator, from the best checkpoint its ranks can
+// recover (the store's Restart chooses it), until it finishes or the retry
+// budget is spent. That is SCR's scr_srun loop, with paper 003's fault
+// injector built in: failures of ranks, or of whole nodes together with
+// their cache, at random times.
+//
+// The launcher does no checkpointing itself: ranks find the coordinator and
+// their node's cache through the environment (CKPT_COORD, CKPT_TOKEN,
+// CKPT_RANK, CKPT_SIZE, CKPT_NODE, CKPT_CACHE, CKPT_INCARNATION), and tell
+// the launcher what they restored through the coordinator's key–value
+// service.
+package launch
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Coordinator is a job's coordinator as the launcher sees it; one serves
+// one attempt.
+type Coordinator interface {
+	// Addr is where ranks connect (host:port).
+	Addr() string
+	// Done is closed when the attempt ends: every rank left, or the job was
+	// aborted.
+	Done() <-chan struct{}
+	// Err, once Done is closed, is nil if every rank left cleanly, else why
+	// the job was aborted.
+	Err() error
+	// Value reads what a rank published under key.
+	Value(key string) ([]byte, bool)
+	// Halt asks the job to stop cleanly after its next checkpoint.
+	Halt()
+	Close() error
+}
+
+// Failures is the fault injector's schedule (package inject provides one).
+type Failures interface {
+	// Next returns the job time of the next failure, and the index of the
+	// target it hits among live targets. Job time is the time attempts
+	// ran, summed: the gaps between one attempt's end and the next one's
+	// start do not count, the restart work inside an attempt does (the
+	// convention of package inject).
+	Next(live int) (at time.Duration, target int)
+}
+
+// Keys ranks publish for the launcher.
+const (
+	// KeyRestored: rank 0, after Restart, publishes "SOURCE NAME" (source
+	// cache, rebuild or shared) or "none" when it started from scratch.
+	KeyRestored = "ckpt/restored"
+	// KeyResult: rank 0 publishes the job's result line before it leaves.
+	KeyResult = "ckpt/result"
+)
+
+// Config describes a job.
+type Config struct {
+	Ranks, Nodes int
+	// Program and Args are what every rank runs.
+	Program string
+	Args    []string
+	// Env is added to every rank's environment (CKPT_REDUNDANCY,
+	// CKPT_SHARED, CKPT_INTERVAL, ...), after the launcher's own.
+	Env []string
+	// CacheRoot holds the node caches, CacheRoot/node<i>.
+	CacheRoot string
+	// Retries is how many times the job is launched again after failures.
+	Retries int
+	// NewCoordinator starts the coordinator of one attempt.
+	NewCoordinator func(incarnation uint64, token string) (Coordinator, error)
+	// Failures, if set, injects failures; NodeFailures makes each kill a
+	// whole node's ranks and delete its cache.
+	Failures     Failures
+	NodeFailures bool
+	// HaltFile, if set: when it appears the job is asked to halt.
+	HaltFile string
+	// Output receives the ranks' output, each line prefixed with its rank.
+	Output io.Writer
+	// Event, if set, is told what happens as it happens.
+	Event func(Event)
+}
+
+// Event is one thing that happened; Kind says which fields are set.
+type Event struct {
+	Kind        string // "launch", "inject", "fail", "restored", "finish", "halt"
+	At          time.Duration
+	Incarnation uint64
+	Ranks       []int  // inject: the ranks killed
+	Node        int    // inject with node failures: the node lost (else -1)
+	Source      string // restored: cache, rebuild, shared or none
+	Checkpoint  string // restored: its name
+	Reason      string // fail: why the attempt ended
+}
+
+// Attempt is one launch of the job.
+type Attempt struct {
+	Incarnation uint64
+	Start, End  time.Duration // job time
+	Restored    string        // "cache", "rebuild", "shared" or "none"
+	Checkpoint  string        // what it restored
+	Failure     string        // why it ended, "" if it finished
+}
+
+// Report is what Run did.
+type Report struct {
+	Attempts []Attempt
+	Injected int    // failures injected
+	Result   string // rank 0's result line, from the last attempt
+	Elapsed  time.Duration
+}
+
+// NodeOf is the node rank r of a job of ranks on nodes runs on: ranks fill
+// nodes in blocks, as a batch scheduler places them.
+func NodeOf(r, ranks, nodes int) int { return r * nodes / ranks }
+
+// ErrRetriesExhausted is wrapped by Run's error when the job failed more
+// often than Config.Retries allows.
+var ErrRetriesExhausted = errors.New("retries exhausted")
+
+func (cfg *Config) check() error {
+	switch {
+	case cfg.Ranks < 1:
+		return fmt.Errorf("launch: %d ranks: need at least 1", cfg.Ranks)
+	case cfg.Nodes < 1 || cfg.Nodes > cfg.Ranks:
+		return fmt.Errorf("launch: %d nodes for %d ranks: need 1 to %d", cfg.Nodes, cfg.Ranks, cfg.Ranks)
+	case cfg.Program == "":
+		return errors.New("launch: no program")
+	case cfg.CacheRoot == "":
+		return errors.New("launch: no cache root")
+	case cfg.NewCoordinator == nil:
+		return errors.New("launch: no coordinator")
+	case cfg.Retries < 0:
+		return fmt.Errorf("launch: %d retries: need ≥ 0", cfg.Retries)
+	}
+	return nil
+}
+
+// Run runs the job to its end: it returns when an attempt finishes, when
+// the retries are spent (an error wrapping ErrRetriesExhausted), or when
+// ctx is done (every rank killed).
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	var rep Report
+	if err := cfg.check(); err != nil {
+		return rep, err
+	}
+	if cfg.Output == nil {
+		cfg.Output = io.Discard
+	}
+	if cfg.Event == nil {
+		cfg.Event = func(Event) {}
+	}
+	start := time.Now()
+	since := func() time.Duration { return time.Since(start) }
+	defer func() { rep.Elapsed = since() }()
+	var ran time.Duration // job time before the current attempt
+	// The next injected failure, in job time; it carries over relaunches.
+	nextFailure, target := time.Duration(-1), 0
+	live := cfg.Ranks
+	if cfg.NodeFailures {
+		live = cfg.Nodes
+	}
+	if cfg.Failures != nil {
+		nextFailure, target = cfg.Failures.Next(live)
+	}
+	for inc := uint64(0); ; inc++ {
+		a := &attempt{cfg: &cfg, inc: inc, since: since, ran: ran}
+		att, err := a.run(ctx, &nextFailure, &target, &rep.Injected)
+		rep.Attempts = append(rep.Attempts, att)
+		ran += att.End - att.Start
+		if err != nil {
+			return rep, err
+		}
+		if att.Failure == "" {
+			rep.Result = a.result
+			cfg.Event(Event{Kind: "finish", At: since(), Incarnation: inc})
+			return rep, nil
+		}
+		cfg.Event(Event{Kind: "fail", At: since(), Incarnation: inc, Reason: att.Failure})
+		if len(rep.Attempts) > cfg.Retries {
+			return rep, fmt.Errorf("launch: the job failed %d times (%w; the last: %s)", len(rep.Attempts), ErrRetriesExhausted, att.Failure)
+		}
+	}
+}
+
+// attempt is one launch of the job.
+type attempt struct {
+	cfg    *Config
+	inc    uint64
+	since  func() time.Duration // wall time since the job's first launch
+	ran    time.Duration        // job time before this attempt
+	coord  Coordinator
+	procs  []*exec.Cmd
+	result string
+}
+
+// exit is a rank process's end.
+type exit struct {
+	rank int
+	err  error
+}
+
+func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *int, injected *int) (Attempt, error) {
+	cfg := a.cfg
+	att := Attempt{Incarnation: a.inc, Start: a.since()}
+	attemptStart := time.Now()
+	jobTime := func() time.Duration { return a.ran + time.Since(attemptStart) }
+	token := newToken()
+	coord, err := cfg.NewCoordinator(a.inc, token)
+	if err != nil {
+		return att, fmt.Errorf("launch: coordinator: %w", err)
+	}
+	a.coord = coord
+	defer coord.Close()
+	cfg.Event(Event{Kind: "launch", At: a.since(), Incarnation: a.inc})
+
+	exits := make(chan exit, cfg.Ranks)
+	var out sync.Mutex // one rank's line at a time
+	for r := range cfg.Ranks {
+		cmd, err := a.start(r, token, &out)
+		if err != nil {
+			a.killAll()
+			return att, err
+		}
+		a.procs = append(a.procs, cmd)
+		go func() { exits <- exit{rank: r, err: cmd.Wait()} }()
+	}
+	exited := 0
+	failure := ""
+	fail := func(reason string) {
+		if failure == "" {
+			failure = reason
+			a.killAll()
+		}
+	}
+	halt := time.NewTicker(250 * time.Millisecond)
+	defer halt.Stop()
+	restoredSeen := false
+	doneC := coord.Done()
+	for exited < cfg.Ranks {
+		var injectC <-chan time.Time
+		if *nextFailure >= 0 && failure == "" {
+			injectC = time.After(max(*nextFailure-jobTime(), 0))
+		}
+		select {
+		case e := <-exits:
+			exited++
+			if e.err != nil {
+				fail(fmt.Sprintf("rank %d: %v", e.rank, e.err))
+			}
+		case <-doneC:
+			doneC = nil // closed: it would fire on every turn
+			if err := coord.Err(); err != nil {
+				fail(err.Error())
+			}
+		case <-injectC:
+			a.inject(*target, injected)
+			live := cfg.Ranks
+			if cfg.NodeFailures {
+				live = cfg.Nodes
+			}
+			*nextFailure, *target = cfg.Failures.Next(live)
+		case <-halt.C:
+			if cfg.HaltFile != "" {
+				if _, err := os.Stat(cfg.HaltFile); err == nil {
+					coord.Halt()
+					os.Remove(cfg.HaltFile)
+					cfg.Event(Event{Kind: "halt", At: a.since(), Incarnation: a.inc})
+				}
+			}
+		case <-ctx.Done():
+			fail(ctx.Err().Error())
+		}
+		if !restoredSeen {
+			if v, ok := coord.Value(KeyRestored); ok {
+				restoredSeen = true
+				att.Restored, att.Checkpoint = parseRestored(string(v))
+				cfg.Event(Event{Kind: "restored", At: a.since(), Incarnation: a.inc, Source: att.Restored, Checkpoint: att.Checkpoint})
+			}
+		}
+	}
+	if !restoredSeen {
+		if v, ok := coord.Value(KeyRestored); ok {
+			att.Restored, att.Checkpoint = parseRestored(string(v))
+		}
+	}
+	if failure == "" {
+		// Every rank exited 0; the coordinator must agree that all left.
+		select {
+		case <-coord.Done():
+			if err := coord.Err(); err != nil {
+				failure = err.Error()
+			}
+		case <-time.After(5 * time.Second):
+			failure = "every rank exited but the coordinator did not see them all leave"
+		}
+	}
+	if v, ok := coord.Value(KeyResult); ok {
+		a.result = string(v)
+	}
+	att.End = a.since()
+	att.Failure = failure
+	if ctx.Err() != nil {
+		return att, ctx.Err()
+	}
+	return att, nil
+}
+
+// start starts rank r's process.
+func (a *attempt) start(r int, token string, out *sync.Mutex) (*exec.Cmd, error) {
+	cfg := a.cfg
+	node := NodeOf(r, cfg.Ranks, cfg.Nodes)
+	nodeName := fmt.Sprintf("node%d", node)
+	cmd := exec.Command(cfg.Program, cfg.Args...)
+	cmd.Env = append(os.Environ(),
+		"CKPT_RANK="+strconv.Itoa(r),
+		"CKPT_SIZE="+strconv.Itoa(cfg.Ranks),
+		"CKPT_NODE="+nodeName,
+		"CKPT_CACHE="+filepath.Join(cfg.CacheRoot, nodeName),
+		"CKPT_COORD="+a.coord.Addr(),
+		"CKPT_TOKEN="+token,
+		"CKPT_INCARNATION="+strconv.FormatUint(a.inc, 10),
+	)
+	cmd.Env = append(cmd.Env, cfg.Env...)
+	w := &prefixWriter{mu: out, w: cfg.Output, prefix: fmt.Sprintf("[rank %d] ", r)}
+	cmd.Stdout, cmd.Stderr = w, w
+	setProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("launch: rank %d: %w", r, err)
+	}
+	return cmd, nil
+}
+
+// inject kills a target: one rank, or every rank of one node and its cache.
+func (a *attempt) inject(target int, injected *int) {
+	cfg := a.cfg
+	*injected++
+	ev := Event{Kind: "inject", At: a.since(), Incarnation: a.inc, Node: -1}
+	if cfg.NodeFailures {
+		ev.Node = target
+		for r := range cfg.Ranks {
+			if NodeOf(r, cfg.Ranks, cfg.Nodes) == target {
+				ev.Ranks = append(ev.Ranks, r)
+			}
+		}
+	} else {
+		ev.Ranks = []int{target}
+	}
+	for _, r := range ev.Ranks {
+		if r < len(a.procs) {
+			kill(a.procs[r])
+		}
+	}
+	if cfg.NodeFailures {
+		// The node's replacement starts with an empty cache.
+		os.RemoveAll(filepath.Join(cfg.CacheRoot, fmt.Sprintf("node%d", target)))
+	}
+	cfg.Event(ev)
+}
+
+// killAll kills every rank of the attempt.
+func (a *attempt) killAll() {
+	for _, p := range a.procs {
+		kill(p)
+	}
+}
+
+func parseRestored(v string) (source, name string) {
+	for i := 0; i < len(v); i++ {
+		if v[i] == ' ' {
+			return v[:i], v[i+1:]
+		}
+	}
+	return v, ""
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// prefixWriter writes whole lines, each with a prefix, under a shared lock.
+type prefixWriter struct {
+	mu     *sync.Mutex
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.buf = append(p.buf, b...)
+	for {
+		i := -1
+		for j, c := range p.buf {
+			if c == '\n' {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			break
+		}
+		p.mu.Lock()
+		io.WriteString(p.w, p.prefix)
+		p.w.Write(p.buf[:i+1])
+		p.mu.Unlock()
+		p.buf = p.buf[i+1:]
+	}
+	return len(b), nil
+}

@@ -1,0 +1,351 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as a rank: with LAUNCH_TEST_MODE set it acts out
+// the mode and exits. It talks to the fake coordinator through files in
+// LAUNCH_TEST_DIR.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("LAUNCH_TEST_MODE"); mode != "" {
+		os.Exit(fakeRank(mode))
+	}
+	os.Exit(m.Run())
+}
+
+func fakeRank(mode string) int {
+	dir := os.Getenv("LAUNCH_TEST_DIR")
+	rank, _ := strconv.Atoi(os.Getenv("CKPT_RANK"))
+	inc, _ := strconv.Atoi(os.Getenv("CKPT_INCARNATION"))
+	publish := func(key, v string) {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s.%d", strings.ReplaceAll(key, "/", "_"), inc)), []byte(v), 0o644)
+	}
+	leave := func() int {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("left.%d.%d", inc, rank)), nil, 0o644)
+		return 0
+	}
+	env := fmt.Sprintf("%s %s %s %s %s", os.Getenv("CKPT_SIZE"), os.Getenv("CKPT_NODE"),
+		os.Getenv("CKPT_CACHE"), os.Getenv("CKPT_COORD"), os.Getenv("EXTRA"))
+	os.WriteFile(filepath.Join(dir, fmt.Sprintf("env.%d.%d", inc, rank)), []byte(env), 0o644)
+	fmt.Printf("hello from %d\npartial line", rank)
+	if rank == 0 {
+		publish(KeyRestored, fmt.Sprintf("rebuild c-%d", inc))
+	}
+	switch mode {
+	case "ok":
+		if rank == 0 {
+			publish(KeyResult, "checksum 42")
+		}
+		return leave()
+	case "fail-first":
+		if inc == 0 && rank == 1 {
+			return 3
+		}
+		return leave()
+	case "fail-always":
+		if rank == 1 {
+			return 3
+		}
+		return leave()
+	case "hang-first":
+		if inc == 0 {
+			time.Sleep(time.Minute)
+		}
+		return leave()
+	}
+	return 9
+}
+
+// fakeCoord reads what fake ranks publish from files.
+type fakeCoord struct {
+	dir   string
+	inc   uint64
+	ranks int
+	done  chan struct{}
+	stop  chan struct{}
+	once  sync.Once
+	halts int
+}
+
+func (c *fakeCoord) Addr() string          { return fmt.Sprintf("coord-%d", c.inc) }
+func (c *fakeCoord) Done() <-chan struct{} { return c.done }
+func (c *fakeCoord) Err() error            { return nil }
+func (c *fakeCoord) Halt()                 { c.halts++ }
+func (c *fakeCoord) Close() error          { c.once.Do(func() { close(c.stop) }); return nil }
+func (c *fakeCoord) Value(key string) ([]byte, bool) {
+	b, err := os.ReadFile(filepath.Join(c.dir, fmt.Sprintf("%s.%d", strings.ReplaceAll(key, "/", "_"), c.inc)))
+	return b, err == nil
+}
+
+// watch closes done once every rank of the incarnation has left.
+func (c *fakeCoord) watch() {
+	for {
+		n := 0
+		for r := range c.ranks {
+			if _, err := os.Stat(filepath.Join(c.dir, fmt.Sprintf("left.%d.%d", c.inc, r))); err == nil {
+				n++
+			}
+		}
+		if n == c.ranks {
+			close(c.done)
+			return
+		}
+		select {
+		case <-c.stop:
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+type fixture struct {
+	cfg    Config
+	dir    string
+	out    strings.Builder
+	events []Event
+	mu     sync.Mutex
+}
+
+func newFixture(t *testing.T, mode string, ranks, nodes int) *fixture {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{dir: t.TempDir()}
+	f.cfg = Config{
+		Ranks: ranks, Nodes: nodes, Program: exe, Retries: 3,
+		Env:       []string{"LAUNCH_TEST_MODE=" + mode, "LAUNCH_TEST_DIR=" + f.dir, "EXTRA=x"},
+		CacheRoot: filepath.Join(f.dir, "cache"),
+		NewCoordinator: func(inc uint64, token string) (Coordinator, error) {
+			if len(token) != 32 {
+				t.Errorf("token %q: want 32 hex digits", token)
+			}
+			c := &fakeCoord{dir: f.dir, inc: inc, ranks: ranks, done: make(chan struct{}), stop: make(chan struct{})}
+			go c.watch()
+			return c, nil
+		},
+		Output: &lockedWriter{mu: &f.mu, b: &f.out},
+		Event: func(e Event) {
+			f.mu.Lock()
+			f.events = append(f.events, e)
+			f.mu.Unlock()
+		},
+	}
+	return f
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *strings.Builder
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (f *fixture) kinds() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var k []string
+	for _, e := range f.events {
+		k = append(k, e.Kind)
+	}
+	return k
+}
+
+func TestRunFinishes(t *testing.T) {
+	f := newFixture(t, "ok", 4, 2)
+	rep, err := Run(t.Context(), f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Attempts) != 1 || rep.Attempts[0].Failure != "" {
+		t.Fatalf("attempts %+v", rep.Attempts)
+	}
+	if rep.Result != "checksum 42" {
+		t.Errorf("result %q", rep.Result)
+	}
+	if a := rep.Attempts[0]; a.Restored != "rebuild" || a.Checkpoint != "c-0" {
+		t.Errorf("restored %q %q", a.Restored, a.Checkpoint)
+	}
+	// Ranks fill nodes in blocks, each node with its own cache.
+	for r := range 4 {
+		b, err := os.ReadFile(filepath.Join(f.dir, fmt.Sprintf("env.0.%d", r)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		node := fmt.Sprintf("node%d", r/2)
+		want := fmt.Sprintf("4 %s %s coord-0 x", node, filepath.Join(f.cfg.CacheRoot, node))
+		if string(b) != want {
+			t.Errorf("rank %d sees %q, want %q", r, b, want)
+		}
+	}
+	// Output comes line by line with the rank; a last partial line is kept
+	// back rather than mixed with another rank's.
+	for r := range 4 {
+		if !strings.Contains(f.out.String(), fmt.Sprintf("[rank %d] hello from %d\n", r, r)) {
+			t.Errorf("output lacks rank %d's line:\n%s", r, f.out.String())
+		}
+	}
+	if want := []string{"launch", "restored", "finish"}; !slices.Equal(f.kinds(), want) {
+		t.Errorf("events %v, want %v", f.kinds(), want)
+	}
+}
+
+func TestRunRelaunchesAfterFailure(t *testing.T) {
+	f := newFixture(t, "fail-first", 3, 3)
+	rep, err := Run(t.Context(), f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Attempts) != 2 {
+		t.Fatalf("%d attempts, want 2: %+v", len(rep.Attempts), rep.Attempts)
+	}
+	if fl := rep.Attempts[0].Failure; !strings.Contains(fl, "rank 1") || !strings.Contains(fl, "exit status 3") {
+		t.Errorf("first attempt's failure %q: want rank 1's exit status", fl)
+	}
+	if rep.Attempts[1].Failure != "" || rep.Attempts[1].Incarnation != 1 || rep.Attempts[1].Checkpoint != "c-1" {
+		t.Errorf("second attempt %+v", rep.Attempts[1])
+	}
+	if !slices.Contains(f.kinds(), "fail") {
+		t.Errorf("events %v lack the failure", f.kinds())
+	}
+}
+
+func TestRunRetriesExhausted(t *testing.T) {
+	f := newFixture(t, "fail-always", 2, 1)
+	f.cfg.Retries = 2
+	rep, err := Run(t.Context(), f.cfg)
+	if !errors.Is(err, ErrRetriesExhausted) {
+		t.Fatalf("err %v, want ErrRetriesExhausted", err)
+	}
+	if len(rep.Attempts) != 3 {
+		t.Errorf("%d attempts, want 3 (one launch and two retries)", len(rep.Attempts))
+	}
+}
+
+// schedule injects failures at fixed times and targets.
+type schedule struct {
+	at      []time.Duration
+	targets []int
+	lives   []int
+}
+
+func (s *schedule) Next(live int) (time.Duration, int) {
+	s.lives = append(s.lives, live)
+	if len(s.at) == 0 {
+		return -1, 0
+	}
+	at, tg := s.at[0], s.targets[0]
+	s.at, s.targets = s.at[1:], s.targets[1:]
+	return at, tg
+}
+
+func TestRunInjectsNodeFailure(t *testing.T) {
+	f := newFixture(t, "hang-first", 4, 2)
+	sched := &schedule{at: []time.Duration{300 * time.Millisecond}, targets: []int{1}}
+	f.cfg.Failures, f.cfg.NodeFailures = sched, true
+	lost := filepath.Join(f.cfg.CacheRoot, "node1")
+	kept := filepath.Join(f.cfg.CacheRoot, "node0")
+	for _, d := range []string{lost, kept} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := Run(t.Context(), f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Injected != 1 || len(rep.Attempts) != 2 || rep.Attempts[1].Failure != "" {
+		t.Fatalf("injected %d, attempts %+v", rep.Injected, rep.Attempts)
+	}
+	if _, err := os.Stat(lost); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the lost node's cache survived: %v", err)
+	}
+	if _, err := os.Stat(kept); err != nil {
+		t.Errorf("the other node's cache is gone: %v", err)
+	}
+	var inj *Event
+	for i, e := range f.events {
+		if e.Kind == "inject" {
+			inj = &f.events[i]
+		}
+	}
+	if inj == nil || inj.Node != 1 || !slices.Equal(inj.Ranks, []int{2, 3}) || inj.At < 300*time.Millisecond {
+		t.Errorf("inject event %+v: want node 1, ranks [2 3], at ≥ 300ms", inj)
+	}
+	if sched.lives[0] != 2 {
+		t.Errorf("schedule asked with %d live targets, want 2 nodes", sched.lives[0])
+	}
+}
+
+func TestRunCancelKillsRanks(t *testing.T) {
+	f := newFixture(t, "hang-first", 2, 1)
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := Run(ctx, f.cfg)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err %v, want the context's", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Run took %v after cancellation", d)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	base := Config{Ranks: 4, Nodes: 2, Program: "x", CacheRoot: "c",
+		NewCoordinator: func(uint64, string) (Coordinator, error) { return nil, errors.New("no") }}
+	for _, tc := range []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Ranks = 0 }, "0 ranks"},
+		{func(c *Config) { c.Nodes = 5 }, "5 nodes"},
+		{func(c *Config) { c.Program = "" }, "no program"},
+		{func(c *Config) { c.Retries = -1 }, "-1 retries"},
+	} {
+		c := base
+		tc.mod(&c)
+		if _, err := Run(t.Context(), c); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err %v, want %q", c, err, tc.want)
+		}
+	}
+	if _, err := Run(t.Context(), base); err == nil || !strings.Contains(err.Error(), "coordinator: no") {
+		t.Errorf("failing coordinator: %v", err)
+	}
+}
+
+func TestNodeOf(t *testing.T) {
+	for _, tc := range []struct{ ranks, nodes int }{{8, 4}, {7, 3}, {5, 5}, {16, 1}} {
+		count := make([]int, tc.nodes)
+		prev := 0
+		for r := range tc.ranks {
+			n := NodeOf(r, tc.ranks, tc.nodes)
+			if n < prev || n >= tc.nodes {
+				t.Fatalf("NodeOf(%d, %d, %d) = %d", r, tc.ranks, tc.nodes, n)
+			}
+			prev = n
+			count[n]++
+		}
+		for n, c := range count {
+			if c < tc.ranks/tc.nodes || c > tc.ranks/tc.nodes+1 {
+				t.Errorf("%d ranks on %d nodes: node %d holds %d", tc.ranks, tc.nodes, n, c)
+			}
+		}
+	}
+}

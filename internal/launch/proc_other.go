@@ -1,0 +1,13 @@
+//go:build !unix
+
+package launch
+
+import "os/exec"
+
+func setProcessGroup(cmd *exec.Cmd) {}
+
+func kill(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		cmd.Process.Kill()
+	}
+}
