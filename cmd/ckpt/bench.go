@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,7 +17,7 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure ckpt against this machine's own limits",
 	}
-	c.AddCommand(newBenchStoreCmd())
+	c.AddCommand(newBenchStoreCmd(), newBenchCoordCmd(), newBenchCoordWorkerCmd())
 	return c
 }
 
@@ -112,4 +113,84 @@ DIR needs about 5 × 512 MiB free; everything written is removed.`,
 		return t.flush()
 	}
 	return c
+}
+
+func newBenchCoordCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "coord [--clients N] [--per-node P] [--json]",
+		Short: "Coordinator scale: N ranks join and complete one checkpoint round, flat and as a tree",
+		Long: `Measures, in one run over loopback sockets, how long N ranks take to join
+a job's coordinator and complete one checkpoint round (the collective
+decision to checkpoint, the commit vote, leaving):
+
+  flat   every rank connects to the coordinator;
+  tree   ranks connect to their node's sub-coordinator (P ranks per node),
+         which speaks for them to the coordinator (paper 002 §III-C);
+  raw    the limit: bare TCP clients connect to a server that accepts them
+         all, reads one byte from each, then writes one byte to each.
+
+Each figure is reported in seconds and as a ratio to raw. The clients and
+the sub-coordinators run in processes of their own, since 16K sockets on
+each side do not fit one process's open files.`,
+		Args: cobra.NoArgs,
+	}
+	clients := c.Flags().Int("clients", 16384, "ranks (client connections)")
+	perNode := c.Flags().Int("per-node", 256, "ranks per node in tree mode")
+	asJSON := jsonFlag(c)
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		if *clients < 1 || *clients > 1<<20 {
+			return usagef("--clients %d: want 1 to %d", *clients, 1<<20)
+		}
+		if *perNode < 1 {
+			return usagef("--per-node %d: want at least 1", *perNode)
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		stderr := c.ErrOrStderr()
+		cfg := bench.CoordConfig{
+			Clients: *clients, PerNode: *perNode,
+			Worker: func(args ...string) *exec.Cmd {
+				return exec.Command(exe, append([]string{"bench", "coord-worker"}, args...)...)
+			},
+			Progress: func(step string) { fmt.Fprintf(stderr, "  %5.1fs  %s\n", time.Since(start).Seconds(), step) },
+		}
+		r, err := bench.RunCoord(c.Context(), cfg)
+		if err != nil {
+			return err
+		}
+		w := c.OutOrStdout()
+		if *asJSON {
+			return writeJSON(w, object{
+				{"clients", *clients},
+				{"per_node", *perNode},
+				{"raw_seconds", num(r.Raw)},
+				{"flat_seconds", num(r.Flat)},
+				{"tree_seconds", num(r.Tree)},
+				{"flat_ratio", num(r.Flat / r.Raw)},
+				{"tree_ratio", num(r.Tree / r.Raw)},
+			})
+		}
+		t := newTable(w)
+		t.row("MODE", "SECONDS", "RATIO TO RAW")
+		t.row("raw TCP barrier", fmt.Sprintf("%.3f", r.Raw), "1.00")
+		t.row("flat", fmt.Sprintf("%.3f", r.Flat), fmt.Sprintf("%.2f", r.Flat/r.Raw))
+		t.row(fmt.Sprintf("tree (%d per node)", *perNode), fmt.Sprintf("%.3f", r.Tree), fmt.Sprintf("%.2f", r.Tree/r.Raw))
+		return t.flush()
+	}
+	return c
+}
+
+// newBenchCoordWorkerCmd is the worker process of bench coord.
+func newBenchCoordWorkerCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "coord-worker",
+		Hidden: true,
+		Args:   cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return bench.CoordWorker(c.Context(), args, c.OutOrStdout())
+		},
+	}
 }

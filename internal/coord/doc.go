@@ -1,0 +1,129 @@
+// Package coord is the job's coordinator (Machine) and a node's
+// sub-coordinator (Relay), written as deterministic state machines in the
+// manner of etcd's raft: they do no I/O, read no clock and start no
+// goroutine. A driver (internal/coord/net) owns the sockets and the timers;
+// it hands every event to the machine — a connection opened, a message
+// read, a connection lost, time passing — and carries out the Ready batch of
+// actions the machine returns. The same sequence of events always gives the
+// same actions, so the tests replay scripted and randomized schedules
+// (testdata/*.txt, TestRandomized) without a network.
+//
+// # Terms
+//
+// A connection (ConnID) belongs to a client: a rank, or a relay speaking for
+// the ranks of its node. Every request names the ranks it speaks for, so
+// the coordinator's work per event grows with the message and with the
+// connections, never with the job's size; a job of 16384 ranks on 64 nodes
+// is 64 connections to the coordinator (002 §III-C).
+//
+// The job goes through the Phases Joining, Running, then Finished or
+// Aborted:
+//
+//   - Joining: clients send Hello. A wrong token or incarnation, a rank out
+//     of range, held by another live connection or listed twice, or no rank
+//     at all gets Refused and the connection is closed. A connection lost
+//     now just frees its ranks (NoticeDropped): nothing has been computed
+//     yet and a restarted client may take them. When every rank has joined,
+//     every client gets the same Welcome (NoticeStarted). Joins after that
+//     are refused: losing a rank aborts the job, so there is nothing to
+//     replace.
+//   - Running: collectives, the key–value service and Leave (see below).
+//     The loss of a rank that has not left — its connection closed or lost,
+//     silent for longer than the heartbeat timeout, breaking the protocol,
+//     or reported by Fail — aborts the job.
+//   - Aborted: every live connection got Abort naming the rank(s) and the
+//     cause, and was closed (NoticeAborted); every later message gets the
+//     same Abort. A round that loses a rank is aborted, which leaves the
+//     previous checkpoint current.
+//   - Finished: every rank left (NoticeFinished).
+//
+// # Collectives
+//
+// Collective seq s (numbered from 1) completes when every rank contributed
+// to s; each rank's contributions come in seq order, one per collective,
+// and a connection may split its ranks' contributions over several
+// messages. Each connection then gets one Result — the same *wire.Result
+// for all, so a driver may encode it once: no data for a barrier, every
+// rank's contribution indexed by rank for an all-gather or commit, and for
+// a decide the answer of Config.Decide, a pure function of all
+// contributions. A duplicate contribution, a seq other than the open one, a
+// kind other than the open collective's, or a rank the connection does not
+// hold is a protocol error: the connection gets Error and is closed, which
+// aborts the job. A rank that leaves while a collective waits for it, or a
+// collective started after some rank left, aborts the job at once instead of
+// leaving every other rank waiting forever.
+//
+// A commit is an all-gather of votes (wire.AppendVote); when every rank
+// voted yes for the same checkpoint, the machine records it as the newest
+// committed one (Status, NoticeCommitted) for the launcher.
+//
+// # Key–value service
+//
+// Publish stores a value (a later publish of the key replaces it) and is
+// answered by Ack; Lookup is answered by Value at once, or with Wait when
+// the key is first published, parked lookups in arrival order. Requests
+// carry the client's ids, echoed in the answers. Because a connection's
+// messages are handled in order, a rank that publishes and then contributes
+// to a collective has its value visible to every rank once the collective
+// completes: peers find each other this way after a restart (virtual rank
+// addresses).
+//
+// # Relay
+//
+// A Relay serves its node's ranks with the same protocol and speaks for
+// them upstream on one connection (see Relay): one Hello for the node, one
+// merged Collective per collective (split to respect MaxFrame), key–value
+// requests under its own ids. A client cannot tell a relay from the
+// coordinator: it gets the same messages, and the failure of a local rank
+// is reported upstream with Fail in the words the coordinator then uses in
+// everyone's Abort.
+//
+// # Clients
+//
+// A client (the rank side, in internal/coord/net) sends Hello first, then
+// requests; it sends Heartbeat whenever it has sent nothing for the
+// heartbeat interval — also while it waits for Welcome or a Result, which
+// may take long — and treats Abort, Refused, Error or the end of the
+// connection as the failure of the job.
+//
+// # The driver's obligations
+//
+//  1. One goroutine at a time calls the machine: its methods are not safe
+//     for concurrent use. The usual driver has one loop that receives events
+//     from per-connection reader goroutines and a ticker over channels.
+//  2. Call Connect for a connection before any other event of it, with an
+//     id never used before in this machine (for a relay, Upstream names the
+//     connection to the coordinator and is never a local id).
+//  3. Hand messages of a connection to Receive in the order they were read.
+//     The machine keeps messages and the slices in them (contributions,
+//     values), so the driver must not reuse their memory: wire.ReadFrame
+//     allocates a fresh buffer per frame.
+//  4. Call Disconnect when a connection ends: end of stream (err nil), a
+//     read or write error, or a frame that wire could not decode or that
+//     exceeds the frame limit (err says which; it appears in the abort
+//     reason). Events for connections the machine has closed or never knew
+//     are ignored, so readers need not be synchronized with Closes.
+//  5. Call Tick regularly, at least a few times per heartbeat interval,
+//     with the logical time now: a monotonic duration since any fixed
+//     origin (time.Since(start)). Every event carries now; it never goes
+//     back (earlier values are taken as the latest seen).
+//  6. Carry out every Ready before the next call: the next call reuses its
+//     slices. Write each connection's Sends in order; a message may be
+//     shared by several Sends and by later Readys, so treat it as read-only
+//     (encode it; a driver may cache the frame of a shared *wire.Result).
+//  7. For each Close, close the connection after writing every message sent
+//     to it before, so that a Refused, Error or Abort reaches the client.
+//     Then stop reading it; the machine has already forgotten it.
+//  8. Read frames with a limit: wire.DefaultLimit serves requests to the
+//     coordinator and to relays as long as a relay's MaxFrame does not
+//     exceed the coordinator driver's limit; whoever reads Results (clients,
+//     and relays from upstream) needs wire.ResultLimit(Size, MaxContrib).
+//  9. Report Notices: NoticeAborted, NoticeFinished and NoticeCommitted are
+//     what the launcher waits for. After Aborted or Finished the driver may
+//     stop the machine once the Ready's Sends are written.
+//
+// A relay's driver has the same obligations for its local connections and
+// its upstream one; it dials the coordinator (with jittered back-off) and
+// reports the connection with Connect(Upstream): losing it before the relay
+// has sent its Hello is harmless, so the driver simply dials again.
+package coord

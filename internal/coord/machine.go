@@ -1,0 +1,455 @@
+package coord
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/wire"
+)
+
+// Phase is the stage of a job.
+type Phase uint8
+
+const (
+	// Joining: ranks are joining; a lost connection frees its ranks.
+	Joining Phase = iota
+	// Running: every rank joined; losing one aborts the job.
+	Running
+	// Aborted: the job failed; every request is answered with Abort.
+	Aborted
+	// Finished: every rank left.
+	Finished
+)
+
+func (p Phase) String() string {
+	switch p {
+	case Joining:
+		return "joining"
+	case Running:
+		return "running"
+	case Aborted:
+		return "aborted"
+	case Finished:
+		return "finished"
+	}
+	return fmt.Sprintf("Phase(%d)", uint8(p))
+}
+
+// Machine is the coordinator of one incarnation of a job, as a
+// deterministic state machine: see the package documentation. It is not
+// safe for concurrent use.
+type Machine struct {
+	cfg   Config
+	phase Phase
+	now   time.Duration // the latest time seen
+	// conns are the live connections, in the order they connected: every
+	// loop over connections follows it, which keeps the actions
+	// deterministic (a map would not).
+	conns []*conn
+	byID  map[ConnID]*conn
+	t     *table         // ranks and the open collective
+	nodes map[string]int // joined connections per node, for Welcome.Nodes
+	// data holds the contributions to the open collective, by rank; nil
+	// for barriers, which keep none.
+	data [][]byte
+	kv   kvStore
+	// reason is why the job aborted; every later request gets it.
+	reason string
+	// The newest checkpoint every rank voted for.
+	commitName string
+	commitSeq  uint64
+
+	heartbeat *wire.Heartbeat // shared: every Heartbeat sent is the same
+	rd        Ready
+}
+
+var _ StateMachine = (*Machine)(nil)
+
+// New returns the coordinator of a job configured by cfg.
+func New(cfg Config) (*Machine, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	return &Machine{
+		cfg:       cfg,
+		byID:      make(map[ConnID]*conn),
+		t:         newTable(cfg.Size, nil),
+		nodes:     make(map[string]int),
+		kv:        newKVStore(),
+		heartbeat: &wire.Heartbeat{},
+	}, nil
+}
+
+// Status is a summary of a Machine's state, for logs and the launcher.
+type Status struct {
+	Phase  Phase
+	Conns  int    // live connections
+	Joined int    // ranks joined
+	Left   int    // ranks that left
+	Seq    uint64 // the collective in progress or next
+	Reason string // why the job aborted
+	// Committed is the newest checkpoint every rank voted for, and
+	// CommitSeq the seq of its commit collective; empty and 0 if none.
+	Committed string
+	CommitSeq uint64
+}
+
+// Status reports the machine's state.
+func (m *Machine) Status() Status {
+	return Status{Phase: m.phase, Conns: len(m.conns), Joined: m.t.joined, Left: m.t.leftN,
+		Seq: m.t.seq, Reason: m.reason, Committed: m.commitName, CommitSeq: m.commitSeq}
+}
+
+// Value returns the value published under key, for the launcher and the
+// logs. The slice is the machine's: do not modify it.
+func (m *Machine) Value(key string) ([]byte, bool) {
+	v, ok := m.kv.vals[key]
+	return v, ok
+}
+
+// begin starts handling an event: it clears the batch and advances time,
+// which never goes back.
+func (m *Machine) begin(now time.Duration) {
+	m.rd.reset()
+	m.now = max(m.now, now)
+}
+
+func (m *Machine) send(c *conn, msg wire.Msg) {
+	m.rd.Sends = append(m.rd.Sends, Send{Conn: c.id, Msg: msg})
+	c.lastSent = m.now
+}
+
+func (m *Machine) notice(n Notice) { m.rd.Notices = append(m.rd.Notices, n) }
+
+// Connect registers connection c. Connecting an id that is live is a bug of
+// the driver and panics.
+func (m *Machine) Connect(c ConnID, now time.Duration) Ready {
+	m.begin(now)
+	if _, ok := m.byID[c]; ok {
+		panic(fmt.Sprintf("coord: Connect(%v): connection already live", c))
+	}
+	cn := &conn{id: c, lastSeen: m.now, lastSent: m.now}
+	m.conns = append(m.conns, cn)
+	m.byID[c] = cn
+	return m.rd
+}
+
+// Disconnect reports the loss of connection c. Events for connections the
+// machine does not know (never connected, or already closed by it) are
+// ignored, so the driver need not synchronize its readers with Closes.
+func (m *Machine) Disconnect(c ConnID, err error, now time.Duration) Ready {
+	m.begin(now)
+	if cn := m.byID[c]; cn != nil {
+		m.lose(cn, lostCause(err), false)
+	}
+	return m.rd
+}
+
+// Tick fails connections silent for longer than the heartbeat timeout and
+// sends Heartbeat on connections idle for the heartbeat interval. It costs
+// time in proportion to the connections.
+func (m *Machine) Tick(now time.Duration) Ready {
+	m.begin(now)
+	// Failures first: a connection that times out gets no heartbeat, and an
+	// abort empties m.conns, which ends both loops.
+	for i := 0; i < len(m.conns); {
+		cn := m.conns[i]
+		if silent := m.now - cn.lastSeen; silent > m.cfg.HeartbeatTimeout {
+			m.lose(cn, silentCause(silent), true) // removes cn from m.conns
+			continue
+		}
+		i++
+	}
+	for _, cn := range m.conns {
+		if m.now-cn.lastSent >= m.cfg.HeartbeatInterval {
+			m.send(cn, m.heartbeat)
+		}
+	}
+	return m.rd
+}
+
+// Receive handles message msg from connection c.
+func (m *Machine) Receive(c ConnID, msg wire.Msg, now time.Duration) Ready {
+	m.begin(now)
+	cn := m.byID[c]
+	if cn == nil {
+		return m.rd
+	}
+	// Any frame proves the client alive, whatever it says.
+	cn.lastSeen = m.now
+	if m.phase == Aborted {
+		// The job is over; tell a late or new client why, then hang up so
+		// that it does not wait for answers that will never come.
+		m.send(cn, &wire.Abort{Reason: m.reason})
+		m.closeConn(cn, "job aborted")
+		return m.rd
+	}
+	if _, ok := msg.(*wire.Heartbeat); ok {
+		return m.rd
+	}
+	if h, ok := msg.(*wire.Hello); ok {
+		m.hello(cn, h)
+		return m.rd
+	}
+	// Every other request speaks for ranks: the connection must hold some
+	// that are still in the job.
+	if !cn.joined {
+		m.protocolError(cn, reqOf(msg), fmt.Sprintf("%s before Hello", msg.Type()))
+		return m.rd
+	}
+	if cn.left == len(cn.ranks) {
+		m.protocolError(cn, reqOf(msg), fmt.Sprintf("%s after every rank of the connection left", msg.Type()))
+		return m.rd
+	}
+	switch x := msg.(type) {
+	case *wire.Collective:
+		m.collective(cn, x)
+	case *wire.Publish:
+		m.publish(cn, x)
+	case *wire.Lookup:
+		m.lookup(cn, x)
+	case *wire.Leave:
+		m.leave(cn, x)
+	case *wire.Fail:
+		m.fail(cn, x)
+	default:
+		m.protocolError(cn, 0, fmt.Sprintf("unexpected %s from a client", msg.Type()))
+	}
+	return m.rd
+}
+
+// hello joins cn's ranks, or refuses them all: a Hello is never accepted in
+// part, so a client knows after one answer whether it belongs to the job.
+func (m *Machine) hello(cn *conn, h *wire.Hello) {
+	if cn.joined {
+		m.protocolError(cn, 0, "second Hello")
+		return
+	}
+	why := ""
+	switch m.phase {
+	case Running:
+		why = fmt.Sprintf("the job has started: all %d ranks joined", m.cfg.Size)
+	case Finished:
+		why = "the job has finished"
+	default:
+		why = checkHello(h, m.cfg.Token, m.cfg.Incarnation)
+	}
+	if why == "" {
+		why = m.t.claim(cn, h.Ranks, func(r int32) string {
+			return fmt.Sprintf("rank %d out of range [0, %d)", r, m.cfg.Size)
+		})
+	}
+	if why != "" {
+		m.send(cn, &wire.Refused{Reason: why})
+		m.closeConn(cn, "refused: "+why)
+		return
+	}
+	cn.joined, cn.node, cn.ranks = true, h.Node, h.Ranks
+	m.nodes[cn.node]++
+	m.notice(Notice{Kind: NoticeJoined, Conn: cn.id, Ranks: cn.ranks})
+	if m.t.joined == m.cfg.Size {
+		// The job starts: from now on a lost rank cannot be replaced, and
+		// Welcome (with the size, which a rank needs before any
+		// collective) goes to every client at once.
+		m.phase = Running
+		w := &wire.Welcome{Size: int32(m.cfg.Size), Incarnation: m.cfg.Incarnation, Nodes: int32(len(m.nodes))}
+		for _, c := range m.conns {
+			if c.joined {
+				m.send(c, w)
+			}
+		}
+		m.notice(Notice{Kind: NoticeStarted})
+	}
+}
+
+// collective records contributions and completes the collective when the
+// last rank contributed. The work is proportional to the contributions in
+// x, plus the connections when it completes.
+func (m *Machine) collective(cn *conn, x *wire.Collective) {
+	if m.phase != Running {
+		m.protocolError(cn, 0, fmt.Sprintf("collective while the job is %s", m.phase))
+		return
+	}
+	p := m.t.contribute(cn, x, m.cfg.MaxContrib, func(r int, d wire.Contrib) {
+		if x.Kind == wire.Barrier {
+			return // a barrier returns no data: keep none
+		}
+		if m.data == nil {
+			// A fresh slice per collective: the previous one went out in
+			// a Result that drivers may still be writing.
+			m.data = make([][]byte, m.cfg.Size)
+		}
+		m.data[r] = d.Data
+	})
+	if p != nil {
+		m.problem(cn, p)
+		return
+	}
+	if !m.t.complete() {
+		return
+	}
+	res := &wire.Result{Seq: m.t.seq, Kind: m.t.kind}
+	switch m.t.kind {
+	case wire.AllGather:
+		res.Data = m.data
+	case wire.Decide:
+		// The policy runs once, here, so every rank gets the same answer
+		// even if the policy looked at anything rank-specific.
+		res.Data = [][]byte{m.cfg.Decide(m.t.seq, m.data)}
+	case wire.Commit:
+		// One outcome, not every vote: a job of 16K ranks would otherwise
+		// send each of them every other rank's vote.
+		res.Data = [][]byte{m.recordCommit()}
+	}
+	// One Result for all: the driver may encode it once for every
+	// connection.
+	for _, c := range m.conns {
+		if c.joined {
+			m.send(c, res)
+		}
+	}
+	m.data = nil // the Result owns it now
+	m.t.next()
+}
+
+// recordCommit records the checkpoint of a completed commit collective if
+// every rank voted for the same one, and returns the outcome every rank
+// gets: a yes vote for it, or a no vote (for rank 0's name).
+func (m *Machine) recordCommit() []byte {
+	return CommitOutcome(m.data, func(name string) {
+		m.commitName, m.commitSeq = name, m.t.seq
+		m.notice(Notice{Kind: NoticeCommitted, Seq: m.t.seq, Name: name})
+	})
+}
+
+// CommitOutcome is the answer to a commit collective with the given votes
+// (wire.AppendVote): a yes vote for the checkpoint if every rank voted yes
+// for the same non-empty name, after calling committed with it; else a no
+// vote for rank 0's name.
+func CommitOutcome(votes [][]byte, committed func(name string)) []byte {
+	var name string
+	all := true
+	for r, d := range votes {
+		n, ok, err := wire.ParseVote(d)
+		if r == 0 {
+			name = n
+		}
+		if err != nil || !ok || n == "" || n != name {
+			all = false
+		}
+	}
+	if all && len(votes) > 0 {
+		committed(name)
+	}
+	return wire.AppendVote(nil, name, all && len(votes) > 0)
+}
+
+// leave retires ranks; when the last rank left the job is finished and a
+// later loss of any connection costs nothing.
+func (m *Machine) leave(cn *conn, x *wire.Leave) {
+	if m.phase != Running {
+		m.protocolError(cn, 0, fmt.Sprintf("leave while the job is %s", m.phase))
+		return
+	}
+	if p := m.t.leave(cn, x.Ranks); p != nil {
+		m.problem(cn, p)
+		return
+	}
+	if m.t.leftN == m.cfg.Size {
+		m.phase = Finished
+		m.notice(Notice{Kind: NoticeFinished})
+	}
+}
+
+// fail handles a client's report that some of its ranks failed.
+func (m *Machine) fail(cn *conn, x *wire.Fail) {
+	ranks, why := m.t.held(cn, x.Ranks)
+	if why != "" {
+		m.protocolError(cn, 0, why)
+		return
+	}
+	// The client's reason is the cause as it stands: a relay reports a
+	// local rank's failure in the words the relay gave its own ranks.
+	switch m.phase {
+	case Running:
+		m.abort(failReason(ranks, cn.node, x.Reason))
+	default:
+		m.lose(cn, x.Reason, true)
+	}
+}
+
+// problem carries out the verdict on a request: a protocol error drops the
+// sender, a failure of one rank aborts the job naming that rank.
+func (m *Machine) problem(cn *conn, p *problem) {
+	if p.proto {
+		m.protocolError(cn, 0, p.msg)
+	} else {
+		m.abort(failReason([]int32{p.rank}, cn.node, p.msg))
+	}
+}
+
+// protocolError answers a request that breaks the protocol with Error and
+// drops the connection, which aborts the job if it holds running ranks.
+func (m *Machine) protocolError(cn *conn, req uint64, why string) {
+	m.send(cn, &wire.Error{Req: req, Reason: clip(why)})
+	m.lose(cn, "protocol error: "+why, true)
+}
+
+// closeConn forgets cn and asks the driver to close it.
+func (m *Machine) closeConn(cn *conn, reason string) {
+	m.forget(cn)
+	m.rd.Closes = append(m.rd.Closes, Close{Conn: cn.id, Reason: reason})
+}
+
+// forget removes cn from the machine's books; its ranks stay assigned until
+// lose decides what their loss means.
+func (m *Machine) forget(cn *conn) {
+	delete(m.byID, cn.id)
+	m.conns = removeConn(m.conns, cn)
+	if cn.waits > 0 {
+		m.kv.cancel(cn)
+	}
+}
+
+// lose handles the end of connection cn, closed by the client (close is
+// false) or by the machine: before the job started its ranks are free
+// again; while it runs, the loss of a rank that has not left aborts it.
+func (m *Machine) lose(cn *conn, cause string, close bool) {
+	if close {
+		m.closeConn(cn, cause)
+	} else {
+		m.forget(cn)
+	}
+	if !cn.joined {
+		return
+	}
+	switch m.phase {
+	case Joining:
+		m.t.release(cn)
+		if m.nodes[cn.node]--; m.nodes[cn.node] == 0 {
+			delete(m.nodes, cn.node)
+		}
+		m.notice(Notice{Kind: NoticeDropped, Conn: cn.id, Ranks: cn.ranks, Reason: cause})
+	case Running:
+		if ranks := m.t.unleft(cn); len(ranks) > 0 {
+			m.abort(failReason(ranks, cn.node, cause))
+		}
+	}
+}
+
+// abort ends the job: every live connection gets Abort and is closed.
+func (m *Machine) abort(reason string) {
+	m.phase = Aborted
+	m.reason = reason
+	a := &wire.Abort{Reason: reason}
+	for _, c := range m.conns {
+		m.send(c, a)
+		m.rd.Closes = append(m.rd.Closes, Close{Conn: c.id, Reason: "job aborted"})
+	}
+	clear(m.byID)
+	clear(m.conns)
+	m.conns = m.conns[:0]
+	m.data = nil
+	clear(m.kv.waits) // nobody is left to answer; values stay readable
+	m.notice(Notice{Kind: NoticeAborted, Reason: reason})
+}

@@ -1,0 +1,643 @@
+package coord
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/wire"
+)
+
+// Relay is a node's sub-coordinator (002 §III-C) as a deterministic state
+// machine. Downstream, the node's ranks connect to it and speak the
+// coordinator protocol exactly as they would to the coordinator; upstream,
+// it holds one connection (ConnID Upstream) to the coordinator and speaks
+// for all of them:
+//
+//   - it checks local Hellos itself and, once every rank of
+//     RelayConfig.Ranks has joined and the upstream connection is up, sends
+//     one Hello upstream for all of them;
+//   - it merges the local contributions to collective seq into one
+//     Collective (several if they exceed MaxFrame), sent when every local
+//     rank has contributed, and fans the Result out;
+//   - it forwards key–value requests under request ids of its own and maps
+//     the answers back;
+//   - it forwards Welcome, Refused and Abort down, and turns the failure of
+//     a local rank (lost, silent, or breaking the protocol) into Fail
+//     upstream, then aborts its node.
+//
+// It is not safe for concurrent use.
+type Relay struct {
+	cfg   RelayConfig
+	phase Phase
+	now   time.Duration
+	up    struct {
+		connected bool
+		hello     bool // the Hello went upstream; it is never sent again
+		lastSeen  time.Duration
+		lastSent  time.Duration
+	}
+	conns []*conn // live local connections, in the order they connected
+	byID  map[ConnID]*conn
+	t     *table
+	// contribs are the local contributions to the open collective; sent
+	// tells that they went upstream and the relay waits for the Result.
+	contribs []wire.Contrib
+	sent     bool
+	// leaves are Leave messages held back until the open collective goes
+	// upstream, so that they cannot overtake contributions of their ranks.
+	leaves []wire.Msg
+	// reqs maps the relay's request ids to the local requests.
+	reqs    map[uint64]pending
+	nextReq uint64
+	// queue holds key–value requests that arrived before the Hello went
+	// upstream; the coordinator answers nothing before it.
+	queue  []queued
+	reason string // why the node aborted
+	size   int32  // the job's size, from Welcome
+
+	heartbeat *wire.Heartbeat
+	rd        Ready
+}
+
+type pending struct {
+	c      *conn
+	req    uint64
+	lookup bool
+	wait   bool
+}
+
+type queued struct {
+	c   *conn
+	msg wire.Msg
+}
+
+var _ StateMachine = (*Relay)(nil)
+
+// NewRelay returns the sub-coordinator of a node configured by cfg.
+func NewRelay(cfg RelayConfig) (*Relay, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	cfg.Ranks = append([]int32(nil), cfg.Ranks...)
+	index := make(map[int32]int, len(cfg.Ranks))
+	for i, r := range cfg.Ranks {
+		index[r] = i
+	}
+	return &Relay{
+		cfg:       cfg,
+		byID:      make(map[ConnID]*conn),
+		t:         newTable(len(cfg.Ranks), index),
+		reqs:      make(map[uint64]pending),
+		heartbeat: &wire.Heartbeat{},
+	}, nil
+}
+
+// Status reports the relay's state; Seq is the node's open collective.
+func (r *Relay) Status() Status {
+	return Status{Phase: r.phase, Conns: len(r.conns), Joined: r.t.joined, Left: r.t.leftN,
+		Seq: r.t.seq, Reason: r.reason}
+}
+
+func (r *Relay) begin(now time.Duration) {
+	r.rd.reset()
+	r.now = max(r.now, now)
+}
+
+func (r *Relay) send(c *conn, msg wire.Msg) {
+	r.rd.Sends = append(r.rd.Sends, Send{Conn: c.id, Msg: msg})
+	c.lastSent = r.now
+}
+
+func (r *Relay) sendUp(msg wire.Msg) {
+	r.rd.Sends = append(r.rd.Sends, Send{Conn: Upstream, Msg: msg})
+	r.up.lastSent = r.now
+}
+
+func (r *Relay) closeUp(reason string) {
+	if r.up.connected {
+		r.up.connected = false
+		r.rd.Closes = append(r.rd.Closes, Close{Conn: Upstream, Reason: reason})
+	}
+}
+
+func (r *Relay) notice(n Notice) { r.rd.Notices = append(r.rd.Notices, n) }
+
+// Connect registers a local connection, or with c == Upstream the
+// connection to the coordinator. Connecting a live id panics.
+func (r *Relay) Connect(c ConnID, now time.Duration) Ready {
+	r.begin(now)
+	if c == Upstream {
+		if r.up.connected {
+			panic("coord: Relay.Connect(Upstream): already connected")
+		}
+		r.up.connected = true
+		r.up.lastSeen, r.up.lastSent = r.now, r.now
+		r.joinUpstream()
+		return r.rd
+	}
+	if _, ok := r.byID[c]; ok {
+		panic(fmt.Sprintf("coord: Relay.Connect(%v): connection already live", c))
+	}
+	cn := &conn{id: c, lastSeen: r.now, lastSent: r.now}
+	r.conns = append(r.conns, cn)
+	r.byID[c] = cn
+	return r.rd
+}
+
+// Disconnect reports the loss of a connection. Losing the coordinator
+// before the Hello went upstream is harmless (the driver dials again);
+// after it, the node aborts.
+func (r *Relay) Disconnect(c ConnID, err error, now time.Duration) Ready {
+	r.begin(now)
+	if c == Upstream {
+		if !r.up.connected {
+			return r.rd
+		}
+		r.up.connected = false
+		if r.up.hello && (r.phase == Joining || r.phase == Running) {
+			r.abortLocal(clip("lost the coordinator: " + lostCause(err)))
+		}
+		return r.rd
+	}
+	if cn := r.byID[c]; cn != nil {
+		r.lose(cn, lostCause(err), false)
+	}
+	return r.rd
+}
+
+// Tick fails silent local connections, aborts the node if the coordinator
+// is silent, and sends heartbeats both ways.
+func (r *Relay) Tick(now time.Duration) Ready {
+	r.begin(now)
+	for i := 0; i < len(r.conns); {
+		cn := r.conns[i]
+		if silent := r.now - cn.lastSeen; silent > r.cfg.HeartbeatTimeout {
+			r.lose(cn, silentCause(silent), true)
+			continue
+		}
+		i++
+	}
+	// The coordinator sends heartbeats too, so its silence means it hung
+	// (or the network did): the node must not wait for it forever.
+	if r.up.connected && (r.phase == Joining || r.phase == Running) {
+		if silent := r.now - r.up.lastSeen; silent > r.cfg.HeartbeatTimeout {
+			reason := fmt.Sprintf("coordinator silent for %v", silent)
+			r.closeUp(reason)
+			r.abortLocal(reason)
+		}
+	}
+	for _, cn := range r.conns {
+		if r.now-cn.lastSent >= r.cfg.HeartbeatInterval {
+			r.send(cn, r.heartbeat)
+		}
+	}
+	if r.up.connected && r.now-r.up.lastSent >= r.cfg.HeartbeatInterval {
+		r.sendUp(r.heartbeat)
+	}
+	return r.rd
+}
+
+// Receive handles a message from a local connection or from upstream.
+func (r *Relay) Receive(c ConnID, msg wire.Msg, now time.Duration) Ready {
+	r.begin(now)
+	if c == Upstream {
+		r.fromUpstream(msg)
+		return r.rd
+	}
+	cn := r.byID[c]
+	if cn == nil {
+		return r.rd
+	}
+	cn.lastSeen = r.now
+	if r.phase == Aborted {
+		// As the coordinator does: late clients learn why, then hang up.
+		r.send(cn, &wire.Abort{Reason: r.reason})
+		r.closeConn(cn, "job aborted")
+		return r.rd
+	}
+	if _, ok := msg.(*wire.Heartbeat); ok {
+		return r.rd
+	}
+	if h, ok := msg.(*wire.Hello); ok {
+		r.hello(cn, h)
+		return r.rd
+	}
+	if !cn.joined {
+		r.protocolError(cn, reqOf(msg), fmt.Sprintf("%s before Hello", msg.Type()))
+		return r.rd
+	}
+	if cn.left == len(cn.ranks) {
+		r.protocolError(cn, reqOf(msg), fmt.Sprintf("%s after every rank of the connection left", msg.Type()))
+		return r.rd
+	}
+	switch x := msg.(type) {
+	case *wire.Collective:
+		r.collective(cn, x)
+	case *wire.Publish:
+		if len(x.Value) > r.cfg.MaxValue {
+			r.protocolError(cn, x.Req, fmt.Sprintf("value of %d bytes exceeds %d", len(x.Value), r.cfg.MaxValue))
+			return r.rd
+		}
+		r.request(cn, x)
+	case *wire.Lookup:
+		if x.Wait {
+			if cn.waits >= r.cfg.MaxWaits*len(cn.ranks) {
+				r.protocolError(cn, x.Req, fmt.Sprintf("more than %d lookups waiting", cn.waits))
+				return r.rd
+			}
+			cn.waits++
+		}
+		r.request(cn, x)
+	case *wire.Leave:
+		r.leave(cn, x)
+	case *wire.Fail:
+		r.fail(cn, x)
+	default:
+		r.protocolError(cn, 0, fmt.Sprintf("unexpected %s from a client", msg.Type()))
+	}
+	return r.rd
+}
+
+// hello checks a local Hello as the coordinator would (token,
+// incarnation, ranks), with the node's expected ranks as the range.
+func (r *Relay) hello(cn *conn, h *wire.Hello) {
+	if cn.joined {
+		r.protocolError(cn, 0, "second Hello")
+		return
+	}
+	why := ""
+	switch r.phase {
+	case Running:
+		why = fmt.Sprintf("the job has started: all %d ranks joined", r.size)
+	case Finished:
+		why = "the job has finished"
+	default:
+		why = checkHello(h, r.cfg.Token, r.cfg.Incarnation)
+	}
+	if why == "" {
+		why = r.t.claim(cn, h.Ranks, func(rank int32) string {
+			return fmt.Sprintf("rank %d is not on node %s", rank, r.cfg.Node)
+		})
+	}
+	if why != "" {
+		r.send(cn, &wire.Refused{Reason: why})
+		r.closeConn(cn, "refused: "+why)
+		return
+	}
+	cn.joined, cn.node, cn.ranks = true, h.Node, h.Ranks
+	r.notice(Notice{Kind: NoticeJoined, Conn: cn.id, Ranks: cn.ranks})
+	r.joinUpstream()
+}
+
+// joinUpstream sends the node's Hello once every local rank joined and the
+// coordinator is connected, then the key–value requests held for it.
+func (r *Relay) joinUpstream() {
+	if r.phase != Joining || r.up.hello || !r.up.connected || r.t.joined < r.t.size() {
+		return
+	}
+	r.up.hello = true
+	r.sendUp(&wire.Hello{Token: r.cfg.Token, Incarnation: r.cfg.Incarnation, Node: r.cfg.Node, Ranks: r.cfg.Ranks})
+	for _, q := range r.queue {
+		r.forward(q.c, q.msg)
+	}
+	r.queue = nil
+}
+
+// collective applies the coordinator's rules to local contributions and
+// sends them upstream when the node's last rank contributed: the
+// coordinator then handles one message per node instead of one per rank.
+func (r *Relay) collective(cn *conn, x *wire.Collective) {
+	if r.phase != Running {
+		r.protocolError(cn, 0, fmt.Sprintf("collective while the job is %s", r.phase))
+		return
+	}
+	if r.contribs == nil {
+		// A fresh slice per collective: the messages sent upstream keep
+		// the previous one until the driver has written them.
+		r.contribs = make([]wire.Contrib, 0, r.t.size())
+	}
+	p := r.t.contribute(cn, x, r.cfg.MaxContrib, func(_ int, d wire.Contrib) {
+		if x.Kind == wire.Barrier {
+			d.Data = nil // barriers carry no data; don't forward any
+		}
+		r.contribs = append(r.contribs, d)
+	})
+	if p != nil {
+		r.problem(cn, p)
+		return
+	}
+	if r.t.complete() {
+		r.flush()
+	}
+}
+
+// flush sends the node's contributions upstream, in as many Collectives as
+// MaxFrame requires, then the Leaves held back meanwhile.
+func (r *Relay) flush() {
+	// The bound of a Collective's header: seq, kind and count varints.
+	const header = binary.MaxVarintLen64 + 1 + binary.MaxVarintLen32
+	budget := r.cfg.MaxFrame - header
+	start, size := 0, 0
+	for i, c := range r.contribs {
+		n := uvarintLen(uint64(c.Rank)) + uvarintLen(uint64(len(c.Data))) + len(c.Data)
+		if i > start && size+n > budget {
+			r.sendUp(&wire.Collective{Seq: r.t.seq, Kind: r.t.kind, Contribs: r.contribs[start:i:i]})
+			start, size = i, 0
+		}
+		size += n
+	}
+	r.sendUp(&wire.Collective{Seq: r.t.seq, Kind: r.t.kind, Contribs: r.contribs[start:]})
+	r.contribs = nil
+	r.sent = true
+	for _, l := range r.leaves {
+		r.sendUp(l)
+	}
+	r.leaves = nil
+}
+
+// leave applies the coordinator's rules to a local Leave and forwards it.
+func (r *Relay) leave(cn *conn, x *wire.Leave) {
+	if r.phase != Running {
+		r.protocolError(cn, 0, fmt.Sprintf("leave while the job is %s", r.phase))
+		return
+	}
+	if p := r.t.leave(cn, x.Ranks); p != nil {
+		r.problem(cn, p)
+		return
+	}
+	if r.t.count > 0 && !r.sent {
+		r.leaves = append(r.leaves, x)
+	} else {
+		r.sendUp(x)
+	}
+	if r.t.leftN == r.t.size() {
+		r.phase = Finished
+		r.notice(Notice{Kind: NoticeFinished})
+		r.closeFinished()
+	}
+}
+
+// closeFinished closes upstream once every local rank left and every
+// request forwarded for a live local connection was answered: a client that
+// asks and then leaves still gets its answer, as it would from the
+// coordinator, and one that closes gives up its requests.
+func (r *Relay) closeFinished() {
+	if r.phase != Finished {
+		return
+	}
+	for _, p := range r.reqs {
+		if r.byID[p.c.id] == p.c {
+			return
+		}
+	}
+	r.closeUp("every local rank left")
+}
+
+// fail handles a local rank's report of its own failure: before the node
+// joined upstream it only frees the ranks, after it fails the job.
+func (r *Relay) fail(cn *conn, x *wire.Fail) {
+	ranks, why := r.t.held(cn, x.Ranks)
+	if why != "" {
+		r.protocolError(cn, 0, why)
+		return
+	}
+	if r.phase == Running || (r.phase == Joining && r.up.hello) {
+		r.failLocal(ranks, x.Reason)
+		return
+	}
+	r.lose(cn, x.Reason, true)
+}
+
+// request forwards a key–value request, or holds it until the node's Hello
+// went upstream.
+func (r *Relay) request(cn *conn, msg wire.Msg) {
+	if !r.up.hello {
+		r.queue = append(r.queue, queued{c: cn, msg: msg})
+		return
+	}
+	r.forward(cn, msg)
+}
+
+// forward sends a key–value request upstream under a fresh id of the
+// relay's: local clients choose their ids independently, so theirs could
+// collide on the shared upstream connection.
+func (r *Relay) forward(cn *conn, msg wire.Msg) {
+	r.nextReq++
+	id := r.nextReq
+	switch x := msg.(type) {
+	case *wire.Publish:
+		r.reqs[id] = pending{c: cn, req: x.Req}
+		r.sendUp(&wire.Publish{Req: id, Key: x.Key, Value: x.Value})
+	case *wire.Lookup:
+		r.reqs[id] = pending{c: cn, req: x.Req, lookup: true, wait: x.Wait}
+		r.sendUp(&wire.Lookup{Req: id, Key: x.Key, Wait: x.Wait})
+	}
+}
+
+// fromUpstream handles a message from the coordinator. Anything the
+// coordinator must not send aborts the node: a relay that cannot trust its
+// upstream cannot give its ranks correct answers.
+func (r *Relay) fromUpstream(msg wire.Msg) {
+	if !r.up.connected {
+		return
+	}
+	r.up.lastSeen = r.now
+	if r.phase == Aborted {
+		return
+	}
+	switch x := msg.(type) {
+	case *wire.Heartbeat:
+	case *wire.Welcome:
+		if r.phase != Joining || !r.up.hello {
+			r.upstreamError("Welcome before Hello")
+			return
+		}
+		r.phase = Running
+		r.size = x.Size
+		r.broadcast(x)
+		r.notice(Notice{Kind: NoticeStarted})
+	case *wire.Refused:
+		r.end(x, "refused: "+x.Reason)
+	case *wire.Abort:
+		r.end(x, x.Reason)
+	case *wire.Error:
+		// The relay broke the protocol (a bug): the coordinator closes the
+		// connection, which aborts the job.
+		reason := clip("the coordinator reports an error of this node: " + x.Reason)
+		r.closeUp(reason)
+		r.abortLocal(reason)
+	case *wire.Result:
+		if r.phase != Running || !r.sent || x.Seq != r.t.seq || x.Kind != r.t.kind {
+			r.upstreamError(fmt.Sprintf("unexpected %s result of seq %d", x.Kind, x.Seq))
+			return
+		}
+		// Every local rank needs the same thing, the whole Result, so the
+		// coordinator's message goes down as it is.
+		r.broadcast(x)
+		r.sent = false
+		r.t.next()
+	case *wire.Ack:
+		p, ok := r.reqs[x.Req]
+		if !ok || p.lookup {
+			r.upstreamError(fmt.Sprintf("Ack of unknown publish %d", x.Req))
+			return
+		}
+		delete(r.reqs, x.Req)
+		if r.byID[p.c.id] == p.c {
+			r.send(p.c, &wire.Ack{Req: p.req})
+		}
+		r.closeFinished()
+	case *wire.Value:
+		p, ok := r.reqs[x.Req]
+		if !ok || !p.lookup {
+			r.upstreamError(fmt.Sprintf("Value of unknown lookup %d", x.Req))
+			return
+		}
+		delete(r.reqs, x.Req)
+		if p.wait {
+			p.c.waits--
+		}
+		if r.byID[p.c.id] == p.c {
+			r.send(p.c, &wire.Value{Req: p.req, Key: x.Key, Value: x.Value, Found: x.Found})
+		}
+		r.closeFinished()
+	default:
+		r.upstreamError(fmt.Sprintf("unexpected %s from the coordinator", msg.Type()))
+	}
+}
+
+// broadcast sends msg to every joined local connection.
+func (r *Relay) broadcast(msg wire.Msg) {
+	for _, c := range r.conns {
+		if c.joined {
+			r.send(c, msg)
+		}
+	}
+}
+
+// end forwards the coordinator's last word (Refused or Abort) to the
+// joined local connections and closes everything.
+func (r *Relay) end(last wire.Msg, reason string) {
+	r.phase = Aborted
+	r.reason = reason
+	for _, c := range r.conns {
+		if c.joined {
+			r.send(c, last)
+		}
+		r.rd.Closes = append(r.rd.Closes, Close{Conn: c.id, Reason: "job aborted"})
+	}
+	r.clearConns()
+	r.closeUp("job aborted")
+	r.notice(Notice{Kind: NoticeAborted, Reason: reason})
+}
+
+// upstreamError handles a coordinator that breaks the protocol (or a relay
+// bug): the node aborts.
+func (r *Relay) upstreamError(why string) {
+	why = clip("coordinator protocol error: " + why)
+	r.closeUp(why)
+	r.abortLocal(why)
+}
+
+// problem carries out the verdict on a local request, as Machine.problem.
+func (r *Relay) problem(cn *conn, p *problem) {
+	if p.proto {
+		r.protocolError(cn, 0, p.msg)
+	} else {
+		r.failLocal([]int32{p.rank}, p.msg)
+	}
+}
+
+// protocolError answers a local request that breaks the protocol with
+// Error and drops the connection, which fails the node's job if it holds
+// ranks that have not left.
+func (r *Relay) protocolError(cn *conn, req uint64, why string) {
+	r.send(cn, &wire.Error{Req: req, Reason: clip(why)})
+	r.lose(cn, "protocol error: "+why, true)
+}
+
+func (r *Relay) closeConn(cn *conn, reason string) {
+	r.forget(cn)
+	r.rd.Closes = append(r.rd.Closes, Close{Conn: cn.id, Reason: reason})
+}
+
+func (r *Relay) forget(cn *conn) {
+	delete(r.byID, cn.id)
+	r.conns = removeConn(r.conns, cn)
+}
+
+// lose handles the end of a local connection, as Machine.lose does: before
+// the node joined upstream its ranks are free again; after, the loss of a
+// rank that has not left fails the node.
+func (r *Relay) lose(cn *conn, cause string, close bool) {
+	if close {
+		r.closeConn(cn, cause)
+	} else {
+		r.forget(cn)
+	}
+	if !cn.joined {
+		return
+	}
+	switch {
+	case r.phase == Joining && !r.up.hello:
+		r.t.release(cn)
+		kept := r.queue[:0]
+		for _, q := range r.queue {
+			if q.c != cn {
+				kept = append(kept, q)
+			}
+		}
+		clear(r.queue[len(kept):])
+		r.queue = kept
+		r.notice(Notice{Kind: NoticeDropped, Conn: cn.id, Ranks: cn.ranks, Reason: cause})
+	case r.phase == Joining || r.phase == Running:
+		if ranks := r.t.unleft(cn); len(ranks) > 0 {
+			r.failLocal(ranks, cause)
+		}
+	case r.phase == Finished:
+		r.closeFinished()
+	}
+}
+
+// failLocal reports the failure of local ranks upstream and aborts the
+// node with the reason the coordinator will give everyone else.
+func (r *Relay) failLocal(ranks []int32, cause string) {
+	cause = clip(cause)
+	if r.up.connected {
+		r.sendUp(&wire.Fail{Ranks: ranks, Reason: cause})
+		r.closeUp("local failure")
+	}
+	r.abortLocal(failReason(ranks, r.cfg.Node, cause))
+}
+
+// abortLocal aborts the node: every local connection gets Abort and is
+// closed.
+func (r *Relay) abortLocal(reason string) {
+	r.phase = Aborted
+	r.reason = reason
+	a := &wire.Abort{Reason: reason}
+	for _, c := range r.conns {
+		r.send(c, a)
+		r.rd.Closes = append(r.rd.Closes, Close{Conn: c.id, Reason: "job aborted"})
+	}
+	r.clearConns()
+	r.notice(Notice{Kind: NoticeAborted, Reason: reason})
+}
+
+// clearConns forgets every local connection and what was pending for them.
+func (r *Relay) clearConns() {
+	clear(r.byID)
+	clear(r.conns)
+	r.conns = r.conns[:0]
+	r.contribs, r.leaves, r.queue = nil, nil, nil
+	clear(r.reqs)
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}

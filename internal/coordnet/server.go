@@ -1,0 +1,444 @@
+// Package coordnet is the network driver of package coord: a TCP server
+// that runs the coordinator's state machine (or a node's sub-coordinator,
+// with its connection to the coordinator), and the client a rank uses to
+// talk to either.
+//
+// The driver keeps coord's obligations (see coord's package documentation):
+// one goroutine, the loop, owns the state machine and hands it every event
+// in the order it happened; one reader goroutine per connection decodes
+// frames and posts them to the loop; one writer goroutine per connection
+// writes what the machine sends, in order, then closes the connection when
+// the machine asks. A message the machine sends to many connections (the
+// result of a collective) is encoded once. Sockets have Nagle's algorithm
+// off: every message is a turn of a protocol someone waits for.
+package coordnet
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/coord"
+	"github.com/ckpt/ckpt/internal/wire"
+)
+
+// Options tune a Server. Zero fields take the defaults said.
+type Options struct {
+	// Tick is the period of the state machine's Tick (failure detection,
+	// heartbeats). Default 250ms.
+	Tick time.Duration
+	// ReadLimit bounds the frames read from clients. Default
+	// wire.DefaultLimit; a relay's upstream reads results of up to
+	// UpstreamLimit.
+	ReadLimit     int
+	UpstreamLimit int
+	// QueueFrames bounds the frames waiting to be written to one
+	// connection; a client that lets more pile up is not reading and is
+	// disconnected. Default 4096.
+	QueueFrames int
+	// OnNotice, if set, is called in the loop for every notice.
+	OnNotice func(coord.Notice)
+	// Upstream makes the server a relay: the address of the coordinator
+	// it dials (with jittered back-off) and speaks for its node to.
+	Upstream string
+	// Rand jitters the back-off; default a random source.
+	Rand *rand.Rand
+}
+
+// Server runs a coord.StateMachine on a listener.
+type Server struct {
+	ln     net.Listener
+	sm     coord.StateMachine
+	opts   Options
+	start  time.Time
+	events chan event
+	calls  chan func()
+	quit   chan struct{}
+	wg     sync.WaitGroup
+	closed sync.Once
+
+	// Owned by the loop.
+	conns  map[coord.ConnID]*netConn
+	nextID uint64
+	frames map[wire.Msg][]byte // frames encoded in the current batch
+}
+
+// event is something that happened to a connection, posted by its reader
+// (or by the loop itself, for a writer that fell behind).
+type event struct {
+	kind int // evConnect, evReceive, evDisconnect
+	c    *netConn
+	msg  wire.Msg
+	err  error
+}
+
+const (
+	evConnect = iota
+	evReceive
+	evDisconnect
+)
+
+// netConn is one connection's writing side; the loop owns the map that
+// holds it, the writer goroutine owns the socket's writes.
+type netConn struct {
+	id     coord.ConnID
+	nc     net.Conn
+	out    chan []byte // frames to write; closed to close the connection
+	closed bool        // out closed (loop only)
+}
+
+// Serve starts running sm on ln; it returns at once. Close stops it.
+func Serve(ln net.Listener, sm coord.StateMachine, opts Options) *Server {
+	if opts.Tick <= 0 {
+		opts.Tick = 250 * time.Millisecond
+	}
+	if opts.ReadLimit <= 0 {
+		opts.ReadLimit = wire.DefaultLimit
+	}
+	if opts.UpstreamLimit <= 0 {
+		opts.UpstreamLimit = 256 << 20
+	}
+	if opts.QueueFrames <= 0 {
+		opts.QueueFrames = 4096
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	s := &Server{
+		ln: ln, sm: sm, opts: opts, start: time.Now(),
+		events: make(chan event, 4096),
+		calls:  make(chan func()),
+		quit:   make(chan struct{}),
+		conns:  make(map[coord.ConnID]*netConn),
+		frames: make(map[wire.Msg][]byte),
+	}
+	s.wg.Add(2)
+	go s.accept()
+	go s.loop()
+	if opts.Upstream != "" {
+		s.wg.Add(1)
+		go s.dialUpstream()
+	}
+	return s
+}
+
+// Addr is the listener's address.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Do runs f in the loop, where it may look at the state machine, and waits
+// for it. It returns false if the server is closed.
+func (s *Server) Do(f func()) bool {
+	done := make(chan struct{})
+	select {
+	case s.calls <- func() { f(); close(done) }:
+	case <-s.quit:
+		return false
+	}
+	select {
+	case <-done:
+		return true
+	case <-s.quit:
+		return false
+	}
+}
+
+// Close stops the server: the listener and every connection are closed.
+func (s *Server) Close() error {
+	s.closed.Do(func() {
+		close(s.quit)
+		s.ln.Close()
+	})
+	s.wg.Wait()
+	return nil
+}
+
+func (s *Server) now() time.Duration { return time.Since(s.start) }
+
+func (s *Server) post(ev event) {
+	select {
+	case s.events <- ev:
+	case <-s.quit:
+	}
+}
+
+func (s *Server) accept() {
+	defer s.wg.Done()
+	backoff := 5 * time.Millisecond
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			select {
+			case <-s.quit:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors or a transient error: wait and go
+			// on, as net/http does.
+			time.Sleep(backoff)
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 5 * time.Millisecond
+		setNoDelay(nc)
+		c := &netConn{nc: nc, out: make(chan []byte, s.opts.QueueFrames)}
+		s.post(event{kind: evConnect, c: c})
+	}
+}
+
+func setNoDelay(nc net.Conn) {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+}
+
+// start begins reading and writing a connection the loop registered.
+func (s *Server) start1(c *netConn, limit int) {
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		br := bufio.NewReaderSize(c.nc, connBuffer)
+		for {
+			msg, err := wire.ReadFrame(br, limit)
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					err = nil
+				}
+				s.post(event{kind: evDisconnect, c: c, err: err})
+				return
+			}
+			s.post(event{kind: evReceive, c: c, msg: msg})
+		}
+	}()
+	go func() {
+		defer s.wg.Done()
+		bw := bufio.NewWriterSize(c.nc, connBuffer)
+		defer c.nc.Close()
+		for {
+			select {
+			case f, ok := <-c.out:
+				if !ok {
+					bw.Flush()
+					return
+				}
+				if _, err := bw.Write(f); err != nil {
+					// The reader sees the socket fail and reports it.
+					c.nc.Close()
+					drain(c.out)
+					return
+				}
+				if len(c.out) == 0 {
+					if err := bw.Flush(); err != nil {
+						c.nc.Close()
+						drain(c.out)
+						return
+					}
+				}
+			case <-s.quit:
+				return
+			}
+		}
+	}()
+}
+
+func drain(ch chan []byte) {
+	for range ch {
+	}
+}
+
+func (s *Server) loop() {
+	defer s.wg.Done()
+	tick := time.NewTicker(s.opts.Tick)
+	defer tick.Stop()
+	defer func() {
+		for _, c := range s.conns {
+			if !c.closed {
+				c.closed = true
+				close(c.out)
+			}
+			c.nc.Close()
+		}
+	}()
+	for {
+		var rd coord.Ready
+		select {
+		case ev := <-s.events:
+			rd = s.handle(ev)
+		case <-tick.C:
+			rd = s.sm.Tick(s.now())
+		case f := <-s.calls:
+			f()
+			continue
+		case <-s.quit:
+			return
+		}
+		s.apply(rd)
+	}
+}
+
+func (s *Server) handle(ev event) coord.Ready {
+	switch ev.kind {
+	case evConnect:
+		if ev.c.id != coord.Upstream {
+			s.nextID++
+			ev.c.id = coord.ConnID(s.nextID)
+		}
+		s.conns[ev.c.id] = ev.c
+		limit := s.opts.ReadLimit
+		if ev.c.id == coord.Upstream {
+			limit = s.opts.UpstreamLimit
+		}
+		s.start1(ev.c, limit)
+		return s.sm.Connect(ev.c.id, s.now())
+	case evReceive:
+		if s.conns[ev.c.id] != ev.c {
+			return coord.Ready{} // closed by the machine; a late frame
+		}
+		return s.sm.Receive(ev.c.id, ev.msg, s.now())
+	default:
+		if s.conns[ev.c.id] == ev.c {
+			s.forget(ev.c)
+		}
+		rd := s.sm.Disconnect(ev.c.id, ev.err, s.now())
+		if ev.c.id == coord.Upstream {
+			s.redialUpstream()
+		}
+		return rd
+	}
+}
+
+// forget drops a connection and lets its writer finish and close it.
+func (s *Server) forget(c *netConn) {
+	delete(s.conns, c.id)
+	if !c.closed {
+		c.closed = true
+		close(c.out)
+	}
+}
+
+// apply carries out a batch of actions.
+func (s *Server) apply(rd coord.Ready) {
+	for _, snd := range rd.Sends {
+		c := s.conns[snd.Conn]
+		if c == nil || c.closed {
+			continue
+		}
+		f, ok := s.frames[snd.Msg]
+		if !ok {
+			var err error
+			f, err = wire.Encode(snd.Msg)
+			if err != nil {
+				// A message the machine made but cannot be encoded is a
+				// bug; losing the connection is what the peer will see.
+				f = nil
+			}
+			s.frames[snd.Msg] = f
+		}
+		if f == nil {
+			s.forget(c)
+			c.nc.Close()
+			continue
+		}
+		select {
+		case c.out <- f:
+		default:
+			// The client does not read: drop it; the machine learns of it
+			// as of any lost connection.
+			s.forget(c)
+			c.nc.Close()
+		}
+	}
+	clear(s.frames)
+	for _, cl := range rd.Closes {
+		if c := s.conns[cl.Conn]; c != nil {
+			s.forget(c)
+		}
+	}
+	if s.opts.OnNotice != nil {
+		for _, n := range rd.Notices {
+			s.opts.OnNotice(n)
+		}
+	}
+}
+
+// dialUpstream connects a relay to the coordinator, retrying with jittered
+// exponential back-off (002 §III-C: thousands of nodes must not dial in
+// lockstep).
+func (s *Server) dialUpstream() {
+	defer s.wg.Done()
+	nc, err := dialBackoff(s.quitContext(), s.opts.Upstream, s.opts.Rand)
+	if err != nil {
+		return
+	}
+	setNoDelay(nc)
+	c := &netConn{id: coord.Upstream, nc: nc, out: make(chan []byte, s.opts.QueueFrames)}
+	s.post(event{kind: evConnect, c: c})
+}
+
+// redialUpstream dials again after the coordinator's connection was lost;
+// the relay decides whether that still matters.
+func (s *Server) redialUpstream() {
+	select {
+	case <-s.quit:
+		return
+	default:
+	}
+	s.wg.Add(1)
+	go s.dialUpstream()
+}
+
+// quitContext is a context done when the server closes.
+func (s *Server) quitContext() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-s.quit:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	return ctx
+}
+
+// Backoff bounds of dialBackoff.
+const (
+	dialFirst = 10 * time.Millisecond
+	dialMax   = 2 * time.Second
+)
+
+// dialBackoff dials addr until it succeeds or ctx is done, waiting a
+// jittered, doubling delay between attempts.
+func dialBackoff(ctx context.Context, addr string, rng *rand.Rand) (net.Conn, error) {
+	var d net.Dialer
+	delay := dialFirst
+	for {
+		nc, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return nc, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("dial %s: %w (last error: %v)", addr, ctx.Err(), err)
+		}
+		// Full jitter: anywhere in [delay/2, delay).
+		wait := delay/2 + time.Duration(rng.Int64N(int64(delay/2)+1))
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, fmt.Errorf("dial %s: %w (last error: %v)", addr, ctx.Err(), err)
+		}
+		delay = min(2*delay, dialMax)
+	}
+}
+
+// connBuffer is the read and write buffer of a connection: requests and
+// most answers are small, and a job of 16K ranks has 16K of each on the
+// coordinator or a node's sub-coordinator.
+const connBuffer = 4 << 10

@@ -1,0 +1,54 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// WriteFrame encodes m and writes its frame to w in one Write call.
+func WriteFrame(w io.Writer, m Msg) error {
+	b, err := Append(nil, m)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// ReadFrame reads one frame from r and decodes it. A frame whose payload
+// exceeds limit bytes is refused with an error wrapping ErrTooLarge before
+// any of it is read or allocated; the stream is then out of step and must be
+// abandoned. At a clean end of stream between frames ReadFrame returns
+// io.EOF; a stream ending inside a frame gives io.ErrUnexpectedEOF. The
+// message owns its memory: every call allocates a fresh buffer.
+//
+// r should be buffered (a *bufio.Reader): ReadFrame makes two reads per
+// frame.
+func ReadFrame(r io.Reader, limit int) (Msg, error) {
+	var h [HeaderSize]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return nil, err
+	}
+	n := binary.LittleEndian.Uint32(h[:])
+	if uint64(n) > uint64(max(limit, 0)) {
+		return nil, fmt.Errorf("wire: %w: %s frame of %d bytes, limit %d", ErrTooLarge, Type(h[4]), n, limit)
+	}
+	p := make([]byte, n)
+	if _, err := io.ReadFull(r, p); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return decodePayload(Type(h[4]), p)
+}
+
+// ResultLimit is the largest payload of a Result with n entries of at most
+// maxData bytes each: the frame limit a client needs to read all-gathers of
+// a job of n ranks whose contributions are bounded by maxData.
+func ResultLimit(n, maxData int) int {
+	return binary.MaxVarintLen64 + 1 + binary.MaxVarintLen64 +
+		n*(binary.MaxVarintLen64+maxData)
+}
