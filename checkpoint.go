@@ -64,8 +64,8 @@ func (c *Checkpoint) addFile(file string) error {
 	if err := manifest.ValidName(file); err != nil {
 		return fmt.Errorf("ckpt: file name: %w", err)
 	}
-	if file == parityName {
-		return fmt.Errorf("ckpt: file name %q is reserved for redundancy data", file)
+	if file == parityName || file == messagesFile {
+		return fmt.Errorf("ckpt: file name %q is reserved for ckpt's own data", file)
 	}
 	for _, f := range c.files {
 		if f.name == file {
@@ -75,12 +75,31 @@ func (c *Checkpoint) addFile(file string) error {
 	return nil
 }
 
+// writeReserved writes a file of ckpt's own (a reserved name) into the
+// checkpoint.
+func (c *Checkpoint) writeReserved(file string, data []byte) error {
+	f, err := c.create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // Create opens a new file of the checkpoint for writing. Bytes stream
 // straight into the node's cache; nothing is held in memory.
 func (c *Checkpoint) Create(file string) (*File, error) {
 	if err := c.addFile(file); err != nil {
 		return nil, err
 	}
+	return c.create(file)
+}
+
+// create opens a file whose name was checked.
+func (c *Checkpoint) create(file string) (*File, error) {
 	w, err := c.s.cache.Create(context.Background(), fileObject(c.name, c.s.rank, file))
 	if err != nil {
 		return nil, fmt.Errorf("ckpt: create %s: %w", file, err)

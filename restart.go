@@ -44,9 +44,21 @@ func (r *Restored) ID() uint64   { return r.m.ID }
 func (r *Restored) Files() []string {
 	var out []string
 	for _, f := range r.m.Parts[r.s.rank].Files {
-		out = append(out, f.Name)
+		if f.Name != messagesFile {
+			out = append(out, f.Name)
+		}
 	}
 	return out
+}
+
+// has reports whether this rank's part has the file.
+func (r *Restored) has(file string) bool {
+	for _, f := range r.m.Parts[r.s.rank].Files {
+		if f.Name == file {
+			return true
+		}
+	}
+	return false
 }
 
 // Open reads one of this rank's files. Its content was verified by Restart;

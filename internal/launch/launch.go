@@ -152,8 +152,7 @@ func (cfg *Config) check() error {
 // Run runs the job to its end: it returns when an attempt finishes, when
 // the retries are spent (an error wrapping ErrRetriesExhausted), or when
 // ctx is done (every rank killed).
-func Run(ctx context.Context, cfg Config) (Report, error) {
-	var rep Report
+func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if err := cfg.check(); err != nil {
 		return rep, err
 	}
@@ -330,7 +329,7 @@ func (a *attempt) start(r int, token string, out *sync.Mutex) (*exec.Cmd, error)
 		"CKPT_SIZE="+strconv.Itoa(cfg.Ranks),
 		"CKPT_NODE="+nodeName,
 		"CKPT_CACHE="+filepath.Join(cfg.CacheRoot, nodeName),
-		"CKPT_COORD="+a.coord.Addr(),
+		"CKPT_COORD="+a.rankAddr(r),
 		"CKPT_TOKEN="+token,
 		"CKPT_INCARNATION="+strconv.FormatUint(a.inc, 10),
 	)
@@ -342,6 +341,14 @@ func (a *attempt) start(r int, token string, out *sync.Mutex) (*exec.Cmd, error)
 		return nil, fmt.Errorf("launch: rank %d: %w", r, err)
 	}
 	return cmd, nil
+}
+
+// rankAddr is where rank r finds the coordinator.
+func (a *attempt) rankAddr(r int) string {
+	if ra, ok := a.coord.(interface{ RankAddr(int) string }); ok {
+		return ra.RankAddr(r)
+	}
+	return a.coord.Addr()
 }
 
 // inject kills a target: one rank, or every rank of one node and its cache.

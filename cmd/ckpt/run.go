@@ -1,0 +1,359 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/internal/inject"
+	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/policy"
+	"github.com/ckpt/ckpt/internal/redundancy"
+)
+
+// runSpec is a job for `ckpt run` (and the runs of `ckpt demo`).
+type runSpec struct {
+	ranks, nodes int
+	program      string
+	args         []string
+	redundancy   string // "" = the store's default
+	shared       string
+	interval     policy.Policy
+	durability   string
+	cacheRoot    string
+	retries      int
+	heartbeat    time.Duration
+	tree         bool
+	keepCache    bool           // keep the node caches after the job finished
+	inject       *inject.Config // nil: no failures injected
+	output       io.Writer      // the ranks' output
+	progress     io.Writer      // one line per event
+}
+
+// runResult is what a job did.
+type runResult struct {
+	launch.Report
+	Policy policy.State // what the checkpoint policy measured
+	// Restarts counts the attempts after the first by where they restored
+	// from: cache, rebuild, shared, none.
+	Restarts map[string]int
+}
+
+func (s runSpec) haltFile() string { return filepath.Join(s.cacheRoot, "halt") }
+
+// run runs the job to its end.
+func (s runSpec) run(ctx context.Context) (runResult, error) {
+	res := runResult{Restarts: map[string]int{}}
+	coords := &launch.Coordinators{Ranks: s.ranks, Nodes: s.nodes, Policy: s.interval,
+		HeartbeatTimeout: s.heartbeat, Tree: s.tree}
+	env := []string{"CKPT_INTERVAL=" + s.interval.String()}
+	if s.redundancy != "" {
+		env = append(env, "CKPT_REDUNDANCY="+s.redundancy)
+	}
+	if s.shared != "" {
+		env = append(env, "CKPT_SHARED="+s.shared)
+	}
+	if s.durability != "" {
+		env = append(env, "CKPT_CACHE_DURABILITY="+s.durability)
+	}
+	cfg := launch.Config{
+		Ranks: s.ranks, Nodes: s.nodes, Program: s.program, Args: s.args, Env: env,
+		CacheRoot: s.cacheRoot, Retries: s.retries, NewCoordinator: coords.New,
+		HaltFile: s.haltFile(), Output: s.output,
+		Event: func(e launch.Event) { fmt.Fprintf(s.progress, "  %6.2fs  %s\n", e.At.Seconds(), describe(e)) },
+	}
+	if s.inject != nil {
+		sched, err := inject.NewSchedule(*s.inject)
+		if err != nil {
+			return res, err
+		}
+		cfg.Failures = failures{sched}
+		cfg.NodeFailures = s.inject.Kind == inject.Node
+	}
+	if err := os.MkdirAll(s.cacheRoot, 0o755); err != nil {
+		return res, err
+	}
+	rep, err := launch.Run(ctx, cfg)
+	res.Report, res.Policy = rep, coords.State()
+	if err == nil && !s.keepCache {
+		// The job is done: its cached checkpoints served their purpose
+		// (what it flushed to the shared tier stays).
+		os.RemoveAll(s.cacheRoot)
+	}
+	for _, a := range rep.Attempts[min(1, len(rep.Attempts)):] {
+		res.Restarts[a.Restored]++
+	}
+	return res, err
+}
+
+// failures adapts inject's schedule to the launcher.
+type failures struct{ s *inject.Schedule }
+
+func (f failures) Next(live int) (time.Duration, int) {
+	e := f.s.Next(live)
+	return e.At, e.Target
+}
+
+func describe(e launch.Event) string {
+	switch e.Kind {
+	case "launch":
+		if e.Incarnation == 0 {
+			return "launch"
+		}
+		return fmt.Sprintf("relaunch %d", e.Incarnation)
+	case "inject":
+		if e.Node >= 0 {
+			return fmt.Sprintf("inject: node %d lost with its cache (ranks %s)", e.Node, joinInts(e.Ranks))
+		}
+		return fmt.Sprintf("inject: rank %s killed", joinInts(e.Ranks))
+	case "fail":
+		return "failed: " + e.Reason
+	case "restored":
+		if e.Source == "none" {
+			return "started from scratch"
+		}
+		return fmt.Sprintf("restored %s from %s", e.Checkpoint, e.Source)
+	case "halt":
+		return "halt requested: stopping after the next checkpoint"
+	case "finish":
+		return "finished"
+	}
+	return e.Kind
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// runFlags are the flags `ckpt run` and `ckpt demo` share.
+type runFlags struct {
+	nodes               *int
+	redundancy, shared  *string
+	interval            *string
+	durability          *string
+	cacheRoot           *string
+	retries             *int
+	heartbeat           *quantity
+	tree                *bool
+	keepCache           *bool
+	injectMTTI          *quantity
+	injectDist, injKind *string
+	seed                *uint64
+}
+
+func addRunFlags(c *cobra.Command) *runFlags {
+	fs := c.Flags()
+	return &runFlags{
+		nodes:      fs.Int("nodes", 0, "simulated nodes, each with its own cache directory (default: one per rank)"),
+		redundancy: fs.String("redundancy", "", "protection of cached checkpoints: single, partner, xor:S, rs:K+M (default xor over the nodes, at most 8)"),
+		shared:     fs.String("shared", "", "shared tier: a directory or s3://BUCKET/PREFIX (default none)"),
+		interval:   fs.String("interval", "auto", "when to checkpoint: 100steps, 30s, auto (Daly's interval from the measured cost and MTTI), auto:MTTI, none"),
+		durability: fs.String("cache-durability", "", "node (sync: survives the node's crash) or process (no sync: survives the processes' crash)"),
+		cacheRoot:  fs.String("cache-root", "", "directory of the node caches (default: a directory per job under the temp directory)"),
+		retries:    fs.Int("retries", 10, "relaunches allowed after failures"),
+		heartbeat:  durationFlag(fs, "heartbeat-timeout", "a rank silent this long has failed (default 10s)"),
+		tree:       fs.Bool("tree", false, "one sub-coordinator per node, which its ranks connect to (paper 002's tree)"),
+		keepCache:  fs.Bool("keep-cache", false, "keep the node caches after the job finished (default: removed; a failed job's always stay)"),
+		injectMTTI: durationFlag(fs, "inject-mtti", "inject failures with this mean time between them (job time)"),
+		injectDist: fs.String("inject-dist", "exp", "distribution of the time between injected failures: exp or weibull:SHAPE"),
+		injKind:    fs.String("inject-kind", "rank", "what a failure kills: rank (one process) or node (its ranks and its cache)"),
+		seed:       fs.Uint64("seed", 1, "seed of the injected failures"),
+	}
+}
+
+// spec checks the flags and builds the job.
+func (f *runFlags) spec(ranks int, program string, args []string) (runSpec, error) {
+	s := runSpec{ranks: ranks, nodes: *f.nodes, program: program, args: args,
+		redundancy: *f.redundancy, shared: *f.shared, durability: *f.durability,
+		retries: *f.retries, heartbeat: 10 * time.Second, tree: *f.tree, keepCache: *f.keepCache}
+	if ranks < 1 {
+		return s, usagef("-n %d: need at least one rank", ranks)
+	}
+	if s.nodes == 0 {
+		s.nodes = ranks
+	}
+	if s.nodes < 1 || s.nodes > ranks {
+		return s, usagef("--nodes %d: need 1 to %d (the number of ranks)", s.nodes, ranks)
+	}
+	if s.redundancy != "" {
+		if _, err := redundancy.ParseScheme(s.redundancy); err != nil {
+			return s, usagef("--redundancy: %v", err)
+		}
+	}
+	if s.durability != "" {
+		if _, err := ckpt.ParseDurability(s.durability); err != nil {
+			return s, usagef("--cache-durability: %v", err)
+		}
+	}
+	p, err := policy.Parse(*f.interval)
+	if err != nil {
+		return s, usagef("--interval: %v", err)
+	}
+	s.interval = p
+	if s.retries < 0 {
+		return s, usagef("--retries %d: need ≥ 0", s.retries)
+	}
+	if f.heartbeat.set {
+		if f.heartbeat.v < 0.1 {
+			return s, usagef("--heartbeat-timeout %gs: need at least 0.1s", f.heartbeat.v)
+		}
+		s.heartbeat = time.Duration(f.heartbeat.v * float64(time.Second))
+	}
+	if f.injectMTTI.set {
+		cfg, err := inject.ParseFlags(fmt.Sprintf("%gs", f.injectMTTI.v), *f.injectDist, *f.injKind, *f.seed)
+		if err != nil {
+			return s, usagef("%v", err)
+		}
+		s.inject = &cfg
+	} else if *f.injectDist != "exp" || *f.injKind != "rank" {
+		return s, usagef("--inject-dist and --inject-kind need --inject-mtti")
+	}
+	s.cacheRoot = *f.cacheRoot
+	if s.cacheRoot == "" {
+		s.cacheRoot = filepath.Join(os.TempDir(), "ckpt-run", jobName(program, args))
+	}
+	return s, nil
+}
+
+// jobName names a job's directory after its command line: the same
+// command resumes from its checkpoints, another does not see them.
+func jobName(program string, args []string) string {
+	h := fnv.New32a()
+	h.Write([]byte(program))
+	for _, a := range args {
+		h.Write([]byte{0})
+		h.Write([]byte(a))
+	}
+	return fmt.Sprintf("%s-%08x", strings.TrimSuffix(filepath.Base(program), filepath.Ext(program)), h.Sum32())
+}
+
+func newRunCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "run -n N [flags] -- PROGRAM [ARGS...]",
+		Short: "Run a job of N ranks on simulated nodes, relaunching it from checkpoints after failures",
+		Long: `Starts the job's coordinator and N rank processes of PROGRAM on this machine,
+spread over M simulated nodes (each with its own cache directory). Ranks
+find the coordinator, their node and their cache through the environment
+(CKPT_COORD, CKPT_TOKEN, CKPT_RANK, CKPT_SIZE, CKPT_NODE, CKPT_CACHE) and
+join through ckpt's rank API (ckpt.Join).
+
+When a rank dies, or the coordinator aborts the job (a rank lost or silent
+past --heartbeat-timeout), every rank is killed and the job is launched
+again; its ranks restart from the newest checkpoint they can recover — from
+the node caches, rebuilt from redundancy onto replacement nodes, or from
+the shared tier — up to --retries times. Each restart and where it restored
+from is reported as it happens.
+
+--inject-mtti kills ranks (or with --inject-kind node whole nodes with their
+cache) at random times, exponential or Weibull, seeded: paper 003's fault
+injector. 'ckpt halt' stops the job cleanly after its next checkpoint.
+
+The job's caches live in --cache-root (default: one directory per command
+line under the temp directory). A job that failed for good, or was halted,
+resumes from its checkpoints when started again with the same root; a job
+that finished has its caches removed (--keep-cache keeps them).
+
+  ckpt run -n 8 --nodes 4 --redundancy xor:4 -- ckpt example himeno
+  ckpt run -n 8 --nodes 4 --inject-mtti 3s --inject-kind node -- ckpt example himeno`,
+		Args: cobra.MinimumNArgs(1),
+	}
+	n := c.Flags().IntP("ranks", "n", 0, "ranks (processes) of the job")
+	rf := addRunFlags(c)
+	asJSON := jsonFlag(c)
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if !c.Flags().Changed("ranks") {
+			return usagef("-n: how many ranks? (see 'ckpt run --help')")
+		}
+		spec, err := rf.spec(*n, args[0], args[1:])
+		if err != nil {
+			return err
+		}
+		spec.output, spec.progress = c.ErrOrStderr(), c.ErrOrStderr()
+		fmt.Fprintf(spec.progress, "ckpt run: %d ranks on %d nodes, caches in %s (halt: touch %s)\n",
+			spec.ranks, spec.nodes, spec.cacheRoot, spec.haltFile())
+		res, runErr := spec.run(c.Context())
+		if err := printRun(c.OutOrStdout(), res, *asJSON); err != nil {
+			return err
+		}
+		return runErr
+	}
+	return c
+}
+
+func printRun(w io.Writer, r runResult, asJSON bool) error {
+	failures := 0
+	for _, a := range r.Attempts {
+		if a.Failure != "" {
+			failures++
+		}
+	}
+	if asJSON {
+		return writeJSON(w, object{
+			{"result", r.Result},
+			{"attempts", len(r.Attempts)},
+			{"failures", failures},
+			{"failures_injected", r.Injected},
+			{"restarts_from_cache", r.Restarts["cache"]},
+			{"restarts_from_rebuild", r.Restarts["rebuild"]},
+			{"restarts_from_shared", r.Restarts["shared"]},
+			{"restarts_from_scratch", r.Restarts["none"]},
+			{"elapsed_seconds", num(r.Elapsed.Seconds())},
+			{"checkpoint_seconds", num(r.Policy.Cost.Seconds())},
+		})
+	}
+	t := newTable(w)
+	t.row("result", r.Result)
+	t.row("attempts", fmt.Sprint(len(r.Attempts)), fmt.Sprintf("(%d failures, %d injected)", failures, r.Injected))
+	t.row("restarts", fmt.Sprintf("cache %d, rebuild %d, shared %d, scratch %d",
+		r.Restarts["cache"], r.Restarts["rebuild"], r.Restarts["shared"], r.Restarts["none"]))
+	t.row("elapsed", sec(r.Elapsed.Seconds()))
+	if r.Policy.Cost > 0 {
+		t.row("checkpoint cost", sec(r.Policy.Cost.Seconds()), "(measured, smoothed)")
+	}
+	return t.flush()
+}
+
+func newHaltCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "halt [--cache-root DIR | --job NAME]",
+		Short: "Ask a job started by 'ckpt run' to stop cleanly after its next checkpoint",
+		Long: `Writes the halt file of a job started by 'ckpt run': the launcher sees it,
+the ranks take one more checkpoint at their next decision step and leave.
+Name the job by its cache root, or by its directory's name under the default
+root (both shown by 'ckpt run' as it starts).`,
+		Args: cobra.NoArgs,
+	}
+	root := c.Flags().String("cache-root", "", "the job's --cache-root")
+	job := c.Flags().String("job", "", "the job's directory name under the default root (shown by 'ckpt run' as it starts)")
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		dir := *root
+		switch {
+		case dir == "" && *job == "":
+			return usagef("name the job: --cache-root DIR or --job NAME")
+		case dir == "":
+			dir = filepath.Join(os.TempDir(), "ckpt-run", *job)
+		}
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return usagef("no job at %s (its cache root does not exist)", dir)
+		}
+		f := filepath.Join(dir, "halt")
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.OutOrStdout(), "halt requested: %s\n", f)
+		return nil
+	}
+	return c
+}

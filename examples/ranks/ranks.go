@@ -1,0 +1,181 @@
+// Package ranks holds the rank programs of the examples: each joins its
+// job through ckpt's rank API, restarts from the newest checkpoint the job
+// can recover, computes with checkpoints as the job's policy asks for
+// them, and reports a checksum of its result. `ckpt example himeno` and
+// `ckpt example matmul` run them; `ckpt run` starts them as the ranks of a
+// job, and `ckpt demo` does both with failures injected.
+//
+// Together they are how an application uses ckpt: the solvers
+// (packages himeno and matmul) know nothing of checkpointing beyond
+// writing and reading their state.
+package ranks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/examples/himeno"
+	"github.com/ckpt/ckpt/examples/matmul"
+)
+
+// Report is what a rank program did.
+type Report struct {
+	// Result is the job's result line (the same on every rank).
+	Result string
+	// RestoredFrom is where the state came from: "none" (a fresh start),
+	// "cache", "rebuild" or "shared"; Checkpoint its name.
+	RestoredFrom, Checkpoint string
+	// Checkpoints taken, and the time they took (this rank's view).
+	Checkpoints   int
+	CheckpointDur time.Duration
+	// Halted is true if the job stopped early on a halt request.
+	Halted bool
+}
+
+// stepper is what the loop needs from a solver.
+type stepper interface {
+	step(ctx context.Context, job *ckpt.Job) error
+	progress() int64
+	done() bool
+	io.WriterTo
+	io.ReaderFrom
+	result(ctx context.Context, job *ckpt.Job) (string, error)
+}
+
+// run is the loop every example shares.
+func run(ctx context.Context, job *ckpt.Job, app string, s stepper) (Report, error) {
+	var rep Report
+	const stateFile = "state"
+	res, err := job.Restart(ctx)
+	switch {
+	case errors.Is(err, ckpt.ErrNoCheckpoint):
+		rep.RestoredFrom = "none"
+	case err != nil:
+		return rep, err
+	default:
+		rep.RestoredFrom, rep.Checkpoint = res.Source, res.Name()
+		rd, err := res.Open(stateFile)
+		if err != nil {
+			return rep, err
+		}
+		_, err = s.ReadFrom(rd)
+		rd.Close()
+		if err != nil {
+			return rep, fmt.Errorf("%s: restore from %s: %w", app, res.Name(), err)
+		}
+	}
+	for !s.done() {
+		if err := s.step(ctx, job); err != nil {
+			return rep, err
+		}
+		need, err := job.NeedCheckpoint(ctx, s.progress())
+		if err != nil {
+			return rep, err
+		}
+		if need {
+			start := time.Now()
+			name := fmt.Sprintf("%s-%08d.%d", app, s.progress(), job.Incarnation())
+			err := job.Checkpoint(ctx, name, func(c *ckpt.Checkpoint) error {
+				f, err := c.Create(stateFile)
+				if err != nil {
+					return err
+				}
+				if _, err := s.WriteTo(f); err != nil {
+					f.Close()
+					return err
+				}
+				return f.Close()
+			})
+			if err != nil {
+				return rep, err
+			}
+			rep.Checkpoints++
+			rep.CheckpointDur += time.Since(start)
+		}
+		if job.Halting() {
+			rep.Halted = true
+			break
+		}
+	}
+	if rep.Halted {
+		rep.Result = fmt.Sprintf("%s halted after step %d", app, s.progress())
+	} else if rep.Result, err = s.result(ctx, job); err != nil {
+		return rep, err
+	}
+	return rep, job.Finish(ctx, rep.Result)
+}
+
+// HimenoConfig is a Himeno run.
+type HimenoConfig struct {
+	Size       himeno.Config
+	Iterations int
+}
+
+// Himeno runs the distributed Himeno benchmark as this rank of job.
+func Himeno(ctx context.Context, job *ckpt.Job, cfg HimenoConfig) (Report, error) {
+	if cfg.Iterations < 1 {
+		return Report{}, fmt.Errorf("himeno: %d iterations: need at least 1", cfg.Iterations)
+	}
+	s, err := himeno.New(cfg.Size, job.Rank(), job.Size())
+	if err != nil {
+		return Report{}, err
+	}
+	return run(ctx, job, "himeno", &himenoStepper{Solver: s, iters: cfg.Iterations})
+}
+
+type himenoStepper struct {
+	*himeno.Solver
+	iters int
+	gosa  float64
+}
+
+func (h *himenoStepper) step(ctx context.Context, job *ckpt.Job) (err error) {
+	h.gosa, err = h.Step(ctx, job)
+	return err
+}
+func (h *himenoStepper) progress() int64 { return int64(h.Iteration()) }
+func (h *himenoStepper) done() bool      { return h.Iteration() >= h.iters }
+func (h *himenoStepper) result(ctx context.Context, job *ckpt.Job) (string, error) {
+	sum, err := h.Checksum(ctx, job)
+	if err != nil {
+		return "", err
+	}
+	// gosa of the last step is not part of the saved state; the checksum
+	// of p is, and decides equality.
+	return fmt.Sprintf("himeno %s iterations=%d checksum=%016x", h.Config(), h.Iteration(), sum), nil
+}
+
+// MatmulConfig is a matrix multiplication run.
+type MatmulConfig struct {
+	Config matmul.Config
+}
+
+// Matmul runs the distributed matrix multiplication as this rank of job.
+func Matmul(ctx context.Context, job *ckpt.Job, cfg MatmulConfig) (Report, error) {
+	s, err := matmul.New(cfg.Config, job.Rank(), job.Size())
+	if err != nil {
+		return Report{}, err
+	}
+	return run(ctx, job, "matmul", &matmulStepper{Solver: s})
+}
+
+type matmulStepper struct{ *matmul.Solver }
+
+func (m *matmulStepper) step(ctx context.Context, job *ckpt.Job) error {
+	_, err := m.Step(ctx, job)
+	return err
+}
+func (m *matmulStepper) progress() int64 { return int64(m.Completed()) }
+func (m *matmulStepper) done() bool      { return m.Done() }
+func (m *matmulStepper) result(ctx context.Context, job *ckpt.Job) (string, error) {
+	sum, err := m.Checksum(ctx, job)
+	if err != nil {
+		return "", err
+	}
+	c := m.Config()
+	return fmt.Sprintf("matmul n=%d seed=%d checksum=%016x", c.N, c.Seed, sum), nil
+}

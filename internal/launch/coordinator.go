@@ -1,0 +1,132 @@
+package launch
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/coord"
+	"github.com/ckpt/ckpt/internal/coordnet"
+	"github.com/ckpt/ckpt/internal/policy"
+)
+
+// Coordinators makes the coordinator of each attempt of a job on this
+// machine: ckpt's coordinator on loopback (and, in tree mode, one
+// sub-coordinator per node), deciding checkpoints by Policy with what the
+// ranks measured. What the policy learns (the checkpoint cost, the
+// failures and run time that estimate the MTTI) carries over from one
+// attempt to the next.
+type Coordinators struct {
+	Ranks, Nodes     int
+	Policy           policy.Policy
+	HeartbeatTimeout time.Duration
+	// Tree gives every node a sub-coordinator its ranks connect to.
+	Tree bool
+
+	mu       sync.Mutex
+	state    policy.State
+	attempts int
+	started  time.Time // of the current attempt
+	halt     atomic.Bool
+}
+
+// State is what the policy learned so far.
+func (f *Coordinators) State() policy.State {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.state
+}
+
+// New starts the coordinator of attempt inc; it is Config.NewCoordinator.
+func (f *Coordinators) New(inc uint64, token string) (Coordinator, error) {
+	f.mu.Lock()
+	if f.attempts > 0 {
+		// The attempt before ended in a failure, or this one would not be.
+		f.state = f.state.NextLaunch(time.Since(f.started), true)
+	}
+	f.attempts++
+	f.started = time.Now()
+	f.mu.Unlock()
+	cfg := coord.Config{Size: f.Ranks, Token: token, Incarnation: inc,
+		HeartbeatTimeout: f.HeartbeatTimeout, Decide: f.decide}
+	co, err := coordnet.StartCoordinator("127.0.0.1:0", cfg, coordnet.Options{})
+	if err != nil {
+		return nil, err
+	}
+	a := &attemptCoord{Coordinator: co, f: f}
+	if f.Tree {
+		for n := range f.Nodes {
+			var ranks []int32
+			for r := range f.Ranks {
+				if NodeOf(r, f.Ranks, f.Nodes) == n {
+					ranks = append(ranks, int32(r))
+				}
+			}
+			relay, err := coord.NewRelay(coord.RelayConfig{Token: token, Incarnation: inc,
+				Node: fmt.Sprintf("node%d", n), Ranks: ranks, HeartbeatTimeout: f.HeartbeatTimeout})
+			if err != nil {
+				a.Close()
+				return nil, err
+			}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				a.Close()
+				return nil, err
+			}
+			a.relays = append(a.relays, coordnet.Serve(ln, relay, coordnet.Options{Upstream: co.Addr()}))
+		}
+	}
+	return a, nil
+}
+
+// decide is the coordinator's policy: it runs in the coordinator's loop.
+func (f *Coordinators) decide(_ uint64, contribs [][]byte) []byte {
+	reports := make([]policy.Report, len(contribs))
+	for r, b := range contribs {
+		if err := reports[r].UnmarshalBinary(b); err != nil {
+			// A rank that sends garbage gets no checkpoint rather than a
+			// crash; its own decoding of the answer still works.
+			reports[r] = policy.Report{}
+		}
+	}
+	if f.halt.Load() {
+		reports[0].Halt = true
+	}
+	f.mu.Lock()
+	d, st := policy.Decide(f.Policy, f.state, reports)
+	f.state = st
+	f.mu.Unlock()
+	b, err := d.MarshalBinary()
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// attemptCoord is one attempt's coordinator and sub-coordinators.
+type attemptCoord struct {
+	*coordnet.Coordinator
+	f      *Coordinators
+	relays []*coordnet.Server
+}
+
+// RankAddr is where rank r connects: its node's sub-coordinator in tree
+// mode, else the coordinator.
+func (a *attemptCoord) RankAddr(r int) string {
+	if len(a.relays) > 0 {
+		return a.relays[NodeOf(r, a.f.Ranks, a.f.Nodes)].Addr()
+	}
+	return a.Addr()
+}
+
+// Halt asks the job to stop after its next checkpoint.
+func (a *attemptCoord) Halt() { a.f.halt.Store(true) }
+
+func (a *attemptCoord) Close() error {
+	for _, r := range a.relays {
+		r.Close()
+	}
+	return a.Coordinator.Close()
+}
