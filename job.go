@@ -51,6 +51,8 @@ type Job struct {
 	pol        policy.Policy
 	local      *policy.Local // nil until the first NeedCheckpoint
 	solo       policy.State  // a job of one rank decides for itself
+	flushEvery int
+	taken      int // checkpoints taken by this launch
 	start      time.Time
 	halting    bool
 	finished   bool
@@ -65,6 +67,20 @@ type JobOptions struct {
 	// "auto:6h" (with a known MTTI) or "none". Default CKPT_INTERVAL, else
 	// "none" (the application decides itself).
 	Interval string
+	// FlushEvery: every FlushEvery-th checkpoint Checkpoint takes is also
+	// flushed to the shared tier, if the store has one (blocking). Default
+	// CKPT_FLUSH_EVERY, else 1.
+	FlushEvery int
+	// Coord, Token and Incarnation locate the job's coordinator and prove
+	// membership (default CKPT_COORD, CKPT_TOKEN, CKPT_INCARNATION; Token
+	// and Incarnation are read from the environment only when Coord is).
+	// Without a coordinator the job is this one process.
+	Coord, Token string
+	Incarnation  uint64
+	// Advertise is the host other ranks dial to reach this one (default
+	// CKPT_ADVERTISE, else loopback when the coordinator is on loopback,
+	// else this host's name).
+	Advertise string
 }
 
 // The job's environment, set by `ckpt run`.
@@ -73,6 +89,8 @@ const (
 	envToken       = "CKPT_TOKEN"
 	envIncarnation = "CKPT_INCARNATION"
 	envInterval    = "CKPT_INTERVAL"
+	envFlushEvery  = "CKPT_FLUSH_EVERY"
+	envAdvertise   = "CKPT_ADVERTISE"
 )
 
 // messagesFile is the file of a checkpoint that holds the application
@@ -97,11 +115,28 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 		return nil, fmt.Errorf("ckpt: checkpoint interval: %w", err)
 	}
 	j.pol = p
+	j.flushEvery = opts.FlushEvery
+	if j.flushEvery == 0 {
+		if v := os.Getenv(envFlushEvery); v != "" {
+			if j.flushEvery, err = strconv.Atoi(v); err != nil || j.flushEvery < 1 {
+				return nil, fmt.Errorf("ckpt: %s=%q: want a whole number ≥ 1", envFlushEvery, v)
+			}
+		}
+	}
+	j.flushEvery = max(j.flushEvery, 1)
 	so := opts.Store
 	if so.Size == 0 {
 		so.Rank, so.Size = identityFromEnv()
 	}
-	addr := os.Getenv(envCoord)
+	addr, token, inc := opts.Coord, opts.Token, opts.Incarnation
+	if addr == "" {
+		addr, token = os.Getenv(envCoord), os.Getenv(envToken)
+		if v := os.Getenv(envIncarnation); v != "" {
+			if inc, err = strconv.ParseUint(v, 10, 64); err != nil {
+				return nil, fmt.Errorf("ckpt: %s=%q: not a whole number", envIncarnation, v)
+			}
+		}
+	}
 	if addr == "" {
 		if so.Size > 1 {
 			return nil, fmt.Errorf("ckpt: rank %d of %d: no coordinator (%s is not set): start the job with 'ckpt run'", so.Rank, so.Size, envCoord)
@@ -118,13 +153,7 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 	if so.Node == "" {
 		so.Node, _ = os.Hostname()
 	}
-	inc, err := strconv.ParseUint(os.Getenv(envIncarnation)+"0", 10, 64)
-	if err != nil {
-		return nil, fmt.Errorf("ckpt: %s=%q: not a number", envIncarnation, os.Getenv(envIncarnation))
-	}
-	inc /= 10 // "" reads as 0
 	j.inc = inc
-	token := os.Getenv(envToken)
 	j.rank, j.size, j.node = so.Rank, so.Size, so.Node
 
 	// The rank's endpoint listens before it joins, so that its address is
@@ -142,7 +171,8 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 		}
 		return string(v), nil
 	})
-	if j.peers, err = peer.Listen(so.Rank, so.Size, token, resolve, peer.WithListenAddr(listenAddrFor(addr))); err != nil {
+	listen, advertise := endpointFor(addr, opts.Advertise)
+	if j.peers, err = peer.Listen(so.Rank, so.Size, token, resolve, peer.WithListenAddr(listen)); err != nil {
 		return nil, fmt.Errorf("ckpt: rank %d: %w", so.Rank, err)
 	}
 	j.client, err = coordnet.Dial(ctx, coordnet.ClientConfig{Addr: addr, Token: token, Incarnation: inc,
@@ -151,7 +181,12 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 		j.peers.Close()
 		return nil, fmt.Errorf("ckpt: %w", err)
 	}
-	if err := j.client.Publish(ctx, peer.AddrKey(so.Rank), []byte(j.peers.Addr())); err != nil {
+	myAddr := j.peers.Addr()
+	if advertise != "" {
+		_, port, _ := net.SplitHostPort(myAddr)
+		myAddr = net.JoinHostPort(advertise, port)
+	}
+	if err := j.client.Publish(ctx, peer.AddrKey(so.Rank), []byte(myAddr)); err != nil {
 		j.Close()
 		return nil, fmt.Errorf("ckpt: rank %d: publish address: %w", so.Rank, err)
 	}
@@ -163,16 +198,23 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 	return j, nil
 }
 
-// listenAddrFor is where a rank listens for its peers: loopback when the
-// coordinator is on loopback (one machine), else every interface.
-func listenAddrFor(coordAddr string) string {
-	host, _, err := net.SplitHostPort(coordAddr)
-	if err == nil {
-		if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() || host == "localhost" {
-			return "127.0.0.1:0"
+// endpointFor is where a rank listens for its peers and the host it
+// advertises ("" for the listener's own address): loopback when the
+// coordinator is on loopback (one machine), else every interface and the
+// host's name.
+func endpointFor(coordAddr, advertise string) (listen, host string) {
+	if advertise == "" {
+		advertise = os.Getenv(envAdvertise)
+	}
+	if h, _, err := net.SplitHostPort(coordAddr); err == nil && advertise == "" {
+		if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() || h == "localhost" {
+			return "127.0.0.1:0", ""
 		}
 	}
-	return ":0"
+	if advertise == "" {
+		advertise, _ = os.Hostname()
+	}
+	return ":0", advertise
 }
 
 // jobComm is the store's Comm over the job's coordinator and peers.
@@ -326,6 +368,12 @@ func (j *Job) Checkpoint(ctx context.Context, name string, save func(c *Checkpoi
 	}
 	if err := c.Commit(ctx); err != nil {
 		return err
+	}
+	j.taken++
+	if j.store.shared != nil && j.taken%j.flushEvery == 0 {
+		if err := j.store.Flush(ctx, name); err != nil {
+			return fmt.Errorf("ckpt: checkpoint %q: flush: %w", name, err)
+		}
 	}
 	if j.client != nil {
 		if ok, err := j.client.Commit(ctx, name, true); err != nil {

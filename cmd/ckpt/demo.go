@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt/ckpt/examples/himeno"
 	"github.com/ckpt/ckpt/internal/inject"
 	"github.com/ckpt/ckpt/internal/policy"
 )
@@ -32,15 +33,19 @@ It needs nothing but this binary: the nodes are directories under the temp
 directory, removed at the end.`,
 		Args: cobra.NoArgs,
 	}
-	iters := c.Flags().Int("iterations", 800, "Himeno iterations (size s)")
-	mtti := durationFlag(c.Flags(), "mtti", "mean time between injected node failures (default 4s)")
-	seed := c.Flags().Uint64("seed", 1, "seed of the injected failures")
+	iters := c.Flags().Int("iterations", 1500, "Himeno iterations")
+	size := c.Flags().String("size", "s", "Himeno grid: xs, s, m, l, xl or IxJxK")
+	mtti := durationFlag(c.Flags(), "mtti", "mean time between injected node failures, in job time (default 2.5s)")
+	seed := c.Flags().Uint64("seed", 3, "seed of the injected failures")
 	asJSON := jsonFlag(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		if *iters < 1 {
 			return usagef("--iterations %d: need at least 1", *iters)
 		}
-		m := 4.0
+		if _, err := himeno.ParseSize(*size); err != nil {
+			return usagef("--size: %v", err)
+		}
+		m := 2.5
 		if mtti.set {
 			if mtti.v < 0.5 {
 				return usagef("--mtti %gs: need at least 0.5s (a relaunch takes a fraction of a second)", mtti.v)
@@ -57,7 +62,7 @@ directory, removed at the end.`,
 		}
 		defer os.RemoveAll(root)
 		progress := c.ErrOrStderr()
-		args := []string{"example", "himeno", "--size", "s", "--iterations", fmt.Sprint(*iters)}
+		args := []string{"example", "himeno", "--size", *size, "--iterations", fmt.Sprint(*iters)}
 		spec := func(name, interval string, inject bool) (runSpec, *bytes.Buffer, error) {
 			s, err := demoSpec(exe, args, interval, m, *seed, inject)
 			s.cacheRoot = filepath.Join(root, name)
@@ -66,7 +71,7 @@ directory, removed at the end.`,
 			return s, &out, err
 		}
 
-		fmt.Fprintf(progress, "ckpt demo: Himeno (size s, %d iterations) on 8 ranks over 4 nodes, XOR across the 4,\n", *iters)
+		fmt.Fprintf(progress, "ckpt demo: Himeno (size %s, %d iterations) on 8 ranks over 4 nodes, XOR across the 4,\n", *size, *iters)
 		fmt.Fprintf(progress, "whole nodes failing at random (mean %gs apart, seed %d); checkpoint interval: auto\n", m, *seed)
 		run, out, err := spec("run", "auto", true)
 		if err != nil {

@@ -26,6 +26,7 @@ type runSpec struct {
 	args         []string
 	redundancy   string // "" = the store's default
 	shared       string
+	flushEvery   int
 	interval     policy.Policy
 	durability   string
 	cacheRoot    string
@@ -49,9 +50,9 @@ type runResult struct {
 
 func (s runSpec) haltFile() string { return filepath.Join(s.cacheRoot, "halt") }
 
-// run runs the job to its end.
-func (s runSpec) run(ctx context.Context) (runResult, error) {
-	res := runResult{Restarts: map[string]int{}}
+// config is the launcher's configuration of the job, and the coordinators
+// it runs with.
+func (s runSpec) config() (launch.Config, *launch.Coordinators, error) {
 	coords := &launch.Coordinators{Ranks: s.ranks, Nodes: s.nodes, Policy: s.interval,
 		HeartbeatTimeout: s.heartbeat, Tree: s.tree}
 	env := []string{"CKPT_INTERVAL=" + s.interval.String()}
@@ -60,6 +61,9 @@ func (s runSpec) run(ctx context.Context) (runResult, error) {
 	}
 	if s.shared != "" {
 		env = append(env, "CKPT_SHARED="+s.shared)
+	}
+	if s.flushEvery > 0 {
+		env = append(env, fmt.Sprintf("CKPT_FLUSH_EVERY=%d", s.flushEvery))
 	}
 	if s.durability != "" {
 		env = append(env, "CKPT_CACHE_DURABILITY="+s.durability)
@@ -73,17 +77,33 @@ func (s runSpec) run(ctx context.Context) (runResult, error) {
 	if s.inject != nil {
 		sched, err := inject.NewSchedule(*s.inject)
 		if err != nil {
-			return res, err
+			return cfg, nil, err
 		}
 		cfg.Failures = failures{sched}
 		cfg.NodeFailures = s.inject.Kind == inject.Node
+		cfg.HangFailures = s.inject.Kind == inject.Hang
 	}
+	return cfg, coords, nil
+}
+
+// run runs the job to its end.
+func (s runSpec) run(ctx context.Context) (runResult, error) {
+	cfg, coords, err := s.config()
+	if err != nil {
+		return runResult{}, err
+	}
+	return s.launch(ctx, cfg, coords)
+}
+
+// launch runs the job the launcher is configured for.
+func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.Coordinators) (runResult, error) {
+	res := runResult{Restarts: map[string]int{}}
 	if err := os.MkdirAll(s.cacheRoot, 0o755); err != nil {
 		return res, err
 	}
 	rep, err := launch.Run(ctx, cfg)
 	res.Report, res.Policy = rep, coords.State()
-	if err == nil && !s.keepCache {
+	if err == nil && !s.keepCache && !rep.Halted {
 		// The job is done: its cached checkpoints served their purpose
 		// (what it flushed to the shared tier stays).
 		os.RemoveAll(s.cacheRoot)
@@ -113,6 +133,9 @@ func describe(e launch.Event) string {
 		if e.Node >= 0 {
 			return fmt.Sprintf("inject: node %d lost with its cache (ranks %s)", e.Node, joinInts(e.Ranks))
 		}
+		if e.Hang {
+			return fmt.Sprintf("inject: rank %s hung (stopped, not killed)", joinInts(e.Ranks))
+		}
 		return fmt.Sprintf("inject: rank %s killed", joinInts(e.Ranks))
 	case "fail":
 		return "failed: " + e.Reason
@@ -141,6 +164,7 @@ func joinInts(v []int) string {
 type runFlags struct {
 	nodes               *int
 	redundancy, shared  *string
+	flushEvery          *int
 	interval            *string
 	durability          *string
 	cacheRoot           *string
@@ -159,6 +183,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 		nodes:      fs.Int("nodes", 0, "simulated nodes, each with its own cache directory (default: one per rank)"),
 		redundancy: fs.String("redundancy", "", "protection of cached checkpoints: single, partner, xor:S, rs:K+M (default xor over the nodes, at most 8)"),
 		shared:     fs.String("shared", "", "shared tier: a directory or s3://BUCKET/PREFIX (default none)"),
+		flushEvery: fs.Int("flush-every", 1, "flush every K-th checkpoint to the shared tier (blocking)"),
 		interval:   fs.String("interval", "auto", "when to checkpoint: 100steps, 30s, auto (Daly's interval from the measured cost and MTTI), auto:MTTI, none"),
 		durability: fs.String("cache-durability", "", "node (sync: survives the node's crash) or process (no sync: survives the processes' crash)"),
 		cacheRoot:  fs.String("cache-root", "", "directory of the node caches (default: a directory per job under the temp directory)"),
@@ -168,7 +193,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 		keepCache:  fs.Bool("keep-cache", false, "keep the node caches after the job finished (default: removed; a failed job's always stay)"),
 		injectMTTI: durationFlag(fs, "inject-mtti", "inject failures with this mean time between them (job time)"),
 		injectDist: fs.String("inject-dist", "exp", "distribution of the time between injected failures: exp or weibull:SHAPE"),
-		injKind:    fs.String("inject-kind", "rank", "what a failure kills: rank (one process) or node (its ranks and its cache)"),
+		injKind:    fs.String("inject-kind", "rank", "what a failure does: rank (kills one process), node (its ranks and its cache), hang (stops one rank without killing it)"),
 		seed:       fs.Uint64("seed", 1, "seed of the injected failures"),
 	}
 }
@@ -176,7 +201,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 // spec checks the flags and builds the job.
 func (f *runFlags) spec(ranks int, program string, args []string) (runSpec, error) {
 	s := runSpec{ranks: ranks, nodes: *f.nodes, program: program, args: args,
-		redundancy: *f.redundancy, shared: *f.shared, durability: *f.durability,
+		redundancy: *f.redundancy, shared: *f.shared, flushEvery: *f.flushEvery, durability: *f.durability,
 		retries: *f.retries, heartbeat: 10 * time.Second, tree: *f.tree, keepCache: *f.keepCache}
 	if ranks < 1 {
 		return s, usagef("-n %d: need at least one rank", ranks)
@@ -202,6 +227,9 @@ func (f *runFlags) spec(ranks int, program string, args []string) (runSpec, erro
 		return s, usagef("--interval: %v", err)
 	}
 	s.interval = p
+	if s.flushEvery < 1 {
+		return s, usagef("--flush-every %d: need ≥ 1", s.flushEvery)
+	}
 	if s.retries < 0 {
 		return s, usagef("--retries %d: need ≥ 0", s.retries)
 	}
@@ -302,6 +330,7 @@ func printRun(w io.Writer, r runResult, asJSON bool) error {
 	if asJSON {
 		return writeJSON(w, object{
 			{"result", r.Result},
+			{"halted", r.Halted},
 			{"attempts", len(r.Attempts)},
 			{"failures", failures},
 			{"failures_injected", r.Injected},

@@ -33,6 +33,10 @@ type Kind uint8
 const (
 	Rank Kind = iota // one rank's process
 	Node             // every rank of one node, and the node's cache
+	// Hang stops one rank's process (SIGSTOP) without killing it: it
+	// neither exits nor heartbeats, and only the coordinator's failure
+	// detection can tell.
+	Hang
 )
 
 func (k Kind) String() string {
@@ -41,6 +45,8 @@ func (k Kind) String() string {
 		return "rank"
 	case Node:
 		return "node"
+	case Hang:
+		return "hang"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
@@ -161,15 +167,17 @@ func (d Dist) CV() float64 {
 	return math.Sqrt(max(g2/(g1*g1)-1, 0))
 }
 
-// ParseKind reads the --inject-kind forms "rank" and "node".
+// ParseKind reads the --inject-kind forms "rank", "node" and "hang".
 func ParseKind(s string) (Kind, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "rank":
 		return Rank, nil
 	case "node":
 		return Node, nil
+	case "hang":
+		return Hang, nil
 	}
-	return 0, &FlagError{Flag: "inject-kind", Input: s, Reason: "use rank or node"}
+	return 0, &FlagError{Flag: "inject-kind", Input: s, Reason: "use rank, node or hang"}
 }
 
 // ParseMTTI reads --inject-mtti: a duration in units.ParseDuration syntax
@@ -224,7 +232,7 @@ func (c Config) Validate() error {
 	if err := c.Dist.Validate(); err != nil {
 		return err
 	}
-	if c.Kind != Rank && c.Kind != Node {
+	if c.Kind > Hang {
 		return fmt.Errorf("%w: unknown kind %d", ErrInvalid, uint8(c.Kind))
 	}
 	return nil

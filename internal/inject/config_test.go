@@ -19,6 +19,7 @@ func TestParseFlags(t *testing.T) {
 		{"1h30m", "weibull:0.7", "rank", Config{MTTI: 90 * time.Minute, Dist: Dist{Family: Weibull, Shape: 0.7}, Seed: 7}},
 		{"90", "weibull:1.5", "node", Config{MTTI: 90 * time.Second, Dist: Dist{Family: Weibull, Shape: 1.5}, Kind: Node, Seed: 7}},
 		{"250ms", "WEIBULL: 2", "rank", Config{MTTI: 250 * time.Millisecond, Dist: Dist{Family: Weibull, Shape: 2}, Seed: 7}},
+		{"2s", "exp", "hang", Config{MTTI: 2 * time.Second, Kind: Hang, Seed: 7}},
 	} {
 		got, err := ParseFlags(c.mtti, c.dist, c.kind, 7)
 		if err != nil || got != c.want {
@@ -58,8 +59,8 @@ func TestParseFlagErrors(t *testing.T) {
 		{"1m", "weibull:-0.7", "rank", "inject-dist", "weibull:-0.7", "> 0, not -0.7"},
 		{"1m", "weibull:NaN", "rank", "inject-dist", "weibull:NaN", "not a number"},
 		{"1m", "weibull:0.001", "rank", "inject-dist", "weibull:0.001", "too small"},
-		{"1m", "exp", "host", "inject-kind", "host", "use rank or node"},
-		{"1m", "exp", "", "inject-kind", "", "use rank or node"},
+		{"1m", "exp", "host", "inject-kind", "host", "use rank, node or hang"},
+		{"1m", "exp", "", "inject-kind", "", "use rank, node or hang"},
 	} {
 		_, err := ParseFlags(c.mtti, c.dist, c.kind, 1)
 		var fe *FlagError

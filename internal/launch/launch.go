@@ -83,9 +83,12 @@ type Config struct {
 	// NewCoordinator starts the coordinator of one attempt.
 	NewCoordinator func(incarnation uint64, token string) (Coordinator, error)
 	// Failures, if set, injects failures; NodeFailures makes each kill a
-	// whole node's ranks and delete its cache.
+	// whole node's ranks and delete its cache; HangFailures stops a rank
+	// (SIGSTOP) instead of killing it, so that it neither exits nor
+	// heartbeats.
 	Failures     Failures
 	NodeFailures bool
+	HangFailures bool
 	// HaltFile, if set: when it appears the job is asked to halt.
 	HaltFile string
 	// Output receives the ranks' output, each line prefixed with its rank.
@@ -97,6 +100,7 @@ type Config struct {
 // Event is one thing that happened; Kind says which fields are set.
 type Event struct {
 	Kind        string // "launch", "inject", "fail", "restored", "finish", "halt"
+	Hang        bool   // inject: the rank was stopped, not killed
 	At          time.Duration
 	Incarnation uint64
 	Ranks       []int  // inject: the ranks killed
@@ -119,6 +123,7 @@ type Attempt struct {
 type Report struct {
 	Attempts []Attempt
 	Injected int    // failures injected
+	Halted   bool   // a halt was requested: the job stopped early
 	Result   string // rank 0's result line, from the last attempt
 	Elapsed  time.Duration
 }
@@ -178,6 +183,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	for inc := uint64(0); ; inc++ {
 		a := &attempt{cfg: &cfg, inc: inc, since: since, ran: ran}
 		att, err := a.run(ctx, &nextFailure, &target, &rep.Injected)
+		rep.Halted = rep.Halted || a.halted
 		rep.Attempts = append(rep.Attempts, att)
 		ran += att.End - att.Start
 		if err != nil {
@@ -204,6 +210,9 @@ type attempt struct {
 	coord  Coordinator
 	procs  []*exec.Cmd
 	result string
+	halted bool
+	// injected describes the failure injected into this attempt, if any.
+	injected string
 }
 
 // exit is a rank process's end.
@@ -241,6 +250,11 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 	failure := ""
 	fail := func(reason string) {
 		if failure == "" {
+			if a.injected != "" {
+				// The cause first, then how the job saw it (which rank
+				// noticed first is a race).
+				reason = a.injected + " (seen as: " + reason + ")"
+			}
 			failure = reason
 			a.killAll()
 		}
@@ -276,6 +290,7 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 			if cfg.HaltFile != "" {
 				if _, err := os.Stat(cfg.HaltFile); err == nil {
 					coord.Halt()
+					a.halted = true
 					os.Remove(cfg.HaltFile)
 					cfg.Event(Event{Kind: "halt", At: a.since(), Incarnation: a.inc})
 				}
@@ -365,15 +380,30 @@ func (a *attempt) inject(target int, injected *int) {
 		}
 	} else {
 		ev.Ranks = []int{target}
+		ev.Hang = cfg.HangFailures
 	}
 	for _, r := range ev.Ranks {
 		if r < len(a.procs) {
-			kill(a.procs[r])
+			if cfg.HangFailures {
+				stop(a.procs[r])
+			} else {
+				kill(a.procs[r])
+			}
 		}
 	}
 	if cfg.NodeFailures {
 		// The node's replacement starts with an empty cache.
 		os.RemoveAll(filepath.Join(cfg.CacheRoot, fmt.Sprintf("node%d", target)))
+	}
+	if a.injected == "" {
+		switch {
+		case cfg.NodeFailures:
+			a.injected = fmt.Sprintf("injected failure: node %d lost with its cache", target)
+		case cfg.HangFailures:
+			a.injected = fmt.Sprintf("injected failure: rank %d hung", target)
+		default:
+			a.injected = fmt.Sprintf("injected failure: rank %d killed", target)
+		}
 	}
 	cfg.Event(ev)
 }

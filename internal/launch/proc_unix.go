@@ -20,3 +20,10 @@ func kill(cmd *exec.Cmd) {
 		cmd.Process.Kill()
 	}
 }
+
+// stop stops a rank's process group (SIGSTOP): a hung process.
+func stop(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGSTOP)
+	}
+}

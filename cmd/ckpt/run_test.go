@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/policy"
+)
+
+// The test binary doubles as ckpt: ranks started by the jobs of these tests
+// run it with asCkpt set.
+const asCkpt = "CKPT_TEST_AS_CKPT"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asCkpt) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// himenoArgs is the example the job tests run: small enough for ranks
+// built with the race detector, long enough for failures to land.
+var himenoArgs = []string{"example", "himeno", "--size", "xs", "--iterations", "120"}
+
+// reference is the example's result computed by one process without
+// failures: the checksum is the same for any number of ranks.
+var reference = sync.OnceValues(func() (string, error) {
+	var out, errb bytes.Buffer
+	if code := run(himenoArgs, &out, &errb); code != exitOK {
+		return "", fmt.Errorf("reference run: exit %d: %s", code, errb.String())
+	}
+	return strings.TrimSpace(out.String()), nil
+})
+
+// jobSpec is a job of the test binary's himeno example: 4 ranks, one per
+// node, XOR across the 4, a checkpoint every 5 steps.
+func jobSpec(t *testing.T) (runSpec, *bytes.Buffer) {
+	t.Helper()
+	t.Setenv(asCkpt, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.Parse("5steps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	w := &syncWriter{b: &log}
+	return runSpec{ranks: 4, nodes: 4, program: exe, args: himenoArgs, redundancy: "xor:4",
+		interval: p, cacheRoot: filepath.Join(t.TempDir(), "caches"), retries: 6,
+		heartbeat: 10 * time.Second, output: w, progress: w}, &log
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+// script injects failures at fixed job times on fixed targets.
+type script struct {
+	at      []time.Duration
+	targets []int
+}
+
+func (s *script) Next(live int) (time.Duration, int) {
+	if len(s.at) == 0 {
+		return -1, 0
+	}
+	at, tg := s.at[0], s.targets[0]
+	s.at, s.targets = s.at[1:], s.targets[1:]
+	return at, tg
+}
+
+// runScripted runs spec with the scripted failures and checks that the
+// result is the failure-free one.
+func runScripted(t *testing.T, spec runSpec, log *bytes.Buffer, mod func(*launch.Config)) runResult {
+	t.Helper()
+	cfg, coords, err := spec.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	res, err := spec.launch(ctx, cfg, coords)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	want, err := reference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Result != want {
+		t.Fatalf("result %q, want the failure-free %q\n%s", res.Result, want, log)
+	}
+	return res
+}
+
+// waitCheckpointed is a failure time: late enough that the job has
+// committed checkpoints (its ranks start in well under a second even with
+// the race detector, and checkpoint every 5 steps).
+const waitCheckpointed = 2500 * time.Millisecond
+
+func TestRunNodeLossRebuilds(t *testing.T) {
+	spec, log := jobSpec(t)
+	res := runScripted(t, spec, log, func(c *launch.Config) {
+		c.Failures = &script{at: []time.Duration{waitCheckpointed}, targets: []int{1}}
+		c.NodeFailures = true
+	})
+	if res.Injected != 1 || res.Restarts["rebuild"] != 1 || len(res.Attempts) != 2 {
+		t.Errorf("injected %d, restarts %v, attempts %d; want one node lost and one restart rebuilding it\n%s",
+			res.Injected, res.Restarts, len(res.Attempts), log)
+	}
+	if _, err := os.Stat(spec.cacheRoot); !os.IsNotExist(err) {
+		t.Errorf("a finished job's caches stayed: %v", err)
+	}
+}
+
+func TestRunTwoNodesOfASetFromShared(t *testing.T) {
+	spec, log := jobSpec(t)
+	spec.shared = filepath.Join(t.TempDir(), "shared")
+	spec.flushEvery = 2
+	res := runScripted(t, spec, log, func(c *launch.Config) {
+		// Two nodes of the one XOR set at once: beyond what parity rebuilds.
+		c.Failures = &script{at: []time.Duration{waitCheckpointed, waitCheckpointed}, targets: []int{1, 2}}
+		c.NodeFailures = true
+	})
+	if res.Restarts["shared"] != 1 {
+		t.Errorf("restarts %v: want one from the shared tier\n%s", res.Restarts, log)
+	}
+}
+
+func TestRunHungRankDetected(t *testing.T) {
+	spec, log := jobSpec(t)
+	spec.heartbeat = time.Second
+	res := runScripted(t, spec, log, func(c *launch.Config) {
+		c.Failures = &script{at: []time.Duration{waitCheckpointed}, targets: []int{2}}
+		c.HangFailures = true
+	})
+	if len(res.Attempts) != 2 || !strings.Contains(res.Attempts[0].Failure, "rank 2") ||
+		!strings.Contains(res.Attempts[0].Failure, "heartbeat") {
+		t.Errorf("attempts %+v: want the first ended by rank 2's heartbeat timeout\n%s", res.Attempts, log)
+	}
+	if res.Restarts["cache"] != 1 {
+		t.Errorf("restarts %v: a hung rank loses no cache; want a restart from the caches", res.Restarts)
+	}
+}
+
+// TestRunCoordinatorLost closes the first attempt's coordinator while the
+// job runs, as its crash would: the ranks stop, the launcher starts a new
+// coordinator and relaunches them.
+func TestRunCoordinatorLost(t *testing.T) {
+	spec, log := jobSpec(t)
+	res := runScripted(t, spec, log, func(c *launch.Config) {
+		newCoord := c.NewCoordinator
+		c.NewCoordinator = func(inc uint64, token string) (launch.Coordinator, error) {
+			co, err := newCoord(inc, token)
+			if err == nil && inc == 0 {
+				time.AfterFunc(waitCheckpointed, func() { co.Close() })
+			}
+			return co, err
+		}
+	})
+	if len(res.Attempts) != 2 || res.Restarts["cache"] != 1 {
+		t.Errorf("attempts %d, restarts %v: want one relaunch restoring from the caches\n%s", len(res.Attempts), res.Restarts, log)
+	}
+}
+
+func TestRunHaltThenResume(t *testing.T) {
+	spec, log := jobSpec(t)
+	p, _ := policy.Parse("200ms")
+	spec.interval = p
+	cfg, coords, err := spec.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(1200*time.Millisecond, func() { os.WriteFile(spec.haltFile(), nil, 0o644) })
+	res, err := spec.launch(t.Context(), cfg, coords)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if !res.Halted || !strings.Contains(res.Result, "halted") || len(res.Attempts) != 1 {
+		t.Fatalf("halted %v, result %q, attempts %d\n%s", res.Halted, res.Result, len(res.Attempts), log)
+	}
+	// Started again on the same caches, it resumes and finishes.
+	res = runScripted(t, spec, log, nil)
+	if res.Attempts[0].Restored != "cache" {
+		t.Errorf("the resumed job restored from %q, want the caches", res.Attempts[0].Restored)
+	}
+}
+
+func TestRunBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		mention []string
+		args    []string
+	}{
+		{[]string{"-n"}, []string{"run", "--", "true"}},
+		{[]string{"--nodes 5"}, []string{"run", "-n", "4", "--nodes", "5", "--", "true"}},
+		{[]string{"--redundancy"}, []string{"run", "-n", "4", "--redundancy", "raid6", "--", "true"}},
+		{[]string{"--interval", "forever"}, []string{"run", "-n", "2", "--interval", "forever", "--", "true"}},
+		{[]string{"--inject-mtti"}, []string{"run", "-n", "2", "--inject-kind", "node", "--", "true"}},
+		{[]string{"inject-kind", "host"}, []string{"run", "-n", "2", "--inject-mtti", "5s", "--inject-kind", "host", "--", "true"}},
+		{[]string{"--flush-every"}, []string{"run", "-n", "2", "--flush-every", "0", "--", "true"}},
+		{[]string{"--cache-durability"}, []string{"run", "-n", "2", "--cache-durability", "disk", "--", "true"}},
+	} {
+		checkBadInput(t, tc.mention, tc.args...)
+	}
+}
+
+func TestDemoJSON(t *testing.T) {
+	t.Setenv(asCkpt, "1")
+	code, stdout, stderr := runCLI(t, "demo", "--size", "xs", "--iterations", "150", "--mtti", "1.5s", "--seed", "3", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	obj := decodeOne(t, stdout)
+	checkKeys(t, obj, []string{"failures_injected", "restarts_from_cache", "restarts_from_rebuild",
+		"restarts_from_shared", "restarts_from_scratch", "efficiency", "attempts", "run_seconds",
+		"reference_seconds", "checkpoint_seconds"},
+		[]string{"result_matches_reference", "result", "reference_result"})
+	if obj["result_matches_reference"] != true {
+		t.Errorf("result_matches_reference = %v\n%s", obj["result_matches_reference"], stderr)
+	}
+	if getNum(t, obj, "failures_injected") < 1 {
+		t.Errorf("no failure injected in %v s\n%s", getNum(t, obj, "run_seconds"), stderr)
+	}
+	restarts := getNum(t, obj, "restarts_from_cache") + getNum(t, obj, "restarts_from_rebuild") +
+		getNum(t, obj, "restarts_from_shared") + getNum(t, obj, "restarts_from_scratch")
+	// An attempt killed before it restored anything counts in none.
+	if restarts > getNum(t, obj, "attempts")-1 || restarts < 1 {
+		t.Errorf("%v restarts for %v attempts", restarts, getNum(t, obj, "attempts"))
+	}
+	if e := getNum(t, obj, "efficiency"); e <= 0 || e > 1.5 {
+		t.Errorf("efficiency %v", e)
+	}
+	if !strings.Contains(stderr, "inject: node") {
+		t.Errorf("progress shows no injected failure:\n%s", stderr)
+	}
+}
