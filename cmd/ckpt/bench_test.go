@@ -53,3 +53,34 @@ func TestBenchStoreBadInput(t *testing.T) {
 	checkBadInput(t, []string{"--scenario-size"}, "bench", "store", "--scenario-size", "10")
 	checkBadInput(t, []string{"--dir", "/nonexistent/x"}, "bench", "store", "--dir", "/nonexistent/x")
 }
+
+func TestBenchCoordJSON(t *testing.T) {
+	t.Setenv(asCkpt, "1") // the workers are this test binary
+	code, stdout, stderr := runCLI(t, "bench", "coord", "--clients", "64", "--per-node", "8", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	obj := decodeOne(t, stdout)
+	checkKeys(t, obj, []string{"clients", "per_node", "raw_seconds", "flat_seconds", "tree_seconds", "flat_ratio", "tree_ratio"}, nil)
+	checkRel(t, "flat_ratio", getNum(t, obj, "flat_ratio"), getNum(t, obj, "flat_seconds")/getNum(t, obj, "raw_seconds"), 1e-9)
+	checkRel(t, "tree_ratio", getNum(t, obj, "tree_ratio"), getNum(t, obj, "tree_seconds")/getNum(t, obj, "raw_seconds"), 1e-9)
+	if getNum(t, obj, "clients") != 64 {
+		t.Errorf("clients = %v", obj["clients"])
+	}
+}
+
+func TestBenchOverheadJSON(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "bench", "overhead", "--ranks", "2", "--size", "xs", "--iterations", "40", "--trials", "1", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	obj := decodeOne(t, stdout)
+	checkKeys(t, obj, []string{"off_seconds", "on_seconds", "overhead_ratio", "decision_rounds",
+		"decision_seconds", "accounted_overhead_ratio", "ranks", "iterations"}, nil)
+	checkRel(t, "overhead_ratio", getNum(t, obj, "overhead_ratio"), getNum(t, obj, "on_seconds")/getNum(t, obj, "off_seconds")-1, 1e-9)
+	if getNum(t, obj, "decision_rounds") < 1 {
+		t.Errorf("no decision round in a run with checkpointing on")
+	}
+	checkBadInput(t, []string{"--ranks"}, "bench", "overhead", "--ranks", "0")
+	checkBadInput(t, []string{"--size"}, "bench", "overhead", "--size", "huge")
+}

@@ -1,0 +1,155 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/examples/himeno"
+	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/policy"
+)
+
+// OverheadConfig is what `ckpt bench overhead` measures: the Himeno
+// example on Ranks ranks (goroutines of this process, joined through a
+// real coordinator, exchanging halos over TCP), once with checkpointing off
+// and once with it on but never due, Trials times each, alternating.
+type OverheadConfig struct {
+	Dir        string
+	Ranks      int
+	Size       himeno.Config
+	Iterations int
+	Trials     int
+	Progress   func(step string)
+}
+
+// OverheadResult holds the fastest run of each kind, in seconds, and what
+// the checkpoint decisions cost.
+type OverheadResult struct {
+	Off, On float64
+	// Ratio is On/Off − 1: the runtime overhead of checkpointing that is
+	// enabled but never due.
+	Ratio float64
+	// Decisions is the number of decision rounds of the run with
+	// checkpointing on, DecisionSeconds their summed time on rank 0, and
+	// Accounted their share of the run: the overhead counted directly,
+	// free of the noise between runs.
+	Decisions       int
+	DecisionSeconds float64
+	Accounted       float64
+}
+
+// RunOverhead measures.
+func RunOverhead(ctx context.Context, cfg OverheadConfig) (OverheadResult, error) {
+	var r OverheadResult
+	if cfg.Progress == nil {
+		cfg.Progress = func(string) {}
+	}
+	off, on := 1e300, 1e300
+	for trial := range cfg.Trials {
+		cfg.Progress(fmt.Sprintf("trial %d of %d: checkpointing off, then on but never due", trial+1, cfg.Trials))
+		a, _, err := himenoRun(ctx, cfg, "none", trial)
+		if err != nil {
+			return r, err
+		}
+		b, st, err := himenoRun(ctx, cfg, "1000h", trial)
+		if err != nil {
+			return r, err
+		}
+		off = min(off, a)
+		if b < on {
+			on = b
+			r.Decisions, r.DecisionSeconds = st.rounds, st.roundTime.Seconds()
+		}
+	}
+	r.Off, r.On = off, on
+	r.Ratio = on/off - 1
+	r.Accounted = r.DecisionSeconds / on
+	return r, nil
+}
+
+type decisionStats struct {
+	rounds    int
+	roundTime time.Duration
+}
+
+// himenoRun runs the example once and returns the seconds its loop took
+// (the slowest rank's), and rank 0's decision rounds.
+func himenoRun(ctx context.Context, cfg OverheadConfig, interval string, trial int) (float64, decisionStats, error) {
+	var st decisionStats
+	pol, err := policy.Parse(interval)
+	if err != nil {
+		return 0, st, err
+	}
+	coords := &launch.Coordinators{Ranks: cfg.Ranks, Nodes: cfg.Ranks, Policy: pol}
+	token := fmt.Sprintf("overhead-%d", trial)
+	co, err := coords.New(0, token)
+	if err != nil {
+		return 0, st, err
+	}
+	defer co.Close()
+	secs := make([]float64, cfg.Ranks)
+	errs := make([]error, cfg.Ranks)
+	var wg sync.WaitGroup
+	for rank := range cfg.Ranks {
+		wg.Go(func() {
+			node := fmt.Sprintf("node%d", rank)
+			job, err := ckpt.Join(ctx, ckpt.JobOptions{Coord: co.Addr(), Token: token, Interval: interval,
+				Store: ckpt.Options{Rank: rank, Size: cfg.Ranks, Node: node,
+					CacheDir: filepath.Join(cfg.Dir, fmt.Sprintf("overhead-%d-%s", trial, interval), node)}})
+			if err != nil {
+				errs[rank] = err
+				return
+			}
+			defer job.Close()
+			s, err := himeno.New(cfg.Size, rank, cfg.Ranks)
+			if err != nil {
+				errs[rank] = err
+				return
+			}
+			if err := job.Barrier(ctx); err != nil {
+				errs[rank] = err
+				return
+			}
+			start := time.Now()
+			for i := 1; i <= cfg.Iterations; i++ {
+				if _, err := s.Step(ctx, job); err != nil {
+					errs[rank] = err
+					return
+				}
+				t0 := time.Now()
+				need, err := job.NeedCheckpoint(ctx, int64(i))
+				if d := time.Since(t0); rank == 0 && d > 20*time.Microsecond {
+					// Only decision rounds talk to the coordinator; the
+					// local check between them takes nanoseconds.
+					st.rounds++
+					st.roundTime += d
+				}
+				if err != nil {
+					errs[rank] = err
+					return
+				}
+				if need {
+					errs[rank] = fmt.Errorf("a checkpoint came due at step %d with interval %s", i, interval)
+					return
+				}
+			}
+			secs[rank] = time.Since(start).Seconds()
+			errs[rank] = job.Finish(ctx, "")
+		})
+	}
+	wg.Wait()
+	for rank, err := range errs {
+		if err != nil {
+			return 0, st, fmt.Errorf("rank %d: %w", rank, err)
+		}
+	}
+	slowest := 0.0
+	for _, s := range secs {
+		slowest = max(slowest, s)
+	}
+	return slowest, st, nil
+}
