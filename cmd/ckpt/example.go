@@ -85,8 +85,11 @@ func runExample(c *cobra.Command, prog func(*ckpt.Job) (ranks.Report, error)) er
 	}
 	if job.Rank() == 0 {
 		fmt.Fprintln(c.OutOrStdout(), rep.Result)
-		fmt.Fprintf(c.ErrOrStderr(), "restored from %s %s; %d checkpoints taking %.3fs\n",
-			rep.RestoredFrom, rep.Checkpoint, rep.Checkpoints, rep.CheckpointDur.Seconds())
+		from := "started from scratch"
+		if rep.Checkpoint != "" {
+			from = fmt.Sprintf("restored %s from %s", rep.Checkpoint, rep.RestoredFrom)
+		}
+		fmt.Fprintf(c.ErrOrStderr(), "%s; %d checkpoints taking %.3fs\n", from, rep.Checkpoints, rep.CheckpointDur.Seconds())
 	}
 	return nil
 }

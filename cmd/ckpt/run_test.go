@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -253,4 +255,65 @@ func TestDemoJSON(t *testing.T) {
 	if !strings.Contains(stderr, "inject: node") {
 		t.Errorf("progress shows no injected failure:\n%s", stderr)
 	}
+}
+
+// TestCoordinatorForAnotherLauncher runs `ckpt coordinator` and two ranks
+// that take their identity from Slurm's variables, as under srun.
+func TestCoordinatorForAnotherLauncher(t *testing.T) {
+	t.Setenv(asCkpt, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	coordCmd := exec.Command(exe, "coordinator", "--ranks", "2", "--listen", "127.0.0.1:0", "--interval", "10steps")
+	out, err := coordCmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var coordErr bytes.Buffer
+	coordCmd.Stderr = &coordErr
+	if err := coordCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer coordCmd.Process.Kill()
+	var env []string
+	sc := bufio.NewScanner(out)
+	for len(env) < 4 && sc.Scan() {
+		env = append(env, sc.Text())
+	}
+	if len(env) != 4 || !strings.HasPrefix(env[0], "CKPT_COORD=127.0.0.1:") || !strings.HasPrefix(env[1], "CKPT_TOKEN=") {
+		t.Fatalf("coordinator printed %q", env)
+	}
+	want, err := reference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	outs := make([]bytes.Buffer, 2)
+	errs := make([]error, 2)
+	for r := range 2 {
+		wg.Go(func() {
+			cmd := exec.Command(exe, himenoArgs...)
+			cmd.Env = append(os.Environ(), env...)
+			cmd.Env = append(cmd.Env, fmt.Sprintf("SLURM_PROCID=%d", r), "SLURM_NTASKS=2",
+				fmt.Sprintf("CKPT_NODE=n%d", r), "CKPT_CACHE="+filepath.Join(t.TempDir(), "cache"))
+			cmd.Stdout = &outs[r]
+			cmd.Stderr = &outs[r]
+			errs[r] = cmd.Run()
+		})
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v\n%s", r, err, outs[r].String())
+		}
+	}
+	if !strings.Contains(outs[0].String(), want) {
+		t.Errorf("rank 0 printed %q, want %q", outs[0].String(), want)
+	}
+	if err := coordCmd.Wait(); err != nil {
+		t.Errorf("coordinator: %v\n%s", err, coordErr.String())
+	}
+	checkBadInput(t, []string{"--ranks"}, "coordinator")
+	checkBadInput(t, []string{"--interval"}, "coordinator", "--ranks", "2", "--interval", "often")
 }

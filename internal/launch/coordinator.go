@@ -24,6 +24,9 @@ type Coordinators struct {
 	HeartbeatTimeout time.Duration
 	// Tree gives every node a sub-coordinator its ranks connect to.
 	Tree bool
+	// Listen is the coordinator's address (default "127.0.0.1:0": this
+	// machine only, any port).
+	Listen string
 
 	mu       sync.Mutex
 	state    policy.State
@@ -51,7 +54,11 @@ func (f *Coordinators) New(inc uint64, token string) (Coordinator, error) {
 	f.mu.Unlock()
 	cfg := coord.Config{Size: f.Ranks, Token: token, Incarnation: inc,
 		HeartbeatTimeout: f.HeartbeatTimeout, Decide: f.decide}
-	co, err := coordnet.StartCoordinator("127.0.0.1:0", cfg, coordnet.Options{})
+	listen := f.Listen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	co, err := coordnet.StartCoordinator(listen, cfg, coordnet.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -424,6 +424,9 @@ func parseRestored(v string) (source, name string) {
 	return v, ""
 }
 
+// NewToken returns a new job secret: 128 random bits in hex.
+func NewToken() string { return newToken() }
+
 func newToken() string {
 	b := make([]byte, 16)
 	rand.Read(b)
