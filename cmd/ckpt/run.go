@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,6 +35,7 @@ type runSpec struct {
 	heartbeat    time.Duration
 	tree         bool
 	keepCache    bool           // keep the node caches after the job finished
+	verbose      bool           // report every checkpoint committed
 	inject       *inject.Config // nil: no failures injected
 	output       io.Writer      // the ranks' output
 	progress     io.Writer      // one line per event
@@ -68,11 +70,22 @@ func (s runSpec) config() (launch.Config, *launch.Coordinators, error) {
 	if s.durability != "" {
 		env = append(env, "CKPT_CACHE_DURABILITY="+s.durability)
 	}
+	var mu sync.Mutex // events come from the launcher and the coordinator
+	start := time.Now()
 	cfg := launch.Config{
 		Ranks: s.ranks, Nodes: s.nodes, Program: s.program, Args: s.args, Env: env,
 		CacheRoot: s.cacheRoot, Retries: s.retries, NewCoordinator: coords.New,
 		HaltFile: s.haltFile(), Output: s.output,
-		Event: func(e launch.Event) { fmt.Fprintf(s.progress, "  %6.2fs  %s\n", e.At.Seconds(), describe(e)) },
+		Event: func(e launch.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(s.progress, "  %6.2fs  %s\n", e.At.Seconds(), describe(e))
+		},
+	}
+	if s.verbose {
+		coords.OnCommit = func(inc uint64, name string) {
+			cfg.Event(launch.Event{Kind: "checkpoint", At: time.Since(start), Incarnation: inc, Checkpoint: name})
+		}
 	}
 	if s.inject != nil {
 		sched, err := inject.NewSchedule(*s.inject)
@@ -146,6 +159,8 @@ func describe(e launch.Event) string {
 		return fmt.Sprintf("restored %s from %s", e.Checkpoint, e.Source)
 	case "halt":
 		return "halt requested: stopping after the next checkpoint"
+	case "checkpoint":
+		return "checkpoint " + e.Checkpoint + " committed"
 	case "finish":
 		return "finished"
 	}
@@ -172,6 +187,7 @@ type runFlags struct {
 	heartbeat           *quantity
 	tree                *bool
 	keepCache           *bool
+	verbose             *bool
 	injectMTTI          *quantity
 	injectDist, injKind *string
 	seed                *uint64
@@ -191,6 +207,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 		heartbeat:  durationFlag(fs, "heartbeat-timeout", "a rank silent this long has failed (default 10s)"),
 		tree:       fs.Bool("tree", false, "one sub-coordinator per node, which its ranks connect to (paper 002's tree)"),
 		keepCache:  fs.Bool("keep-cache", false, "keep the node caches after the job finished (default: removed; a failed job's always stay)"),
+		verbose:    fs.BoolP("verbose", "v", false, "report every checkpoint committed"),
 		injectMTTI: durationFlag(fs, "inject-mtti", "inject failures with this mean time between them (job time)"),
 		injectDist: fs.String("inject-dist", "exp", "distribution of the time between injected failures: exp or weibull:SHAPE"),
 		injKind:    fs.String("inject-kind", "rank", "what a failure does: rank (kills one process), node (its ranks and its cache), hang (stops one rank without killing it)"),
@@ -202,7 +219,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 func (f *runFlags) spec(ranks int, program string, args []string) (runSpec, error) {
 	s := runSpec{ranks: ranks, nodes: *f.nodes, program: program, args: args,
 		redundancy: *f.redundancy, shared: *f.shared, flushEvery: *f.flushEvery, durability: *f.durability,
-		retries: *f.retries, heartbeat: 10 * time.Second, tree: *f.tree, keepCache: *f.keepCache}
+		retries: *f.retries, heartbeat: 10 * time.Second, tree: *f.tree, keepCache: *f.keepCache, verbose: *f.verbose}
 	if ranks < 1 {
 		return s, usagef("-n %d: need at least one rank", ranks)
 	}

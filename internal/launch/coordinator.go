@@ -27,6 +27,9 @@ type Coordinators struct {
 	// Listen is the coordinator's address (default "127.0.0.1:0": this
 	// machine only, any port).
 	Listen string
+	// OnCommit, if set, is called with the incarnation and the name of
+	// every checkpoint the job commits (from the coordinator's loop).
+	OnCommit func(inc uint64, name string)
 
 	mu       sync.Mutex
 	state    policy.State
@@ -58,7 +61,15 @@ func (f *Coordinators) New(inc uint64, token string) (Coordinator, error) {
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
-	co, err := coordnet.StartCoordinator(listen, cfg, coordnet.Options{})
+	var opts coordnet.Options
+	if f.OnCommit != nil {
+		opts.OnNotice = func(n coord.Notice) {
+			if n.Kind == coord.NoticeCommitted {
+				f.OnCommit(inc, n.Name)
+			}
+		}
+	}
+	co, err := coordnet.StartCoordinator(listen, cfg, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -89,6 +89,10 @@ type Config struct {
 	Failures     Failures
 	NodeFailures bool
 	HangFailures bool
+	// Inject, if set, injects a failure of the given target (a rank, or a
+	// node with NodeFailures) whenever one is received: failures on
+	// demand, at a moment of the caller's choosing.
+	Inject <-chan int
 	// HaltFile, if set: when it appears the job is asked to halt.
 	HaltFile string
 	// Output receives the ranks' output, each line prefixed with its rank.
@@ -99,14 +103,14 @@ type Config struct {
 
 // Event is one thing that happened; Kind says which fields are set.
 type Event struct {
-	Kind        string // "launch", "inject", "fail", "restored", "finish", "halt"
+	Kind        string // "launch", "inject", "fail", "restored", "checkpoint", "finish", "halt"
 	Hang        bool   // inject: the rank was stopped, not killed
 	At          time.Duration
 	Incarnation uint64
 	Ranks       []int  // inject: the ranks killed
 	Node        int    // inject with node failures: the node lost (else -1)
 	Source      string // restored: cache, rebuild, shared or none
-	Checkpoint  string // restored: its name
+	Checkpoint  string // restored, checkpoint: its name
 	Reason      string // fail: why the attempt ended
 }
 
@@ -278,6 +282,10 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 			doneC = nil // closed: it would fire on every turn
 			if err := coord.Err(); err != nil {
 				fail(err.Error())
+			}
+		case tg := <-cfg.Inject:
+			if failure == "" {
+				a.inject(tg, injected)
 			}
 		case <-injectC:
 			a.inject(*target, injected)
