@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/ckpt/ckpt/examples/himeno"
 	"github.com/ckpt/ckpt/internal/inject"
 	"github.com/ckpt/ckpt/internal/policy"
+	"github.com/ckpt/ckpt/model"
 )
 
 func newDemoCmd() *cobra.Command {
@@ -72,8 +74,9 @@ directory, removed at the end.`,
 		}
 
 		fmt.Fprintf(progress, "ckpt demo: Himeno (size %s, %d iterations) on 8 ranks over 4 nodes, XOR across the 4,\n", *size, *iters)
-		fmt.Fprintf(progress, "whole nodes failing at random (mean %gs apart, seed %d); checkpoint interval: auto\n", m, *seed)
-		run, out, err := spec("run", "auto", true)
+		fmt.Fprintf(progress, "whole nodes failing at random (mean %gs apart, seed %d); checkpoint interval: Daly's, from the\n", m, *seed)
+		fmt.Fprintf(progress, "measured checkpoint cost and the injector's MTTI\n")
+		run, out, err := spec("run", fmt.Sprintf("auto:%gs", m), true)
 		if err != nil {
 			return err
 		}
@@ -98,6 +101,7 @@ directory, removed at the end.`,
 		}
 		match := res.Result != "" && res.Result == refRes.Result
 		eff := refSecs / runSecs
+		pred := predict(refSecs, runSecs, m, res)
 		if *asJSON {
 			if err := writeJSON(c.OutOrStdout(), object{
 				{"result_matches_reference", match},
@@ -111,6 +115,11 @@ directory, removed at the end.`,
 				{"run_seconds", num(runSecs)},
 				{"reference_seconds", num(refSecs)},
 				{"checkpoint_seconds", num(res.Policy.Cost.Seconds())},
+				{"restart_seconds", num(pred.restart)},
+				{"mtti_seconds", m},
+				{"interval_seconds", num(pred.interval)},
+				{"model_efficiency", num(pred.efficiency)},
+				{"model_error", num(pred.err)},
 				{"result", res.Result},
 				{"reference_result", refRes.Result},
 			}); err != nil {
@@ -125,6 +134,8 @@ directory, removed at the end.`,
 			t.row("checkpoint cost", sec(res.Policy.Cost.Seconds()), "(measured)")
 			t.row("time", fmt.Sprintf("%.2f s with failures, %.2f s without", runSecs, refSecs))
 			t.row("efficiency", fmt.Sprintf("%.1f%%", 100*eff))
+			t.row("model", fmt.Sprintf("%.1f%% (Daly's run time, 000 eq. 1: δ = %s measured, R = %s measured, M = %gs, τ = %s); measured − model = %+.1f%% of the model",
+				100*pred.efficiency, sec(res.Policy.Cost.Seconds()), sec(pred.restart), m, sec(pred.interval), 100*pred.err))
 			t.row("result", res.Result)
 			t.row("reference", refRes.Result)
 			verdict := "identical to the failure-free run"
@@ -161,4 +172,41 @@ func demoSpec(exe string, args []string, interval string, mtti float64, seed uin
 		s.inject = &cfg
 	}
 	return s, nil
+}
+
+// prediction is what Daly's model expects of the run with failures, from
+// what the run measured.
+type prediction struct {
+	restart, interval, efficiency, err float64
+}
+
+// predict evaluates Daly's run time (000 eq. 1) at Daly's interval for the
+// measured checkpoint cost, the measured mean restart (from a failure to
+// the restored state), the injector's MTTI and the failure-free run's time
+// as the work.
+func predict(work, measured, mtti float64, res runResult) prediction {
+	var p prediction
+	var sum float64
+	n := 0
+	for i, a := range res.Attempts[min(1, len(res.Attempts)):] {
+		if a.RestoredAt > 0 {
+			sum += (a.RestoredAt - res.Attempts[i].End).Seconds()
+			n++
+		}
+	}
+	if n > 0 {
+		p.restart = sum / float64(n)
+	} else {
+		// No restart was seen: the first launch's start-up is the best
+		// measure of what one costs.
+		p.restart = res.Attempts[0].RestoredAt.Seconds()
+	}
+	cost := res.Policy.Cost.Seconds()
+	if cost <= 0 {
+		return prediction{restart: p.restart, efficiency: math.NaN(), err: math.NaN(), interval: math.NaN()}
+	}
+	p.interval = model.Daly(cost, mtti)
+	_, p.efficiency = model.DalyRuntime(model.RuntimeInput{Work: work, Interval: p.interval, Cost: cost, MTTI: mtti, Restart: p.restart})
+	p.err = (work/measured - p.efficiency) / p.efficiency
+	return p
 }

@@ -117,10 +117,13 @@ type Event struct {
 // Attempt is one launch of the job.
 type Attempt struct {
 	Incarnation uint64
-	Start, End  time.Duration // job time
-	Restored    string        // "cache", "rebuild", "shared" or "none"
-	Checkpoint  string        // what it restored
-	Failure     string        // why it ended, "" if it finished
+	// Start and End are wall-clock time since the job's first launch;
+	// RestoredAt is when rank 0 reported what it restored (0 if it never
+	// did), to within the launcher's 25 ms poll.
+	Start, End, RestoredAt time.Duration
+	Restored               string // "cache", "rebuild", "shared" or "none"
+	Checkpoint             string // what it restored
+	Failure                string // why it ended, "" if it finished
 }
 
 // Report is what Run did.
@@ -263,7 +266,8 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 			a.killAll()
 		}
 	}
-	halt := time.NewTicker(250 * time.Millisecond)
+	// The poll for the halt file and for what rank 0 restored.
+	halt := time.NewTicker(25 * time.Millisecond)
 	defer halt.Stop()
 	restoredSeen := false
 	doneC := coord.Done()
@@ -309,6 +313,7 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 		if !restoredSeen {
 			if v, ok := coord.Value(KeyRestored); ok {
 				restoredSeen = true
+				att.RestoredAt = a.since()
 				att.Restored, att.Checkpoint = parseRestored(string(v))
 				cfg.Event(Event{Kind: "restored", At: a.since(), Incarnation: a.inc, Source: att.Restored, Checkpoint: att.Checkpoint})
 			}
@@ -316,6 +321,7 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 	}
 	if !restoredSeen {
 		if v, ok := coord.Value(KeyRestored); ok {
+			att.RestoredAt = a.since()
 			att.Restored, att.Checkpoint = parseRestored(string(v))
 		}
 	}
