@@ -28,10 +28,12 @@ func newBenchStoreCmd() *cobra.Command {
 		Short: "Checkpoint store throughput as ratios to raw disk and memory speed, and a whole scenario",
 		Long: `Measures, in one run on this machine: raw sequential write and read of DIR,
 memory copy on one core, and ckpt's cache write (hashing, durable commit),
-XOR (8+1) and RS(8+2) parity computation, restart with verification of every
-byte, and rebuild after a node loss — each as bytes/s and as a ratio to its
-limit: cache write and rebuild against raw write, restart against raw read,
-encoding against memory copy. Then one whole scenario: 4 ranks × 512 MiB
+XOR (8+1) and RS(8+2) parity computation, the whole XOR encode of a set of
+4 members over the network transport (TCP on loopback), restart with
+verification of every byte, and rebuild after a node loss — each as bytes/s
+and as a ratio to its limit: cache write and rebuild against raw write,
+restart against raw read, encoding against memory copy, the encode over TCP
+against raw loopback TCP carrying the same bytes between the same pairs. Then one whole scenario: 4 ranks × 512 MiB
 over 4 simulated nodes, XOR across the 4, caches in DIR: checkpoint,
 blocking flush to a shared directory, restart after deleting one node's
 cache; once with caches synced to disk (the default: a checkpoint survives
@@ -74,6 +76,7 @@ DIR needs about 5 × 512 MiB free; everything written is removed.`,
 				{"cache_write_ratio", num(r.CacheWriteRatio)},
 				{"xor_encode_ratio", num(r.XOREncodeRatio)},
 				{"rs_encode_ratio", num(r.RSEncodeRatio)},
+				{"xor_encode_tcp_ratio", num(r.XOREncodeTCPRatio)},
 				{"restart_ratio", num(r.RestartRatio)},
 				{"rebuild_ratio", num(r.RebuildRatio)},
 				{"raw_write_bytes_per_second", num(r.RawWrite)},
@@ -82,6 +85,8 @@ DIR needs about 5 × 512 MiB free; everything written is removed.`,
 				{"cache_write_bytes_per_second", num(r.CacheWrite)},
 				{"xor_encode_bytes_per_second", num(r.XOREncode)},
 				{"rs_encode_bytes_per_second", num(r.RSEncode)},
+				{"xor_encode_tcp_bytes_per_second", num(r.XOREncodeTCP)},
+				{"loopback_tcp_bytes_per_second", num(r.LoopbackTCP)},
 				{"restart_bytes_per_second", num(r.Restart)},
 				{"rebuild_bytes_per_second", num(r.Rebuild)},
 				{"scenario_checkpoint_seconds", num(r.ScenarioCheckpoint)},
@@ -101,6 +106,7 @@ DIR needs about 5 × 512 MiB free; everything written is removed.`,
 		t.row("cache write", bw(r.CacheWrite), "raw write "+bw(r.RawWrite), fmt.Sprintf("%.2f", r.CacheWriteRatio))
 		t.row("XOR encode (8+1)", bw(r.XOREncode), "memory copy "+bw(r.MemCopy), fmt.Sprintf("%.2f", r.XOREncodeRatio))
 		t.row("RS encode (8+2)", bw(r.RSEncode), "memory copy "+bw(r.MemCopy), fmt.Sprintf("%.2f", r.RSEncodeRatio))
+		t.row("XOR encode over TCP (xor:4)", bw(r.XOREncodeTCP), "loopback TCP "+bw(r.LoopbackTCP), fmt.Sprintf("%.2f", r.XOREncodeTCPRatio))
 		t.row("restart with verify", bw(r.Restart), "raw read "+bw(r.RawRead), fmt.Sprintf("%.2f", r.RestartRatio))
 		t.row("rebuild after node loss", bw(r.Rebuild), "raw write "+bw(r.RawWrite), fmt.Sprintf("%.2f", r.RebuildRatio))
 		t.flush()

@@ -21,9 +21,10 @@ func TestBenchStoreJSON(t *testing.T) {
 	}
 	obj := decodeOne(t, stdout)
 	checkKeys(t, obj, []string{
-		"cache_write_ratio", "xor_encode_ratio", "rs_encode_ratio", "restart_ratio", "rebuild_ratio",
+		"cache_write_ratio", "xor_encode_ratio", "rs_encode_ratio", "xor_encode_tcp_ratio", "restart_ratio", "rebuild_ratio",
 		"raw_write_bytes_per_second", "raw_read_bytes_per_second", "memcopy_bytes_per_second",
 		"cache_write_bytes_per_second", "xor_encode_bytes_per_second", "rs_encode_bytes_per_second",
+		"xor_encode_tcp_bytes_per_second", "loopback_tcp_bytes_per_second",
 		"restart_bytes_per_second", "rebuild_bytes_per_second",
 		"scenario_checkpoint_seconds", "scenario_flush_seconds", "scenario_rebuild_restart_seconds",
 		"scenario_raw_write_seconds", "scenario_process_checkpoint_seconds",
@@ -41,6 +42,7 @@ func TestBenchStoreJSON(t *testing.T) {
 	ratio("cache_write_ratio", "cache_write_bytes_per_second", "raw_write_bytes_per_second")
 	ratio("xor_encode_ratio", "xor_encode_bytes_per_second", "memcopy_bytes_per_second")
 	ratio("rs_encode_ratio", "rs_encode_bytes_per_second", "memcopy_bytes_per_second")
+	ratio("xor_encode_tcp_ratio", "xor_encode_tcp_bytes_per_second", "loopback_tcp_bytes_per_second")
 	ratio("restart_ratio", "restart_bytes_per_second", "raw_read_bytes_per_second")
 	ratio("rebuild_ratio", "rebuild_bytes_per_second", "raw_write_bytes_per_second")
 	if got := getNum(t, obj, "scenario_rank_bytes"); got != 2<<20 {
