@@ -174,7 +174,7 @@ func demoSpec(exe string, args []string, interval string, mtti float64, seed uin
 	return s, nil
 }
 
-// prediction is what Daly's model expects of the run with failures, from
+// prediction is what Daly's model expects of a run with failures, from
 // what the run measured.
 type prediction struct {
 	restart, interval, efficiency, err float64
@@ -182,10 +182,11 @@ type prediction struct {
 
 // predict evaluates Daly's run time (000 eq. 1) at Daly's interval for the
 // measured checkpoint cost, the measured mean restart (from a failure to
-// the restored state), the injector's MTTI and the failure-free run's time
-// as the work.
+// the restored state) and the injector's MTTI; efficiency does not depend
+// on the work. With the failure-free run's time (work > 0) it also gives
+// the measured efficiency's relative error against the model.
 func predict(work, measured, mtti float64, res runResult) prediction {
-	var p prediction
+	p := prediction{interval: math.NaN(), efficiency: math.NaN(), err: math.NaN()}
 	var sum float64
 	n := 0
 	for i, a := range res.Attempts[min(1, len(res.Attempts)):] {
@@ -194,19 +195,22 @@ func predict(work, measured, mtti float64, res runResult) prediction {
 			n++
 		}
 	}
-	if n > 0 {
+	switch {
+	case n > 0:
 		p.restart = sum / float64(n)
-	} else {
+	case len(res.Attempts) > 0:
 		// No restart was seen: the first launch's start-up is the best
 		// measure of what one costs.
 		p.restart = res.Attempts[0].RestoredAt.Seconds()
 	}
 	cost := res.Policy.Cost.Seconds()
-	if cost <= 0 {
-		return prediction{restart: p.restart, efficiency: math.NaN(), err: math.NaN(), interval: math.NaN()}
+	if cost <= 0 || mtti <= 0 {
+		return p
 	}
 	p.interval = model.Daly(cost, mtti)
-	_, p.efficiency = model.DalyRuntime(model.RuntimeInput{Work: work, Interval: p.interval, Cost: cost, MTTI: mtti, Restart: p.restart})
-	p.err = (work/measured - p.efficiency) / p.efficiency
+	_, p.efficiency = model.DalyRuntime(model.RuntimeInput{Work: 1, Interval: p.interval, Cost: cost, MTTI: mtti, Restart: p.restart})
+	if work > 0 && measured > 0 {
+		p.err = (work/measured - p.efficiency) / p.efficiency
+	}
 	return p
 }

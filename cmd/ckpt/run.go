@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -329,7 +330,11 @@ that finished has its caches removed (--keep-cache keeps them).
 		fmt.Fprintf(spec.progress, "ckpt run: %d ranks on %d nodes, caches in %s (halt: touch %s)\n",
 			spec.ranks, spec.nodes, spec.cacheRoot, spec.haltFile())
 		res, runErr := spec.run(c.Context())
-		if err := printRun(c.OutOrStdout(), res, *asJSON); err != nil {
+		mtti := 0.0
+		if spec.inject != nil {
+			mtti = spec.inject.MTTI.Seconds()
+		}
+		if err := printRun(c.OutOrStdout(), res, predict(0, 0, mtti, res), *asJSON); err != nil {
 			return err
 		}
 		return runErr
@@ -337,7 +342,9 @@ that finished has its caches removed (--keep-cache keeps them).
 	return c
 }
 
-func printRun(w io.Writer, r runResult, asJSON bool) error {
+// printRun reports a job; pred is Daly's model's prediction for a run
+// with injected failures (NaN without).
+func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 	failures := 0
 	for _, a := range r.Attempts {
 		if a.Failure != "" {
@@ -357,6 +364,8 @@ func printRun(w io.Writer, r runResult, asJSON bool) error {
 			{"restarts_from_scratch", r.Restarts["none"]},
 			{"elapsed_seconds", num(r.Elapsed.Seconds())},
 			{"checkpoint_seconds", num(r.Policy.Cost.Seconds())},
+			{"restart_seconds", num(pred.restart)},
+			{"model_efficiency", num(pred.efficiency)},
 		})
 	}
 	t := newTable(w)
@@ -367,6 +376,10 @@ func printRun(w io.Writer, r runResult, asJSON bool) error {
 	t.row("elapsed", sec(r.Elapsed.Seconds()))
 	if r.Policy.Cost > 0 {
 		t.row("checkpoint cost", sec(r.Policy.Cost.Seconds()), "(measured, smoothed)")
+	}
+	if !math.IsNaN(pred.efficiency) {
+		t.row("model", fmt.Sprintf("efficiency %.1f%% expected (Daly's run time, 000 eq. 1, at Daly's interval %s, with restart %s measured and the injector's MTTI)",
+			100*pred.efficiency, sec(pred.interval), sec(pred.restart)))
 	}
 	return t.flush()
 }
