@@ -91,13 +91,9 @@ func afterCommits(coords *launch.Coordinators, n int, fn func()) {
 // injectAfter injects failures of targets once the first launch has
 // committed its second checkpoint.
 func injectAfter(c *launch.Config, coords *launch.Coordinators, targets ...int) {
-	ch := make(chan int, len(targets))
+	ch := make(chan []int, 1)
 	c.Inject = ch
-	afterCommits(coords, 2, func() {
-		for _, tg := range targets {
-			ch <- tg
-		}
-	})
+	afterCommits(coords, 2, func() { ch <- targets })
 }
 
 // runScripted runs spec with the scripted failures and checks that the
@@ -196,8 +192,6 @@ func TestRunCoordinatorLost(t *testing.T) {
 
 func TestRunHaltThenResume(t *testing.T) {
 	spec, log := jobSpec(t)
-	p, _ := policy.Parse("200ms")
-	spec.interval = p
 	cfg, coords, err := spec.config()
 	if err != nil {
 		t.Fatal(err)

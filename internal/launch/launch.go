@@ -89,10 +89,10 @@ type Config struct {
 	Failures     Failures
 	NodeFailures bool
 	HangFailures bool
-	// Inject, if set, injects a failure of the given target (a rank, or a
-	// node with NodeFailures) whenever one is received: failures on
-	// demand, at a moment of the caller's choosing.
-	Inject <-chan int
+	// Inject, if set, injects failures of the given targets (ranks, or
+	// nodes with NodeFailures) at once whenever a set of them is received:
+	// failures on demand, at a moment of the caller's choosing.
+	Inject <-chan []int
 	// HaltFile, if set: when it appears the job is asked to halt.
 	HaltFile string
 	// Output receives the ranks' output, each line prefixed with its rank.
@@ -287,8 +287,8 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 			if err := coord.Err(); err != nil {
 				fail(err.Error())
 			}
-		case tg := <-cfg.Inject:
-			if failure == "" {
+		case tgs := <-cfg.Inject:
+			for _, tg := range tgs {
 				a.inject(tg, injected)
 			}
 		case <-injectC:
