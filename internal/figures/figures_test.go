@@ -596,3 +596,21 @@ func TestParallelForReportsFirstError(t *testing.T) {
 		}
 	}
 }
+
+// TestFialhoSimulatedPoints checks the simulated points of 003 Fig. 4
+// against Daly's eq. 1, which models exactly what the simulator does.
+func TestFialhoSimulatedPoints(t *testing.T) {
+	for _, mtti := range []float64{6 * 3600, 24 * 3600} {
+		pts, err := fialhoSimulated(mtti, minuteRange(10, 150, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pt := range pts {
+			want, _ := model.DalyRuntime(model.RuntimeInput{Work: fialhoWork, Interval: pt.sigma, Cost: fialhoCost, MTTI: mtti, Restart: fialhoRestart})
+			// 4 standard errors; the 95% half-width is 1.96 of them.
+			if d := math.Abs(pt.mean - want); d > 4*pt.ci95/1.96 {
+				t.Errorf("MTTI %gh, σ %.1f min: simulated %.2f days ± %.2f, Daly %.2f days", mtti/3600, pt.sigma/60, pt.mean/86400, pt.ci95/86400, want/86400)
+			}
+		}
+	}
+}
