@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/examples/comm/commtest"
 	"github.com/zeebo/xxh3"
 )
 
@@ -292,8 +293,8 @@ func TestCommFailure(t *testing.T) {
 	const size = 3
 	for failAt := range 12 {
 		job := newLocalJob(size, 0)
-		comms := job.comms()
-		comms[1] = &faultyComm{Comm: comms[1], job: job, failAt: failAt}
+		comms := job.Comms()
+		comms[1] = commtest.NewFaulty(comms[1], job, failAt)
 		solvers := newSolvers(t, small, size)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		errs := run(job, comms, func(r int, c Comm) error {
@@ -323,7 +324,7 @@ func TestStepCancel(t *testing.T) {
 	s := newSolvers(t, small, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := s[0].Step(ctx, job.comms()[0]); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := s[0].Step(ctx, job.Comms()[0]); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Step = %v, want the deadline", err)
 	}
 	if s[0].Iteration() != 0 {
@@ -334,10 +335,10 @@ func TestStepCancel(t *testing.T) {
 func TestWrongComm(t *testing.T) {
 	job := newLocalJob(2, 0)
 	s := newSolvers(t, small, 2)
-	if _, err := s[0].Step(context.Background(), job.comms()[1]); err == nil || !strings.Contains(err.Error(), "rank 0 of 2 driven by comm of rank 1") {
+	if _, err := s[0].Step(context.Background(), job.Comms()[1]); err == nil || !strings.Contains(err.Error(), "rank 0 of 2 driven by comm of rank 1") {
 		t.Errorf("Step with rank 1's comm = %v", err)
 	}
-	if _, err := s[0].Checksum(context.Background(), newLocalJob(1, 0).comms()[0]); err == nil {
+	if _, err := s[0].Checksum(context.Background(), newLocalJob(1, 0).Comms()[0]); err == nil {
 		t.Errorf("Checksum with a 1-rank comm succeeded")
 	}
 }
@@ -357,12 +358,12 @@ func (b badComm) AllGather(ctx context.Context, data []byte) ([][]byte, error) {
 func TestBadMessages(t *testing.T) {
 	job := newLocalJob(2, 8)
 	s := newSolvers(t, small, 2)
-	_, err := s[0].Step(context.Background(), badComm{job.comms()[0]})
+	_, err := s[0].Step(context.Background(), badComm{job.Comms()[0]})
 	if err == nil || !strings.Contains(err.Error(), "3 bytes") {
 		t.Errorf("Step with a short halo = %v", err)
 	}
 	one := newSolvers(t, small, 1)[0]
-	short := shortGather{newLocalJob(1, 0).comms()[0]}
+	short := shortGather{newLocalJob(1, 0).Comms()[0]}
 	if _, err := one.Step(context.Background(), short); err == nil || !strings.Contains(err.Error(), "rank 0 sent 8 bytes") {
 		t.Errorf("Step with a short gosa contribution = %v", err)
 	}

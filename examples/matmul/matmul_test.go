@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/examples/comm/commtest"
 	"github.com/zeebo/xxh3"
 )
 
@@ -223,8 +224,8 @@ func TestCommFailure(t *testing.T) {
 	// checksum's all-gather. Fail each in turn.
 	for failAt := range 5 {
 		job := newLocalJob(size, 0)
-		comms := job.comms()
-		comms[1] = &faultyComm{Comm: comms[1], job: job, failAt: failAt}
+		comms := job.Comms()
+		comms[1] = commtest.NewFaulty(comms[1], job, failAt)
 		solvers := newSolvers(t, cfg, size)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		errs := run(job, comms, func(r int, c Comm) error {
@@ -256,7 +257,7 @@ func TestStepCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	// Rank 0 receives first; rank 1 never steps.
-	if _, err := s[0].Step(ctx, job.comms()[0]); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := s[0].Step(ctx, job.Comms()[0]); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Step = %v, want the deadline", err)
 	}
 	if s[0].Completed() != 0 {
@@ -267,10 +268,10 @@ func TestStepCancel(t *testing.T) {
 func TestWrongComm(t *testing.T) {
 	job := newLocalJob(2, 0)
 	s := newSolvers(t, Config{N: 6}, 2)
-	if _, err := s[0].Step(context.Background(), job.comms()[1]); err == nil || !strings.Contains(err.Error(), "rank 0 of 2 driven by comm of rank 1") {
+	if _, err := s[0].Step(context.Background(), job.Comms()[1]); err == nil || !strings.Contains(err.Error(), "rank 0 of 2 driven by comm of rank 1") {
 		t.Errorf("Step with rank 1's comm = %v", err)
 	}
-	if _, err := s[0].Checksum(context.Background(), newLocalJob(1, 0).comms()[0]); err == nil {
+	if _, err := s[0].Checksum(context.Background(), newLocalJob(1, 0).Comms()[0]); err == nil {
 		t.Errorf("Checksum with a 1-rank comm succeeded")
 	}
 }
@@ -290,11 +291,11 @@ func (badComm) AllGather(ctx context.Context, data []byte) ([][]byte, error) {
 func TestBadMessages(t *testing.T) {
 	job := newLocalJob(2, 8)
 	s := newSolvers(t, Config{N: 6}, 2)
-	if _, err := s[0].Step(context.Background(), badComm{job.comms()[0]}); err == nil || !strings.Contains(err.Error(), "3 bytes") {
+	if _, err := s[0].Step(context.Background(), badComm{job.Comms()[0]}); err == nil || !strings.Contains(err.Error(), "3 bytes") {
 		t.Errorf("Step with a short block = %v", err)
 	}
 	one := newSolvers(t, Config{N: 6}, 1)[0]
-	if _, err := one.Checksum(context.Background(), badComm{newLocalJob(1, 0).comms()[0]}); err == nil || !strings.Contains(err.Error(), "rank 0 sent 8 bytes") {
+	if _, err := one.Checksum(context.Background(), badComm{newLocalJob(1, 0).Comms()[0]}); err == nil || !strings.Contains(err.Error(), "rank 0 sent 8 bytes") {
 		t.Errorf("Checksum with a short contribution = %v", err)
 	}
 }

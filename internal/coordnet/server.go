@@ -374,7 +374,9 @@ func (s *Server) apply(rd coord.Ready) {
 // lockstep).
 func (s *Server) dialUpstream() {
 	defer s.wg.Done()
-	nc, err := dialBackoff(s.quitContext(), s.opts.Upstream, s.opts.Rand)
+	ctx, cancel := s.quitContext()
+	defer cancel()
+	nc, err := dialBackoff(ctx, s.opts.Upstream, s.opts.Rand)
 	if err != nil {
 		return
 	}
@@ -395,8 +397,9 @@ func (s *Server) redialUpstream() {
 	go s.dialUpstream()
 }
 
-// quitContext is a context done when the server closes.
-func (s *Server) quitContext() context.Context {
+// quitContext is a context done when the server closes (or cancel is
+// called).
+func (s *Server) quitContext() (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		select {
@@ -405,7 +408,7 @@ func (s *Server) quitContext() context.Context {
 		}
 		cancel()
 	}()
-	return ctx
+	return ctx, cancel
 }
 
 // Backoff bounds of dialBackoff.
