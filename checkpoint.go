@@ -254,7 +254,7 @@ func (c *Checkpoint) Commit(ctx context.Context) error {
 	s.lastID = meta.ID
 	// Retention: the lowest rank of each node tidies that node's cache.
 	if s.rank == lowestRankOn(man, s.node) {
-		if err := s.retain(ctx, s.cache, cachedCheckpoints, s.keepCache); err != nil {
+		if err := s.retainCache(ctx, s.keepCache); err != nil {
 			return fmt.Errorf("ckpt: committed %q, but removing older checkpoints failed: %w", c.name, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/ckpt/ckpt/internal/group"
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/redundancy"
+	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/internal/storage"
 )
 
@@ -184,7 +185,7 @@ func (s *Store) gatherCandidates(ctx context.Context) ([]candidate, error) {
 	}
 	mine.Cache = encode(cached)
 	if s.rank == 0 && s.shared != nil {
-		shared, err := sharedCheckpoints(ctx, s.shared)
+		shared, err := sharedtier.List(ctx, s.shared)
 		if err != nil {
 			return nil, fmt.Errorf("list the shared tier: %w", err)
 		}

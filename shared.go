@@ -1,33 +1,21 @@
 package ckpt
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
-	"sort"
-	"strings"
 
 	"github.com/ckpt/ckpt/internal/group"
 	"github.com/ckpt/ckpt/internal/manifest"
+	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/internal/storage"
 )
 
 // SourceShared is the Restored.Source of a checkpoint fetched back from the
 // shared tier.
 const SourceShared = "shared"
-
-// Object names on the shared tier, paper 000's lightweight storage: one
-// object per rank, one manifest per checkpoint written last, nothing else.
-//
-//	NAME/rank-R.data     rank R's files, concatenated in manifest order
-//	NAME.manifest        written last: the checkpoint exists on the tier
-func sharedDataObject(name string, rank int) string {
-	return fmt.Sprintf("%s/rank-%d.data", name, rank)
-}
-func sharedManifestObject(name string) string { return name + ".manifest" }
 
 // Flush copies a committed checkpoint from the caches to the shared tier
 // (blocking: it returns once the copy is durable). It is collective. Every
@@ -53,13 +41,7 @@ func (s *Store) Flush(ctx context.Context, name string) error {
 	}
 	var werr error
 	if s.rank == 0 {
-		sm := *m
-		sm.Level = manifest.LevelShared
-		text, err := manifest.Encode(&sm)
-		if err == nil {
-			_, err = storage.Save(ctx, s.shared, sharedManifestObject(name), bytes.NewReader(text))
-		}
-		werr = err
+		werr = sharedtier.Commit(ctx, s.shared, m)
 	}
 	ok, err := group.AllAgree(ctx, s.comm, werr == nil)
 	switch {
@@ -71,7 +53,7 @@ func (s *Store) Flush(ctx context.Context, name string) error {
 	if s.rank != 0 {
 		return nil
 	}
-	return s.retain(ctx, s.shared, sharedCheckpoints, s.keepShared)
+	return sharedtier.Retain(ctx, s.shared, s.keepShared)
 }
 
 // cachedManifest reads one checkpoint's manifest from this node's cache.
@@ -87,7 +69,7 @@ func (s *Store) cachedManifest(ctx context.Context, name string) (*manifest.Mani
 // verifying each against the manifest on the way.
 func (s *Store) flushPart(ctx context.Context, m *manifest.Manifest) error {
 	part := m.Parts[s.rank]
-	w, err := s.shared.Create(ctx, sharedDataObject(m.Name, s.rank))
+	w, err := s.shared.Create(ctx, sharedtier.DataObject(m.Name, s.rank))
 	if err != nil {
 		return err
 	}
@@ -105,32 +87,6 @@ func (s *Store) flushPart(ctx context.Context, m *manifest.Manifest) error {
 		}
 	}
 	return w.Commit()
-}
-
-// sharedCheckpoints lists the checkpoints the shared tier holds.
-func sharedCheckpoints(ctx context.Context, b storage.Backend) ([]*manifest.Manifest, error) {
-	var names []string
-	err := b.List(ctx, "", func(i storage.Info) error {
-		if strings.HasSuffix(i.Name, ".manifest") && !strings.Contains(i.Name, "/") {
-			names = append(names, i.Name)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	var out []*manifest.Manifest
-	for _, n := range names {
-		text, err := storage.Load(ctx, b, n)
-		if err != nil {
-			continue
-		}
-		if m, err := manifest.Decode(text); err == nil {
-			out = append(out, m)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
-	return out, nil
 }
 
 // fetch restores a checkpoint from the shared tier into the caches: every
@@ -187,7 +143,7 @@ func (s *Store) fetchPart(ctx context.Context, m *manifest.Manifest) error {
 		out.names = append(out.names, fileObject(m.Name, s.rank, f.Name))
 		out.sizes = append(out.sizes, f.Size)
 	}
-	r, err := s.shared.Open(ctx, sharedDataObject(m.Name, s.rank), 0, -1)
+	r, err := s.shared.Open(ctx, sharedtier.DataObject(m.Name, s.rank), 0, -1)
 	if err != nil {
 		return err
 	}
@@ -219,39 +175,19 @@ func (s *Store) reprotect(ctx context.Context, m *manifest.Manifest, epoch uint6
 	return nil
 }
 
-// retain keeps the newest keep checkpoints of a tier and removes older
-// ones (keep ≤ 0 keeps everything). The newest checkpoint is never removed.
-func (s *Store) retain(ctx context.Context, b storage.Backend, list func(context.Context, storage.Backend) ([]*manifest.Manifest, error), keep int) error {
+// retainCache keeps the newest keep checkpoints of the node's cache and
+// removes older ones (keep ≤ 0 keeps everything; the newest is never
+// removed).
+func (s *Store) retainCache(ctx context.Context, keep int) error {
 	if keep <= 0 {
 		return nil
 	}
-	keep = max(keep, 1)
-	ms, err := list(ctx, b)
+	ms, err := cachedCheckpoints(ctx, s.cache)
 	if err != nil {
 		return err
 	}
 	for _, m := range ms[min(keep, len(ms)):] {
-		if err := s.removeCheckpoint(ctx, b, m); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// removeCheckpoint deletes a checkpoint from a tier, its marker first so
-// that it stops existing before its data goes.
-func (s *Store) removeCheckpoint(ctx context.Context, b storage.Backend, m *manifest.Manifest) error {
-	marker := manifestObject(m.Name)
-	if b == s.shared {
-		marker = sharedManifestObject(m.Name)
-	}
-	if err := b.Remove(ctx, marker); err != nil && !errors.Is(err, storage.ErrNotExist) {
-		return err
-	}
-	var names []string
-	b.List(ctx, m.Name+"/", func(i storage.Info) error { names = append(names, i.Name); return nil })
-	for _, n := range names {
-		if err := b.Remove(ctx, n); err != nil && !errors.Is(err, storage.ErrNotExist) {
+		if err := sharedtier.RemoveObjects(ctx, s.cache, manifestObject(m.Name), m.Name+"/"); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/local"
 )
@@ -150,7 +151,7 @@ func TestFlushFailureLeavesNothing(t *testing.T) {
 			t.Errorf("rank %d: flush to a full tier succeeded", r)
 		}
 	}
-	if ms, _ := sharedCheckpoints(ctx, full); len(ms) != 0 {
+	if ms, _ := sharedtier.List(ctx, full); len(ms) != 0 {
 		t.Errorf("the failed flush left %d manifests", len(ms))
 	}
 	_ = shared
@@ -194,7 +195,7 @@ func TestRetention(t *testing.T) {
 			t.Errorf("node %d still holds %v of c1", n, left)
 		}
 	}
-	ms, _ := sharedCheckpoints(ctx, shared)
+	ms, _ := sharedtier.List(ctx, shared)
 	if len(ms) != 1 || ms[0].Name != "c4" {
 		t.Errorf("shared tier keeps %d checkpoints", len(ms))
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/ckpt/ckpt/internal/manifest"
+	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/local"
 )
@@ -89,7 +90,7 @@ func ListCheckpoints(ctx context.Context, t Tiers) ([]Listing, error) {
 		}
 	}
 	if t.Shared != nil {
-		ms, err := sharedCheckpoints(ctx, t.Shared)
+		ms, err := sharedtier.List(ctx, t.Shared)
 		if err != nil {
 			return nil, fmt.Errorf("shared tier: %w", err)
 		}
@@ -190,7 +191,7 @@ func VerifyCheckpoint(ctx context.Context, t Tiers, l Listing) Verification {
 // verifySharedCopy checks every rank's object on the shared tier.
 func verifySharedCopy(ctx context.Context, b storage.Backend, m *manifest.Manifest) error {
 	for _, p := range m.Parts {
-		r, err := b.Open(ctx, sharedDataObject(m.Name, p.Rank), 0, -1)
+		r, err := b.Open(ctx, sharedtier.DataObject(m.Name, p.Rank), 0, -1)
 		if err != nil {
 			return fmt.Errorf("rank %d: %w", p.Rank, err)
 		}

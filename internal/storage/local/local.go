@@ -294,8 +294,10 @@ func (r *reader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// WriteTo lets io.Copy into a file (such as a Writer of this package) copy
-// inside the kernel.
+// WriteTo lets io.Copy copy inside the kernel: into a file (such as a Writer
+// of this package) with copy_file_range, into a TCP connection with
+// sendfile, since os.File.ReadFrom and net.TCPConn.ReadFrom both recognise
+// an *io.LimitedReader of an *os.File.
 func (r *reader) WriteTo(w io.Writer) (int64, error) {
 	lr := &io.LimitedReader{R: r.f, N: r.n}
 	n, err := io.Copy(w, lr)

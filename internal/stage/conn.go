@@ -1,0 +1,155 @@
+package stage
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// conn is the server's end of one staging client's connection.
+type conn struct {
+	s    *Server
+	nc   net.Conn
+	node string
+
+	wmu sync.Mutex // one frame at a time
+
+	mu      sync.Mutex
+	pulls   map[uint64]*pull
+	discard map[uint64]bool // pulls given up whose Data may still come
+	nextID  uint64
+	err     error // set once closed
+}
+
+// pull is one chunk request in flight; its Data is read straight into buf.
+type pull struct {
+	id   uint64
+	buf  []byte
+	done chan error
+}
+
+// ClientError is a PullError: the client could not serve a chunk (its
+// cache lost the file, say). The flush cannot complete from this node.
+type ClientError struct{ Reason string }
+
+func (e *ClientError) Error() string { return "the staging client: " + e.Reason }
+
+const writeTimeout = 30 * time.Second
+
+func (c *conn) send(m Msg) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	err := WriteMsg(c.nc, m)
+	if err != nil {
+		c.close(err)
+	}
+	return err
+}
+
+// pull sends a Pull whose answer lands in buf.
+func (c *conn) pull(m *Pull, buf []byte) (*pull, error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return nil, errDisconnected
+	}
+	c.nextID++
+	p := &pull{id: c.nextID, buf: buf, done: make(chan error, 1)}
+	m.ID = p.id
+	c.pulls[p.id] = p
+	c.mu.Unlock()
+	if err := c.send(m); err != nil {
+		return nil, errDisconnected
+	}
+	return p, nil
+}
+
+// forget gives up a pull; Data that still comes for it is skipped.
+func (c *conn) forget(p *pull) {
+	c.mu.Lock()
+	if _, ok := c.pulls[p.id]; ok {
+		delete(c.pulls, p.id)
+		c.discard[p.id] = true
+	}
+	c.mu.Unlock()
+}
+
+// read handles the client's frames until the connection ends.
+func (c *conn) read(br *bufio.Reader) error {
+	for {
+		msg, err := ReadMsg(br)
+		if err != nil {
+			return err
+		}
+		switch m := msg.(type) {
+		case *Announce:
+			if err := c.s.announce(c, m); err != nil {
+				return err
+			}
+		case *Data:
+			c.mu.Lock()
+			p := c.pulls[m.ID]
+			delete(c.pulls, m.ID)
+			skip := c.discard[m.ID]
+			delete(c.discard, m.ID)
+			c.mu.Unlock()
+			switch {
+			case skip:
+				if _, err := io.CopyN(io.Discard, br, int64(m.Length)); err != nil {
+					return err
+				}
+				continue
+			case p == nil:
+				return fmt.Errorf("%w: Data for pull %d, which was never sent or was answered already", ErrProtocol, m.ID)
+			case m.Length != len(p.buf):
+				p.done <- errDisconnected
+				return fmt.Errorf("%w: Data of %d bytes for a pull of %d", ErrProtocol, m.Length, len(p.buf))
+			}
+			if _, err := io.ReadFull(br, p.buf); err != nil {
+				p.done <- errDisconnected
+				return err
+			}
+			p.done <- nil
+		case *PullError:
+			c.mu.Lock()
+			p := c.pulls[m.ID]
+			delete(c.pulls, m.ID)
+			skip := c.discard[m.ID]
+			delete(c.discard, m.ID)
+			c.mu.Unlock()
+			switch {
+			case skip:
+			case p == nil:
+				return fmt.Errorf("%w: PullError for pull %d, which was never sent or was answered already", ErrProtocol, m.ID)
+			default:
+				p.done <- &ClientError{Reason: m.Reason}
+			}
+		default:
+			return fmt.Errorf("%w: unexpected %s from a client", ErrProtocol, msg.Type())
+		}
+	}
+}
+
+// close ends the connection; pulls in flight fail as disconnected.
+func (c *conn) close(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	c.err = err
+	pulls := c.pulls
+	c.pulls = map[uint64]*pull{}
+	c.mu.Unlock()
+	c.nc.Close()
+	for _, p := range pulls {
+		p.done <- errDisconnected
+	}
+}

@@ -1,0 +1,398 @@
+package stage
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+)
+
+// The staging protocol. A staging client on a compute node connects to its
+// staging server and announces the checkpoints it holds; the server pulls
+// them chunk by chunk: it sends Pull, the client answers with Data (a
+// header frame followed by exactly Length raw bytes, so the client can
+// send straight from the file with sendfile(2) and the server can receive
+// straight into one of its chunk buffers) or PullError.
+//
+// Every frame: 4 bytes little-endian payload length, 1 byte type, payload.
+// Payload fields are uvarints and length-prefixed strings. Decoders refuse
+// anything out of bounds; the reader of a malformed frame drops the
+// connection, since the stream is out of step.
+
+// Version is the protocol version a Hello carries.
+const Version = 1
+
+// Limits of the protocol; a frame beyond them is refused before it is read.
+const (
+	MaxFrame    = 1 << 16  // any frame but an Announce
+	MaxManifest = 64 << 20 // an Announce's manifest
+	MaxChunk    = 64 << 20 // one Pull's length
+	maxString   = 4096
+	maxRanks    = 1 << 20
+	headerSize  = 5
+)
+
+// ErrProtocol wraps every decoding error: the peer sent something this side
+// cannot accept, and the connection must be closed.
+var ErrProtocol = errors.New("stage: protocol error")
+
+// Type identifies a frame.
+type Type uint8
+
+const (
+	THello     Type = iota + 1 // client → server
+	TWelcome                   // server → client
+	TRefused                   // server → client, then close
+	TAnnounce                  // client → server
+	TPull                      // server → client
+	TData                      // client → server, followed by Length bytes
+	TPullError                 // client → server
+	TStatus                    // server → client
+)
+
+func (t Type) String() string {
+	switch t {
+	case THello:
+		return "Hello"
+	case TWelcome:
+		return "Welcome"
+	case TRefused:
+		return "Refused"
+	case TAnnounce:
+		return "Announce"
+	case TPull:
+		return "Pull"
+	case TData:
+		return "Data"
+	case TPullError:
+		return "PullError"
+	case TStatus:
+		return "Status"
+	}
+	return fmt.Sprintf("Type(%d)", uint8(t))
+}
+
+// Msg is one protocol message.
+type Msg interface {
+	Type() Type
+	appendPayload([]byte) []byte
+}
+
+// Hello opens a client's connection: the job's token proves membership and
+// Node names the compute node whose cache the client serves.
+type Hello struct {
+	Version uint64
+	Token   string
+	Node    string
+}
+
+// Welcome accepts a Hello. Pending lists the checkpoints of this node the
+// server still has to pull (from its journal): the client keeps them in
+// its cache until they are durable.
+type Welcome struct {
+	Server  string
+	Pending []string
+}
+
+// Refused rejects a Hello; the server closes the connection after it.
+type Refused struct{ Reason string }
+
+// Announce tells the server that checkpoint Name is committed in the
+// node's cache, with its manifest (manifest.Encode), and that this node
+// serves the files of Ranks.
+type Announce struct {
+	Name     string
+	Manifest []byte
+	Ranks    []int
+}
+
+// Pull asks for Length bytes of one file of a rank's part of a checkpoint,
+// from Offset.
+type Pull struct {
+	ID     uint64
+	Name   string
+	Rank   int
+	File   string
+	Offset int64
+	Length int
+}
+
+// Data answers Pull ID; exactly Length raw bytes follow the frame.
+type Data struct {
+	ID     uint64
+	Length int
+}
+
+// PullError answers Pull ID when the client cannot serve it.
+type PullError struct {
+	ID     uint64
+	Reason string
+}
+
+// State is what a Status reports about a checkpoint.
+type State uint8
+
+const (
+	Pending   State = iota // announced, not yet durable
+	Durable                // every file this node serves is durable on the shared tier
+	Committed              // the shared-tier manifest is written: the checkpoint exists there
+	Failed                 // abandoned; Reason says why
+)
+
+func (s State) String() string {
+	switch s {
+	case Pending:
+		return "pending"
+	case Durable:
+		return "durable"
+	case Committed:
+		return "committed"
+	case Failed:
+		return "failed"
+	}
+	return fmt.Sprintf("State(%d)", uint8(s))
+}
+
+// Status reports progress of a checkpoint the client announced.
+type Status struct {
+	Name   string
+	State  State
+	Reason string
+}
+
+func (*Hello) Type() Type     { return THello }
+func (*Welcome) Type() Type   { return TWelcome }
+func (*Refused) Type() Type   { return TRefused }
+func (*Announce) Type() Type  { return TAnnounce }
+func (*Pull) Type() Type      { return TPull }
+func (*Data) Type() Type      { return TData }
+func (*PullError) Type() Type { return TPullError }
+func (*Status) Type() Type    { return TStatus }
+
+func (m *Hello) appendPayload(b []byte) []byte {
+	b = binary.AppendUvarint(b, m.Version)
+	b = appendString(b, m.Token)
+	return appendString(b, m.Node)
+}
+
+func (m *Welcome) appendPayload(b []byte) []byte {
+	b = appendString(b, m.Server)
+	b = binary.AppendUvarint(b, uint64(len(m.Pending)))
+	for _, p := range m.Pending {
+		b = appendString(b, p)
+	}
+	return b
+}
+
+func (m *Refused) appendPayload(b []byte) []byte { return appendString(b, m.Reason) }
+
+func (m *Announce) appendPayload(b []byte) []byte {
+	b = appendString(b, m.Name)
+	b = binary.AppendUvarint(b, uint64(len(m.Manifest)))
+	b = append(b, m.Manifest...)
+	b = binary.AppendUvarint(b, uint64(len(m.Ranks)))
+	for _, r := range m.Ranks {
+		b = binary.AppendUvarint(b, uint64(r))
+	}
+	return b
+}
+
+func (m *Pull) appendPayload(b []byte) []byte {
+	b = binary.AppendUvarint(b, m.ID)
+	b = appendString(b, m.Name)
+	b = binary.AppendUvarint(b, uint64(m.Rank))
+	b = appendString(b, m.File)
+	b = binary.AppendUvarint(b, uint64(m.Offset))
+	return binary.AppendUvarint(b, uint64(m.Length))
+}
+
+func (m *Data) appendPayload(b []byte) []byte {
+	b = binary.AppendUvarint(b, m.ID)
+	return binary.AppendUvarint(b, uint64(m.Length))
+}
+
+func (m *PullError) appendPayload(b []byte) []byte {
+	b = binary.AppendUvarint(b, m.ID)
+	return appendString(b, m.Reason)
+}
+
+func (m *Status) appendPayload(b []byte) []byte {
+	b = appendString(b, m.Name)
+	b = append(b, byte(m.State))
+	return appendString(b, m.Reason)
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// Append appends m's frame to buf. Strings longer than the protocol allows
+// are the caller's bug; they are cut at decoding, not here, so Append
+// checks nothing.
+func Append(buf []byte, m Msg) []byte {
+	start := len(buf)
+	buf = append(buf, 0, 0, 0, 0, byte(m.Type()))
+	buf = m.appendPayload(buf)
+	binary.LittleEndian.PutUint32(buf[start:], uint32(len(buf)-start-headerSize))
+	return buf
+}
+
+// WriteMsg writes m's frame in one Write.
+func WriteMsg(w io.Writer, m Msg) error {
+	_, err := w.Write(Append(nil, m))
+	return err
+}
+
+// ReadMsg reads one frame. An Announce may carry up to MaxManifest bytes,
+// every other frame up to MaxFrame; a larger one is refused before it is
+// read. A Data frame's raw bytes are not read: the caller reads exactly
+// Data.Length bytes next.
+func ReadMsg(r *bufio.Reader) (Msg, error) {
+	var h [headerSize]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return nil, err
+	}
+	n := binary.LittleEndian.Uint32(h[:])
+	t := Type(h[4])
+	limit := uint32(MaxFrame)
+	if t == TAnnounce {
+		limit = MaxManifest + MaxFrame
+	}
+	if n > limit {
+		return nil, fmt.Errorf("%w: %s frame of %d bytes, limit %d", ErrProtocol, t, n, limit)
+	}
+	p := make([]byte, n)
+	if _, err := io.ReadFull(r, p); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return Decode(t, p)
+}
+
+// Decode decodes one frame's payload.
+func Decode(t Type, p []byte) (Msg, error) {
+	d := &decoder{b: p}
+	var m Msg
+	switch t {
+	case THello:
+		m = &Hello{Version: d.uvarint("version", math.MaxUint32), Token: d.str("token"), Node: d.str("node")}
+	case TWelcome:
+		w := &Welcome{Server: d.str("server")}
+		n := d.count("pending", 1)
+		for i := 0; i < n && d.err == nil; i++ {
+			w.Pending = append(w.Pending, d.str("pending"))
+		}
+		m = w
+	case TRefused:
+		m = &Refused{Reason: d.str("reason")}
+	case TAnnounce:
+		a := &Announce{Name: d.str("name")}
+		a.Manifest = d.bytes("manifest", MaxManifest)
+		n := d.count("ranks", 1)
+		if n > maxRanks {
+			d.fail("ranks", "%d ranks, limit %d", n, maxRanks)
+		}
+		for i := 0; i < n && d.err == nil; i++ {
+			a.Ranks = append(a.Ranks, int(d.uvarint("rank", maxRanks-1)))
+		}
+		m = a
+	case TPull:
+		m = &Pull{ID: d.uvarint("id", math.MaxUint64), Name: d.str("name"), Rank: int(d.uvarint("rank", maxRanks-1)),
+			File: d.str("file"), Offset: int64(d.uvarint("offset", math.MaxInt64)), Length: int(d.uvarint("length", MaxChunk))}
+	case TData:
+		m = &Data{ID: d.uvarint("id", math.MaxUint64), Length: int(d.uvarint("length", MaxChunk))}
+	case TPullError:
+		m = &PullError{ID: d.uvarint("id", math.MaxUint64), Reason: d.str("reason")}
+	case TStatus:
+		s := &Status{Name: d.str("name")}
+		st := d.byte1("state")
+		if st > byte(Failed) && d.err == nil {
+			d.fail("state", "unknown state %d", st)
+		}
+		s.State = State(st)
+		s.Reason = d.str("reason")
+		m = s
+	default:
+		return nil, fmt.Errorf("%w: unknown frame type %d", ErrProtocol, uint8(t))
+	}
+	if d.err == nil && d.off != len(p) {
+		d.fail("frame", "%d bytes left over", len(p)-d.off)
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrProtocol, t, d.err)
+	}
+	return m, nil
+}
+
+type decoder struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (d *decoder) fail(field, format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...))
+	}
+}
+
+func (d *decoder) uvarint(field string, limit uint64) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		d.fail(field, "bad or truncated varint")
+		return 0
+	}
+	d.off += n
+	if v > limit {
+		d.fail(field, "%d out of range (limit %d)", v, limit)
+		return 0
+	}
+	return v
+}
+
+// count reads a count of items each at least min bytes long, refusing one
+// that the rest of the frame cannot hold (no allocation on a lie).
+func (d *decoder) count(field string, min int) int {
+	n := d.uvarint(field, uint64(len(d.b)))
+	if d.err == nil && int(n)*min > len(d.b)-d.off {
+		d.fail(field, "%d items cannot fit in %d bytes", n, len(d.b)-d.off)
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) bytes(field string, limit int) []byte {
+	n := d.uvarint(field, uint64(limit))
+	if d.err != nil {
+		return nil
+	}
+	if int(n) > len(d.b)-d.off {
+		d.fail(field, "%d bytes, only %d left", n, len(d.b)-d.off)
+		return nil
+	}
+	v := d.b[d.off : d.off+int(n) : d.off+int(n)]
+	d.off += int(n)
+	return v
+}
+
+func (d *decoder) str(field string) string { return string(d.bytes(field, maxString)) }
+
+func (d *decoder) byte1(field string) byte {
+	if d.err != nil {
+		return 0
+	}
+	if d.off >= len(d.b) {
+		d.fail(field, "truncated")
+		return 0
+	}
+	d.off++
+	return d.b[d.off-1]
+}
