@@ -16,6 +16,7 @@ import (
 	"github.com/ckpt/ckpt/internal/peer"
 	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/internal/redundancy"
+	"github.com/ckpt/ckpt/internal/stage"
 )
 
 // Job is one rank's part in a parallel job: who it is, how it reaches the
@@ -53,6 +54,12 @@ type Job struct {
 	solo       policy.State  // a job of one rank decides for itself
 	flushEvery int
 	taken      int // checkpoints taken by this launch
+	token      string
+	stageAddrs []string      // staging servers: flushes are non-blocking
+	flushBusy  string        // FlushSkip or FlushWait
+	stager     *stage.Client // this node's staging client (its lowest rank only)
+	announced  []string      // flushes announced, not yet seen finished
+	flush      FlushStats
 	start      time.Time
 	halting    bool
 	finished   bool
@@ -81,6 +88,17 @@ type JobOptions struct {
 	// CKPT_ADVERTISE, else loopback when the coordinator is on loopback,
 	// else this host's name).
 	Advertise string
+	// Staging lists staging servers (host:port, comma-separated; default
+	// CKPT_STAGE). With them, flushes are non-blocking: each node's
+	// lowest rank announces the checkpoint to its server, which pulls it
+	// from the node's cache while the job goes on (paper 001). The store
+	// still needs the shared tier, to restart from it.
+	Staging string
+	// FlushBusy says what a non-blocking flush that falls due does while
+	// the previous one still runs: FlushSkip (default; every rank skips
+	// it) or FlushWait (each node waits for its previous one). Default
+	// CKPT_FLUSH_BUSY.
+	FlushBusy string
 }
 
 // The job's environment, set by `ckpt run`.
@@ -124,6 +142,22 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 		}
 	}
 	j.flushEvery = max(j.flushEvery, 1)
+	staging := opts.Staging
+	if staging == "" {
+		staging = os.Getenv(envStage)
+	}
+	j.stageAddrs = parseStageAddrs(staging)
+	j.flushBusy = opts.FlushBusy
+	if j.flushBusy == "" {
+		j.flushBusy = os.Getenv(envFlushBusy)
+	}
+	switch j.flushBusy {
+	case "":
+		j.flushBusy = FlushSkip
+	case FlushSkip, FlushWait:
+	default:
+		return nil, fmt.Errorf("ckpt: flush busy policy %q: want %s or %s", j.flushBusy, FlushSkip, FlushWait)
+	}
 	so := opts.Store
 	if so.Size == 0 {
 		so.Rank, so.Size = identityFromEnv()
@@ -153,7 +187,7 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 	if so.Node == "" {
 		so.Node, _ = os.Hostname()
 	}
-	j.inc = inc
+	j.inc, j.token = inc, token
 	j.rank, j.size, j.node = so.Rank, so.Size, so.Node
 
 	// The rank's endpoint listens before it joins, so that its address is
@@ -371,7 +405,7 @@ func (j *Job) Checkpoint(ctx context.Context, name string, save func(c *Checkpoi
 	}
 	j.taken++
 	if j.store.shared != nil && j.taken%j.flushEvery == 0 {
-		if err := j.store.Flush(ctx, name); err != nil {
+		if err := j.flushDue(ctx, name); err != nil {
 			return fmt.Errorf("ckpt: checkpoint %q: flush: %w", name, err)
 		}
 	}
@@ -451,6 +485,11 @@ func (j *Job) Finish(ctx context.Context, result string) error {
 // counts as failed.
 func (j *Job) Close() error {
 	var errs []error
+	if j.stager != nil {
+		// Flushes under way stay with their servers; a relaunched rank's
+		// client takes them up again.
+		errs = append(errs, j.stager.Close())
+	}
 	if j.client != nil {
 		errs = append(errs, j.client.Close())
 	}

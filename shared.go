@@ -187,6 +187,9 @@ func (s *Store) retainCache(ctx context.Context, keep int) error {
 		return err
 	}
 	for _, m := range ms[min(keep, len(ms)):] {
+		if s.pinned != nil && s.pinned(m.Name) {
+			continue
+		}
 		if err := sharedtier.RemoveObjects(ctx, s.cache, manifestObject(m.Name), m.Name+"/"); err != nil {
 			return err
 		}

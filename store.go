@@ -14,6 +14,8 @@ import (
 	"github.com/ckpt/ckpt/internal/redundancy"
 	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/local"
+	"github.com/ckpt/ckpt/internal/storage/throttle"
+	"github.com/ckpt/ckpt/internal/units"
 	"github.com/ckpt/ckpt/internal/storage/s3"
 )
 
@@ -76,6 +78,7 @@ type Store struct {
 	blockSize  int
 	shared     storage.Backend
 	keepCache  int
+	pinned     func(name string) bool // checkpoints retention must keep (a flush pulls them)
 	keepShared int
 	epoch      uint64 // collective operations so far, to tell transports apart
 	lastID     uint64 // ID of the newest checkpoint committed or restored
@@ -133,6 +136,16 @@ func Open(opts Options) (*Store, error) {
 			b, err := OpenShared(context.Background(), loc)
 			if err != nil {
 				return nil, fmt.Errorf("ckpt: CKPT_SHARED: %w", err)
+			}
+			// CKPT_SHARED_BANDWIDTH caps this process's share of the
+			// shared tier's bandwidth (bytes/s), to model a parallel file
+			// system the job shares (ckpt run --shared-bandwidth).
+			if v := os.Getenv("CKPT_SHARED_BANDWIDTH"); v != "" {
+				bw, err := units.ParseBandwidth(v)
+				if err != nil || bw <= 0 {
+					return nil, fmt.Errorf("ckpt: CKPT_SHARED_BANDWIDTH=%q: want a bandwidth such as 200MB/s", v)
+				}
+				b = throttle.New(b, bw)
 			}
 			s.shared = b
 		}

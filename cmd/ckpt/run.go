@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/internal/redundancy"
+	"github.com/ckpt/ckpt/internal/units"
 )
 
 // runSpec is a job for `ckpt run` (and the runs of `ckpt demo`).
@@ -40,6 +42,14 @@ type runSpec struct {
 	inject       *inject.Config // nil: no failures injected
 	output       io.Writer      // the ranks' output
 	progress     io.Writer      // one line per event
+
+	// Non-blocking flushing (paper 001): staging servers pull every
+	// flushEvery-th checkpoint while the job computes.
+	stagingServers  int
+	stageArgs       []string // more flags for `ckpt stage` (--writers, --rate, ...)
+	flushBusy       string   // skip or wait ("" = the job's default)
+	sharedBandwidth float64  // bytes/s of the whole shared tier, shared by its writers (0: no cap)
+	stageToken      string
 }
 
 // runResult is what a job did.
@@ -49,6 +59,12 @@ type runResult struct {
 	// Restarts counts the attempts after the first by where they restored
 	// from: cache, rebuild, shared, none.
 	Restarts map[string]int
+	// Flush sums what the flushes to the shared tier did over the attempts.
+	Flush ckpt.FlushStats
+	// Staged lists the flushes the staging servers finished, and
+	// StagingRestarts counts the servers started again after dying.
+	Staged          []launch.StageEvent
+	StagingRestarts int
 }
 
 func (s runSpec) haltFile() string { return filepath.Join(s.cacheRoot, "halt") }
@@ -115,8 +131,33 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 	if err := os.MkdirAll(s.cacheRoot, 0o755); err != nil {
 		return res, err
 	}
+	if s.sharedBandwidth > 0 {
+		// Every rank writes its own object at once in a blocking flush:
+		// each gets its share of the tier.
+		cfg.Env = append(cfg.Env, fmt.Sprintf("CKPT_SHARED_BANDWIDTH=%gB/s", s.sharedBandwidth/float64(s.ranks)))
+	}
+	if s.stagingServers > 0 {
+		st, err := s.startStaging()
+		if err != nil {
+			return res, err
+		}
+		defer func() {
+			st.Stop()
+			res.Staged, res.StagingRestarts = st.Events(), st.Restarts()
+		}()
+		cfg.Env = append(cfg.Env, "CKPT_STAGE="+strings.Join(st.Addrs(), ","), "CKPT_STAGE_TOKEN="+s.stageToken)
+		if s.flushBusy != "" {
+			cfg.Env = append(cfg.Env, "CKPT_FLUSH_BUSY="+s.flushBusy)
+		}
+	}
 	rep, err := launch.Run(ctx, cfg)
 	res.Report, res.Policy = rep, coords.State()
+	for _, a := range rep.Attempts {
+		var f ckpt.FlushStats
+		if a.Flush != "" && json.Unmarshal([]byte(a.Flush), &f) == nil {
+			res.Flush = addFlushStats(res.Flush, f)
+		}
+	}
 	if err == nil && !s.keepCache && !rep.Halted {
 		// The job is done: its cached checkpoints served their purpose
 		// (what it flushed to the shared tier stays).
@@ -126,6 +167,54 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 		res.Restarts[a.Restored]++
 	}
 	return res, err
+}
+
+// startStaging starts the job's staging servers: `ckpt stage` processes
+// of this binary, with their journals under the cache root.
+func (s *runSpec) startStaging() (*launch.Staging, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	if s.stageToken == "" {
+		s.stageToken = launch.NewToken()
+	}
+	args := []string{"stage", "--shared", s.shared}
+	if s.sharedBandwidth > 0 {
+		args = append(args, "--shared-bandwidth", fmt.Sprintf("%gB/s", s.sharedBandwidth/float64(s.stagingServers)))
+	}
+	args = append(args, s.stageArgs...)
+	return launch.StartStaging(launch.StagingConfig{Servers: s.stagingServers, Program: exe, Args: args,
+		Dir: filepath.Join(s.cacheRoot, "staging"), Token: s.stageToken, Log: s.progress,
+		Event: func(e launch.StageEvent) {
+			if e.State == "restarted" {
+				fmt.Fprintf(s.progress, "  staging server %d died; started again on its address, resuming its flushes\n", e.Server)
+			} else if s.verbose || e.State == "failed" {
+				line := fmt.Sprintf("  staging server %d: %s %s (%s in %s)", e.Server, e.Name, e.State, units.FormatSize(float64(e.Bytes)), sec(e.Seconds))
+				if e.Reason != "" {
+					line += ": " + e.Reason
+				}
+				fmt.Fprintln(s.progress, line)
+			}
+		}})
+}
+
+func addFlushStats(a, b ckpt.FlushStats) ckpt.FlushStats {
+	if b.Mode != "" {
+		a.Mode = b.Mode
+	}
+	a.Due += b.Due
+	a.Started += b.Started
+	a.Skipped += b.Skipped
+	a.Waited += b.Waited
+	a.Seconds += b.Seconds
+	a.Durable += b.Durable
+	a.Failed += b.Failed
+	a.Latency += b.Latency
+	if b.LastFailure != "" {
+		a.LastFailure = b.LastFailure
+	}
+	return a
 }
 
 // failures adapts inject's schedule to the launcher.
@@ -192,27 +281,37 @@ type runFlags struct {
 	injectMTTI          *quantity
 	injectDist, injKind *string
 	seed                *uint64
+	stagingServers      *int
+	stageWriters        *int
+	stageRate           *quantity
+	flushBusy           *string
+	sharedBandwidth     *quantity
 }
 
 func addRunFlags(c *cobra.Command) *runFlags {
 	fs := c.Flags()
 	return &runFlags{
-		nodes:      fs.Int("nodes", 0, "simulated nodes, each with its own cache directory (default: one per rank)"),
-		redundancy: fs.String("redundancy", "", "protection of cached checkpoints: single, partner, xor:S, rs:K+M (default xor over the nodes, at most 8)"),
-		shared:     fs.String("shared", "", "shared tier: a directory or s3://BUCKET/PREFIX (default none)"),
-		flushEvery: fs.Int("flush-every", 1, "flush every K-th checkpoint to the shared tier (blocking)"),
-		interval:   fs.String("interval", "auto", "when to checkpoint: 100steps, 30s, auto (Daly's interval from the measured cost and MTTI), auto:MTTI, none"),
-		durability: fs.String("cache-durability", "", "node (sync: survives the node's crash) or process (no sync: survives the processes' crash)"),
-		cacheRoot:  fs.String("cache-root", "", "directory of the node caches (default: a directory per job under the temp directory)"),
-		retries:    fs.Int("retries", 10, "relaunches allowed after failures"),
-		heartbeat:  durationFlag(fs, "heartbeat-timeout", "a rank silent this long has failed (default 10s)"),
-		tree:       fs.Bool("tree", false, "one sub-coordinator per node, which its ranks connect to (paper 002's tree)"),
-		keepCache:  fs.Bool("keep-cache", false, "keep the node caches after the job finished (default: removed; a failed job's always stay)"),
-		verbose:    fs.BoolP("verbose", "v", false, "report every checkpoint committed"),
-		injectMTTI: durationFlag(fs, "inject-mtti", "inject failures with this mean time between them (job time)"),
-		injectDist: fs.String("inject-dist", "exp", "distribution of the time between injected failures: exp or weibull:SHAPE"),
-		injKind:    fs.String("inject-kind", "rank", "what a failure does: rank (kills one process), node (its ranks and its cache), hang (stops one rank without killing it)"),
-		seed:       fs.Uint64("seed", 1, "seed of the injected failures"),
+		nodes:           fs.Int("nodes", 0, "simulated nodes, each with its own cache directory (default: one per rank)"),
+		redundancy:      fs.String("redundancy", "", "protection of cached checkpoints: single, partner, xor:S, rs:K+M (default xor over the nodes, at most 8)"),
+		shared:          fs.String("shared", "", "shared tier: a directory or s3://BUCKET/PREFIX (default none)"),
+		flushEvery:      fs.Int("flush-every", 1, "flush every K-th checkpoint to the shared tier (blocking)"),
+		interval:        fs.String("interval", "auto", "when to checkpoint: 100steps, 30s, auto (Daly's interval from the measured cost and MTTI), auto:MTTI, none"),
+		durability:      fs.String("cache-durability", "", "node (sync: survives the node's crash) or process (no sync: survives the processes' crash)"),
+		cacheRoot:       fs.String("cache-root", "", "directory of the node caches (default: a directory per job under the temp directory)"),
+		retries:         fs.Int("retries", 10, "relaunches allowed after failures"),
+		heartbeat:       durationFlag(fs, "heartbeat-timeout", "a rank silent this long has failed (default 10s)"),
+		tree:            fs.Bool("tree", false, "one sub-coordinator per node, which its ranks connect to (paper 002's tree)"),
+		keepCache:       fs.Bool("keep-cache", false, "keep the node caches after the job finished (default: removed; a failed job's always stay)"),
+		verbose:         fs.BoolP("verbose", "v", false, "report every checkpoint committed"),
+		injectMTTI:      durationFlag(fs, "inject-mtti", "inject failures with this mean time between them (job time)"),
+		injectDist:      fs.String("inject-dist", "exp", "distribution of the time between injected failures: exp or weibull:SHAPE"),
+		injKind:         fs.String("inject-kind", "rank", "what a failure does: rank (kills one process), node (its ranks and its cache), hang (stops one rank without killing it)"),
+		seed:            fs.Uint64("seed", 1, "seed of the injected failures"),
+		stagingServers:  fs.Int("staging-servers", 0, "staging servers that flush non-blocking: they pull every --flush-every-th checkpoint from the nodes while the job computes (needs --shared)"),
+		stageWriters:    fs.Int("stage-writers", 4, "shared-tier writers of each staging server"),
+		stageRate:       bandwidthFlag(fs, "stage-rate", "cap on the bytes per second each staging server pulls (bounds the interference α)"),
+		flushBusy:       fs.String("flush-busy", "skip", "a non-blocking flush due while the previous one runs: skip it, or wait for the previous one"),
+		sharedBandwidth: bandwidthFlag(fs, "shared-bandwidth", "cap the shared tier's bandwidth, divided among its concurrent writers (models a parallel file system the job shares)"),
 	}
 }
 
@@ -265,6 +364,36 @@ func (f *runFlags) spec(ranks int, program string, args []string) (runSpec, erro
 		s.inject = &cfg
 	} else if *f.injectDist != "exp" || *f.injKind != "rank" {
 		return s, usagef("--inject-dist and --inject-kind need --inject-mtti")
+	}
+	s.stagingServers = *f.stagingServers
+	switch {
+	case s.stagingServers < 0:
+		return s, usagef("--staging-servers %d: need ≥ 0", s.stagingServers)
+	case s.stagingServers > 0 && s.shared == "":
+		return s, usagef("--staging-servers %d: needs --shared, the tier the servers write to", s.stagingServers)
+	case *f.flushBusy != ckpt.FlushSkip && *f.flushBusy != ckpt.FlushWait:
+		return s, usagef("--flush-busy %q: want %s or %s", *f.flushBusy, ckpt.FlushSkip, ckpt.FlushWait)
+	case *f.stageWriters < 1 || *f.stageWriters > 1024:
+		return s, usagef("--stage-writers %d: want 1 to 1024", *f.stageWriters)
+	}
+	if s.stagingServers > 0 {
+		s.flushBusy = *f.flushBusy
+		s.stageArgs = []string{"--writers", fmt.Sprint(*f.stageWriters)}
+		if f.stageRate.set {
+			if f.stageRate.v <= 0 {
+				return s, usagef("--stage-rate %g: want a positive bandwidth such as 200MB/s", f.stageRate.v)
+			}
+			s.stageArgs = append(s.stageArgs, "--rate", fmt.Sprintf("%gB/s", f.stageRate.v))
+		}
+	}
+	if f.sharedBandwidth.set {
+		if f.sharedBandwidth.v <= 0 {
+			return s, usagef("--shared-bandwidth %g: want a positive bandwidth such as 1GB/s", f.sharedBandwidth.v)
+		}
+		if s.shared == "" {
+			return s, usagef("--shared-bandwidth needs --shared")
+		}
+		s.sharedBandwidth = f.sharedBandwidth.v
 	}
 	s.cacheRoot = *f.cacheRoot
 	if s.cacheRoot == "" {

@@ -65,6 +65,9 @@ const (
 	KeyRestored = "ckpt/restored"
 	// KeyResult: rank 0 publishes the job's result line before it leaves.
 	KeyResult = "ckpt/result"
+	// KeyFlush: rank 0 publishes what its flushes to the shared tier did
+	// (JSON), after each one that fell due.
+	KeyFlush = "ckpt/flush"
 )
 
 // Config describes a job.
@@ -124,6 +127,7 @@ type Attempt struct {
 	Restored               string // "cache", "rebuild", "shared" or "none"
 	Checkpoint             string // what it restored
 	Failure                string // why it ended, "" if it finished
+	Flush                  string // what rank 0 last published under KeyFlush
 }
 
 // Report is what Run did.
@@ -338,6 +342,9 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 	}
 	if v, ok := coord.Value(KeyResult); ok {
 		a.result = string(v)
+	}
+	if v, ok := coord.Value(KeyFlush); ok {
+		att.Flush = string(v)
 	}
 	att.End = a.since()
 	att.Failure = failure

@@ -1,0 +1,221 @@
+package ckpt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/group"
+	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/manifest"
+	"github.com/ckpt/ckpt/internal/stage"
+	"github.com/ckpt/ckpt/internal/storage"
+)
+
+// Flushing every K-th checkpoint to the shared tier, blocking (the ranks
+// copy their files themselves and the checkpoint returns when they are
+// durable) or non-blocking (paper 001: the node's staging client announces
+// the checkpoint to a staging server, which pulls it while the application
+// computes).
+
+// Flush busy policies: what a non-blocking flush that falls due does while
+// the previous one still runs.
+const (
+	FlushSkip = "skip" // skip this flush; the next due one goes
+	FlushWait = "wait" // wait for the previous one, then announce
+)
+
+const (
+	envStage     = "CKPT_STAGE"      // staging servers, host:port,host:port
+	envFlushBusy = "CKPT_FLUSH_BUSY" // skip or wait
+	// envStageToken is the secret staging servers accept: one for the
+	// whole job (the coordinator's token changes with every launch, the
+	// staging servers outlive launches). Default: the coordinator's.
+	envStageToken = "CKPT_STAGE_TOKEN"
+)
+
+// FlushStats count what a job's flushes did in this launch, as rank 0 saw
+// them (every rank takes the same decisions; finished non-blocking flushes
+// are those of rank 0's node).
+type FlushStats struct {
+	Mode    string  `json:"mode"`    // "blocking" or "nonblocking"
+	Due     int     `json:"due"`     // checkpoints due for the shared tier
+	Started int     `json:"started"` // blocking: completed; non-blocking: announced
+	Skipped int     `json:"skipped"` // non-blocking, skip: the previous flush still ran
+	Waited  float64 `json:"waited_seconds"`
+	// Seconds is the time the application spent in blocking flushes.
+	Seconds float64 `json:"seconds"`
+	// Durable and Failed count non-blocking flushes finished; Latency is
+	// their summed time from announcement to durable.
+	Durable int     `json:"durable"`
+	Failed  int     `json:"failed"`
+	Latency float64 `json:"latency_seconds"`
+	// LastFailure is the reason the last failed flush gave.
+	LastFailure string `json:"last_failure,omitempty"`
+}
+
+// FlushStats reports this launch's flushes so far.
+func (j *Job) FlushStats() FlushStats {
+	j.refreshFlushes()
+	return j.flush
+}
+
+// flushDue runs the flush of checkpoint name, due for the shared tier.
+func (j *Job) flushDue(ctx context.Context, name string) error {
+	j.flush.Due++
+	defer j.publishFlush(ctx)
+	if len(j.stageAddrs) == 0 {
+		j.flush.Mode = "blocking"
+		start := time.Now()
+		if err := j.store.Flush(ctx, name); err != nil {
+			return err
+		}
+		j.flush.Started++
+		j.flush.Seconds += time.Since(start).Seconds()
+		return nil
+	}
+	j.flush.Mode = "nonblocking"
+	raw, err := storage.Load(ctx, j.store.cache, manifestObject(name))
+	var m *manifest.Manifest
+	if err == nil {
+		m, err = manifest.Decode(raw)
+	}
+	if err != nil {
+		return fmt.Errorf("reading the committed manifest: %w", err)
+	}
+	leader := j.rank == lowestRankOn(m, j.node)
+	if leader && j.stager == nil {
+		j.startStager(m)
+	}
+	j.refreshFlushes()
+	switch j.flushBusy {
+	case FlushWait:
+		if leader {
+			start := time.Now()
+			if err := j.stager.WaitIdle(ctx); err != nil {
+				return fmt.Errorf("waiting for the previous flush: %w", err)
+			}
+			j.flush.Waited += time.Since(start).Seconds()
+			j.refreshFlushes()
+		}
+	default:
+		// Every node's previous flush must be over, or none announces:
+		// a checkpoint some nodes flush and others skip never completes.
+		idle := !leader || !j.stager.Busy()
+		ok, err := group.AllAgree(ctx, j.store.comm, idle)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			j.flush.Skipped++
+			return nil
+		}
+	}
+	j.flush.Started++
+	if !leader {
+		return nil
+	}
+	var ranks []int
+	for _, p := range m.Parts {
+		if p.Node == j.node {
+			ranks = append(ranks, p.Rank)
+		}
+	}
+	if err := j.stager.Announce(name, raw, ranks); err != nil {
+		return err
+	}
+	j.announced = append(j.announced, name)
+	return nil
+}
+
+// startStager connects this node's staging client to its server: the
+// nodes, in name order, are dealt to the servers in turn, so that every
+// server serves as many nodes as the others, give or take one.
+func (j *Job) startStager(m *manifest.Manifest) {
+	var nodes []string
+	for _, p := range m.Parts {
+		if !slices.Contains(nodes, p.Node) {
+			nodes = append(nodes, p.Node)
+		}
+	}
+	slices.Sort(nodes)
+	addr := j.stageAddrs[slices.Index(nodes, j.node)%len(j.stageAddrs)]
+	token := os.Getenv(envStageToken)
+	if token == "" {
+		token = j.token
+	}
+	j.stager = stage.NewClient(stage.ClientConfig{Addr: addr, Token: token, Node: j.node,
+		Source: storeSource{j.store}, Logf: func(format string, args ...any) {
+			if os.Getenv("CKPT_DEBUG") != "" {
+				fmt.Fprintf(os.Stderr, "rank %d: "+format+"\n", append([]any{j.rank}, args...)...)
+			}
+		}})
+	// A checkpoint the server is pulling stays in the cache until it is
+	// durable, however many newer ones are taken meanwhile.
+	j.store.pinned = j.stager.Pinned
+}
+
+// refreshFlushes counts the announced flushes that finished.
+func (j *Job) refreshFlushes() {
+	if j.stager == nil {
+		return
+	}
+	j.announced = slices.DeleteFunc(j.announced, func(name string) bool {
+		st, reason, ok := j.stager.State(name)
+		switch {
+		case !ok:
+			return true
+		case st == stage.Durable || st == stage.Committed:
+			j.flush.Durable++
+			if d, ok := j.stager.Latency(name); ok {
+				j.flush.Latency += d.Seconds()
+			}
+			return true
+		case st == stage.Failed:
+			j.flush.Failed++
+			j.flush.LastFailure = reason
+			return true
+		}
+		return false
+	})
+}
+
+// publishFlush tells the launcher (rank 0 only) what the flushes did.
+func (j *Job) publishFlush(ctx context.Context) {
+	if j.rank != 0 || j.client == nil {
+		return
+	}
+	j.refreshFlushes()
+	if b, err := json.Marshal(j.flush); err == nil {
+		j.client.Publish(ctx, launch.KeyFlush, b)
+	}
+}
+
+// parseStageAddrs reads a list of staging servers.
+func parseStageAddrs(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// storeSource serves a node's cache to its staging client.
+type storeSource struct{ s *Store }
+
+func (src storeSource) Manifest(ctx context.Context, name string) ([]byte, error) {
+	return storage.Load(ctx, src.s.cache, manifestObject(name))
+}
+
+// Open hands out the cache's own reader: for a local cache it sends the
+// file to the socket with sendfile(2).
+func (src storeSource) Open(ctx context.Context, name string, rank int, file string, offset, length int64) (io.ReadCloser, error) {
+	return src.s.cache.Open(ctx, fileObject(name, rank, file), offset, length)
+}

@@ -1,0 +1,224 @@
+package launch
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// StagingConfig describes a job's staging servers (paper 001): processes
+// of their own, outside the job's attempts, so that flushes under way
+// survive a relaunch of the job.
+type StagingConfig struct {
+	Servers int
+	// Program and Args run one server (`ckpt stage` and its flags); the
+	// launcher adds --listen, --state, --token, --addr-file and --json.
+	Program string
+	Args    []string
+	// Dir holds each server's journal (Dir/stage<i>) and address file.
+	Dir string
+	// Token is the job's staging secret (CKPT_STAGE_TOKEN for the ranks).
+	Token string
+	// Log receives the servers' stderr.
+	Log io.Writer
+	// Event, if set, is told of every flush a server finished, and of a
+	// server's restart.
+	Event func(StageEvent)
+}
+
+// StageEvent is one line a staging server printed with --json, or a
+// restart of a server.
+type StageEvent struct {
+	Server  int     `json:"-"`
+	Name    string  `json:"name"`
+	State   string  `json:"state"` // committed, durable, failed; "restarted" for a server restart
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"`
+	Reason  string  `json:"reason,omitempty"`
+}
+
+// Staging is a running set of staging servers. A server that dies is
+// started again on the same address with the same journal, so that the
+// nodes' clients reconnect and its flushes resume.
+type Staging struct {
+	cfg   StagingConfig
+	addrs []string
+
+	logMu    sync.Mutex
+	mu       sync.Mutex
+	procs    []*exec.Cmd
+	events   []StageEvent
+	restarts int
+	stopping bool
+	wg       sync.WaitGroup
+}
+
+// StartStaging starts the servers and returns once each listens.
+func StartStaging(cfg StagingConfig) (*Staging, error) {
+	if cfg.Servers < 1 {
+		return nil, fmt.Errorf("launch: %d staging servers: need at least 1", cfg.Servers)
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	s := &Staging{cfg: cfg, addrs: make([]string, cfg.Servers), procs: make([]*exec.Cmd, cfg.Servers)}
+	for i := range cfg.Servers {
+		addr, err := s.start(i, "127.0.0.1:0")
+		if err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("launch: staging server %d: %w", i, err)
+		}
+		s.addrs[i] = addr
+	}
+	return s, nil
+}
+
+// Addrs are the servers' addresses, for CKPT_STAGE.
+func (s *Staging) Addrs() []string { return s.addrs }
+
+// Events returns the flushes the servers finished so far.
+func (s *Staging) Events() []StageEvent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]StageEvent(nil), s.events...)
+}
+
+// Restarts counts the servers started again after they died.
+func (s *Staging) Restarts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.restarts
+}
+
+// Kill kills server i (SIGKILL), as a failure would; it is started again.
+func (s *Staging) Kill(i int) error {
+	s.mu.Lock()
+	p := s.procs[i]
+	s.mu.Unlock()
+	if p == nil || p.Process == nil {
+		return fmt.Errorf("launch: staging server %d is not running", i)
+	}
+	return p.Process.Kill()
+}
+
+// Stop stops every server (SIGTERM, then SIGKILL after 5 s) and waits.
+func (s *Staging) Stop() error {
+	s.mu.Lock()
+	s.stopping = true
+	procs := append([]*exec.Cmd(nil), s.procs...)
+	s.mu.Unlock()
+	for _, p := range procs {
+		if p != nil && p.Process != nil {
+			p.Process.Signal(syscall.SIGTERM)
+			go func() {
+				time.Sleep(5 * time.Second)
+				p.Process.Kill()
+			}()
+		}
+	}
+	s.wg.Wait()
+	return nil
+}
+
+// start runs server i listening on listen and waits for its address.
+func (s *Staging) start(i int, listen string) (string, error) {
+	addrFile := filepath.Join(s.cfg.Dir, fmt.Sprintf("stage%d.addr", i))
+	os.Remove(addrFile)
+	args := append([]string(nil), s.cfg.Args...)
+	args = append(args, "--listen", listen, "--state", filepath.Join(s.cfg.Dir, fmt.Sprintf("stage%d", i)),
+		"--token", s.cfg.Token, "--addr-file", addrFile, "--json")
+	cmd := exec.Command(s.cfg.Program, args...)
+	cmd.Stderr = &prefixWriter{mu: &s.logMu, w: s.cfg.Log, prefix: fmt.Sprintf("stage%d: ", i)}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	s.procs[i] = cmd
+	s.mu.Unlock()
+	exited := make(chan struct{})
+	s.wg.Add(1)
+	go s.watch(i, cmd, out, exited)
+	deadline := time.After(10 * time.Second)
+	for {
+		if b, err := os.ReadFile(addrFile); err == nil {
+			return strings.TrimSpace(string(b)), nil
+		}
+		select {
+		case <-exited:
+			return "", errors.New("exited before listening")
+		case <-deadline:
+			cmd.Process.Kill()
+			return "", errors.New("did not start listening within 10s")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// watch reads server i's events until it exits, then starts it again
+// (unless the set is stopping).
+func (s *Staging) watch(i int, cmd *exec.Cmd, out io.Reader, exited chan struct{}) {
+	defer s.wg.Done()
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		var e StageEvent
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		e.Server = i
+		s.record(e)
+	}
+	cmd.Wait()
+	close(exited)
+	s.mu.Lock()
+	stopping := s.stopping
+	s.mu.Unlock()
+	if stopping {
+		return
+	}
+	if s.addrs[i] == "" {
+		return // it never started: StartStaging reports it
+	}
+	// A failure: the same address and journal, so that the clients find
+	// it again and its pending flushes resume. The port may take a moment
+	// to be free.
+	var err error
+	for try := 0; try < 50; try++ {
+		if _, err = s.start(i, s.addrs[i]); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		fmt.Fprintf(s.cfg.Log, "stage%d: could not start again: %v\n", i, err)
+		return
+	}
+	s.mu.Lock()
+	s.restarts++
+	s.mu.Unlock()
+	s.record(StageEvent{Server: i, State: "restarted"})
+}
+
+func (s *Staging) record(e StageEvent) {
+	s.mu.Lock()
+	s.events = append(s.events, e)
+	s.mu.Unlock()
+	if s.cfg.Event != nil {
+		s.cfg.Event(e)
+	}
+}
