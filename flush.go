@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -57,6 +58,74 @@ type FlushStats struct {
 	Latency float64 `json:"latency_seconds"`
 	// LastFailure is the reason the last failed flush gave.
 	LastFailure string `json:"last_failure,omitempty"`
+	// Steps while a flush of rank 0's node ran (Busy) and while none did
+	// (Idle), and their summed durations, as NeedCheckpoint saw them
+	// (steps that took a checkpoint excluded): the slowdown of computation
+	// by the background copy, 001's overhead factor α, measured in the
+	// run itself.
+	// Level1 and Level1Seconds count the checkpoints taken and the time
+	// they blocked the application before any flush (the level-1 cost).
+	Level1        int     `json:"level1"`
+	Level1Seconds float64 `json:"level1_seconds"`
+	BusySteps     int     `json:"busy_steps"`
+	BusySeconds   float64 `json:"busy_seconds"`
+	IdleSteps     int     `json:"idle_steps"`
+	IdleSeconds   float64 `json:"idle_seconds"`
+}
+
+// Alpha is the overhead factor the steps measured: the mean step while a
+// flush ran over the mean step while none did, less one (NaN without
+// steps of both kinds).
+func (f FlushStats) Alpha() float64 {
+	if f.BusySteps == 0 || f.IdleSteps == 0 || f.IdleSeconds <= 0 {
+		return math.NaN()
+	}
+	return (f.BusySeconds/float64(f.BusySteps))/(f.IdleSeconds/float64(f.IdleSteps)) - 1
+}
+
+// Level1Cost is the mean time a checkpoint blocked the application before
+// any flush (NaN if none was taken).
+func (f FlushStats) Level1Cost() float64 {
+	if f.Level1 == 0 {
+		return math.NaN()
+	}
+	return f.Level1Seconds / float64(f.Level1)
+}
+
+// MeanSeconds is the mean time the application spent in one blocking
+// flush (NaN if none ran).
+func (f FlushStats) MeanSeconds() float64 {
+	if f.Mode != "blocking" || f.Started == 0 {
+		return math.NaN()
+	}
+	return f.Seconds / float64(f.Started)
+}
+
+// MeanLatency is the mean time from announcing a non-blocking flush to its
+// part being durable (NaN if none finished).
+func (f FlushStats) MeanLatency() float64 {
+	if f.Durable == 0 {
+		return math.NaN()
+	}
+	return f.Latency / float64(f.Durable)
+}
+
+// timeStep accounts the step that just ended (the time since the previous
+// NeedCheckpoint) to the busy or idle steps, by whether a flush of this
+// node ran when it began.
+func (j *Job) timeStep(now time.Duration) {
+	if j.stepAt > 0 && !j.stepCheckpointed {
+		dt := (now - j.stepAt).Seconds()
+		if j.stepBusy {
+			j.flush.BusySteps++
+			j.flush.BusySeconds += dt
+		} else {
+			j.flush.IdleSteps++
+			j.flush.IdleSeconds += dt
+		}
+	}
+	j.stepAt, j.stepCheckpointed = now, false
+	j.stepBusy = j.stager != nil && j.stager.Busy()
 }
 
 // FlushStats reports this launch's flushes so far.

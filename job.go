@@ -60,9 +60,13 @@ type Job struct {
 	stager     *stage.Client // this node's staging client (its lowest rank only)
 	announced  []string      // flushes announced, not yet seen finished
 	flush      FlushStats
-	start      time.Time
-	halting    bool
-	finished   bool
+	// The step NeedCheckpoint last saw begin, for FlushStats' α.
+	stepAt           time.Duration
+	stepBusy         bool
+	stepCheckpointed bool
+	start            time.Time
+	halting          bool
+	finished         bool
 }
 
 // JobOptions configure Join. Zero fields take their defaults.
@@ -339,6 +343,9 @@ func (j *Job) NeedCheckpoint(ctx context.Context, step int64) (bool, error) {
 		return false, nil
 	}
 	now := time.Since(j.start)
+	if j.stageAddrs != nil {
+		j.timeStep(now)
+	}
 	if j.local == nil {
 		j.local = policy.NewLocal(j.pol, step, now)
 	}
@@ -379,6 +386,7 @@ func (j *Job) Halting() bool { return j.halting }
 // restart); save writes the rank's files.
 func (j *Job) Checkpoint(ctx context.Context, name string, save func(c *Checkpoint) error) error {
 	start := time.Since(j.start)
+	j.stepCheckpointed = true
 	var pending []peer.Pending
 	if j.peers != nil {
 		var err error
@@ -403,6 +411,8 @@ func (j *Job) Checkpoint(ctx context.Context, name string, save func(c *Checkpoi
 	if err := c.Commit(ctx); err != nil {
 		return err
 	}
+	j.flush.Level1++
+	j.flush.Level1Seconds += (time.Since(j.start) - start).Seconds()
 	j.taken++
 	if j.store.shared != nil && j.taken%j.flushEvery == 0 {
 		if err := j.flushDue(ctx, name); err != nil {
@@ -473,6 +483,9 @@ func (j *Job) Finish(ctx context.Context, result string) error {
 		if err := j.client.Publish(ctx, launch.KeyResult, []byte(result)); err != nil {
 			return err
 		}
+	}
+	if j.flush.Due > 0 {
+		j.publishFlush(ctx)
 	}
 	// Nobody leaves while a peer may still read what it sent.
 	if err := j.client.Barrier(ctx); err != nil {

@@ -39,6 +39,11 @@ directory, removed at the end.`,
 	size := c.Flags().String("size", "s", "Himeno grid: xs, s, m, l, xl or IxJxK")
 	mtti := durationFlag(c.Flags(), "mtti", "mean time between injected node failures, in job time (default 2.5s)")
 	seed := c.Flags().Uint64("seed", 3, "seed of the injected failures")
+	flushMode := c.Flags().String("flush", "none", "also flush to a shared tier: none, blocking, nonblocking (a staging server pulls) or compare (both, same failures)")
+	flushEvery := c.Flags().Int("flush-every", 2, "with --flush: flush every K-th checkpoint")
+	flushBW := bandwidthFlag(c.Flags(), "shared-bandwidth", "with --flush: the shared tier's bandwidth (default 4MB/s)")
+	flushInterval := durationFlag(c.Flags(), "flush-interval", "with --flush: computation between checkpoints (default 1s)")
+	flushBusy := c.Flags().String("flush-busy", "skip", "with --flush nonblocking: a flush due while the previous runs is skipped, or waits")
 	asJSON := jsonFlag(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		if *iters < 1 {
@@ -53,6 +58,35 @@ directory, removed at the end.`,
 				return usagef("--mtti %gs: need at least 0.5s (a relaunch takes a fraction of a second)", mtti.v)
 			}
 			m = mtti.v
+		}
+		var modes []string
+		switch *flushMode {
+		case "none":
+		case "blocking", "nonblocking":
+			modes = []string{*flushMode}
+		case "compare":
+			modes = []string{"blocking", "nonblocking"}
+		default:
+			return usagef("--flush %q: want none, blocking, nonblocking or compare", *flushMode)
+		}
+		fd := flushDemo{interval: 1, every: *flushEvery, bandwidth: 4e6, busy: *flushBusy}
+		if flushBW.set {
+			if flushBW.v <= 0 {
+				return usagef("--shared-bandwidth %g: want a positive bandwidth", flushBW.v)
+			}
+			fd.bandwidth = flushBW.v
+		}
+		if flushInterval.set {
+			if flushInterval.v < 0.05 {
+				return usagef("--flush-interval %gs: need at least 0.05s", flushInterval.v)
+			}
+			fd.interval = flushInterval.v
+		}
+		if fd.every < 1 {
+			return usagef("--flush-every %d: need ≥ 1", fd.every)
+		}
+		if fd.busy != "skip" && fd.busy != "wait" {
+			return usagef("--flush-busy %q: want skip or wait", fd.busy)
 		}
 		exe, err := os.Executable()
 		if err != nil {
@@ -73,6 +107,12 @@ directory, removed at the end.`,
 			return s, &out, err
 		}
 
+		if modes != nil {
+			return demoFlush(c, modes, fd, m, *asJSON, func(name, interval string, inject bool) (runSpec, func() string, error) {
+				s, out, err := spec(name, interval, inject)
+				return s, out.String, err
+			})
+		}
 		fmt.Fprintf(progress, "ckpt demo: Himeno (size %s, %d iterations) on 8 ranks over 4 nodes, XOR across the 4,\n", *size, *iters)
 		fmt.Fprintf(progress, "whole nodes failing at random (mean %gs apart, seed %d); checkpoint interval: Daly's, from the\n", m, *seed)
 		fmt.Fprintf(progress, "measured checkpoint cost and the injector's MTTI\n")

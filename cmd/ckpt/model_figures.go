@@ -17,7 +17,8 @@ func newFiguresCmd() *cobra.Command {
 		Long: `Writes the model figures of the papers, computed from ckpt's own models, as
 PNG and SVG files into DIR, with an index (figures.md) that states every
 figure's parameters: 000 Figs. 2, 3, 4, 7, 8, 9, 10; 001 Figs. 13, 14, 15;
-003 Fig. 4 (model curves). Progress goes to stderr.`,
+003 Fig. 4. 001 Fig. 13 and 003 Fig. 4 also show seeded simulations (package
+sim) of what the models describe. Progress goes to stderr.`,
 		Example: `  ckpt model figures --out figures/`,
 		Args:    cobra.NoArgs,
 	}

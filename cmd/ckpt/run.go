@@ -199,11 +199,46 @@ func (s *runSpec) startStaging() (*launch.Staging, error) {
 		}})
 }
 
+// flushJSON is the "flush" object of ckpt run's and ckpt demo's JSON.
+func flushJSON(r runResult) object {
+	f := r.Flush
+	mode := f.Mode
+	if mode == "" {
+		mode = "none"
+	}
+	return object{
+		{"mode", mode},
+		{"due", f.Due},
+		{"started", f.Started},
+		{"skipped", f.Skipped},
+		{"durable", f.Durable},
+		{"failed", f.Failed},
+		{"blocking_seconds_each", num(f.MeanSeconds())},
+		{"latency_seconds_each", num(f.MeanLatency())},
+		{"waited_seconds", num(f.Waited)},
+		{"alpha_measured", num(f.Alpha())},
+		{"staging_restarts", r.StagingRestarts},
+	}
+}
+
+func fmtAlpha(a float64) string {
+	if math.IsNaN(a) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3g", a)
+}
+
 func addFlushStats(a, b ckpt.FlushStats) ckpt.FlushStats {
 	if b.Mode != "" {
 		a.Mode = b.Mode
 	}
 	a.Due += b.Due
+	a.Level1 += b.Level1
+	a.Level1Seconds += b.Level1Seconds
+	a.BusySteps += b.BusySteps
+	a.BusySeconds += b.BusySeconds
+	a.IdleSteps += b.IdleSteps
+	a.IdleSeconds += b.IdleSeconds
 	a.Started += b.Started
 	a.Skipped += b.Skipped
 	a.Waited += b.Waited
@@ -495,6 +530,7 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 			{"checkpoint_seconds", num(r.Policy.Cost.Seconds())},
 			{"restart_seconds", num(pred.restart)},
 			{"model_efficiency", num(pred.efficiency)},
+			{"flush", flushJSON(r)},
 		})
 	}
 	t := newTable(w)
@@ -505,6 +541,22 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 	t.row("elapsed", sec(r.Elapsed.Seconds()))
 	if r.Policy.Cost > 0 {
 		t.row("checkpoint cost", sec(r.Policy.Cost.Seconds()), "(measured, smoothed)")
+	}
+	if f := r.Flush; f.Due > 0 {
+		switch f.Mode {
+		case "blocking":
+			t.row("flushes", fmt.Sprintf("%d blocking, %s each", f.Started, sec(f.MeanSeconds())))
+		case "nonblocking":
+			t.row("flushes", fmt.Sprintf("%d due, %d announced to staging servers, %d skipped (previous still running), %d durable, %d failed",
+				f.Due, f.Started, f.Skipped, f.Durable, f.Failed))
+			t.row("", fmt.Sprintf("latency %s each; waited %s; α measured %s", sec(f.MeanLatency()), sec(f.Waited), fmtAlpha(f.Alpha())))
+			if f.LastFailure != "" {
+				t.row("", "last failure: "+f.LastFailure)
+			}
+		}
+	}
+	if r.StagingRestarts > 0 {
+		t.row("staging", fmt.Sprintf("%d server restarts", r.StagingRestarts))
 	}
 	if !math.IsNaN(pred.efficiency) {
 		t.row("model", fmt.Sprintf("efficiency %.1f%% expected (Daly's run time, 000 eq. 1, at Daly's interval %s, with restart %s measured and the injector's MTTI)",

@@ -20,9 +20,11 @@
 //   - 001 (Sato et al., SC12), Figs 13, 14 and 15: optimised efficiency of
 //     blocking and non-blocking two-level checkpointing on TSUBAME2.0
 //     (SPEC-markov §8), its dependence on the overhead factor α, and the PFS
-//     bandwidth needed for a target efficiency.
+//     bandwidth needed for a target efficiency. Fig 13's bars carry the
+//     efficiency package sim measures for their optimal schedules.
 //   - 003 (Fialho et al.), Fig 4: predicted run time of a 500-day
-//     application against the checkpoint interval for four models.
+//     application against the checkpoint interval for four models, with
+//     simulated points.
 //
 // WriteAll renders every figure into a directory together with an index,
 // figures.md. Most figures take milliseconds; the Sato figures run the

@@ -206,6 +206,26 @@ func addLabel(p *plot.Plot, x, y float64, txt string, dx, dy vg.Length, size vg.
 	return nil
 }
 
+// shiftX draws its Plotter moved dx to the right on the canvas, as
+// plotter.BarChart's Offset moves bars, so that markers sit on a bar of a
+// group. Its data range is the Plotter's.
+type shiftX struct {
+	plot.Plotter
+	dx vg.Length
+}
+
+func (s shiftX) Plot(c draw.Canvas, p *plot.Plot) {
+	c.Rectangle = c.Rectangle.Add(vg.Point{X: s.dx})
+	s.Plotter.Plot(c, p)
+}
+
+func (s shiftX) DataRange() (xmin, xmax, ymin, ymax float64) {
+	if dr, ok := s.Plotter.(plot.DataRanger); ok {
+		return dr.DataRange()
+	}
+	return math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+}
+
 // procAxis makes the x axis the number of processors, 2 … 131072 on a log2
 // scale, labelled at every second power of two.
 func procAxis(a *plot.Axis) {

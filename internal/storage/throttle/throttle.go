@@ -16,11 +16,13 @@
 // together move up to k times bytesPerSecond, as k clients of a parallel
 // file system would.
 //
-// Each bucket holds Burst bytes and starts full, so the first Burst bytes
-// (and the first Burst after a pause) pass at once; after that bytes flow
-// at bytesPerSecond. A Write longer than Burst is passed on in pieces of at
-// most Burst, each after its tokens are granted; a Read passes on at most
-// Burst bytes, once their tokens are granted.
+// Each bucket holds a tenth of a second's bytes (at least 64 KiB, at most
+// Burst) and starts full, so only that much passes at once after a pause;
+// after that bytes flow at bytesPerSecond. A Write longer than the bucket
+// is passed on in pieces of at most its size, each after its tokens are
+// granted; a Read passes on at most a bucket's bytes, once their tokens are
+// granted. (A small bucket keeps a modelled slow tier slow for small
+// objects too: a 4 MiB bucket would let every small flush through free.)
 //
 // What the buckets do not see: a caller that uses a Locator's path reads
 // or writes the file directly, at full speed. Copies through the decorator
@@ -47,9 +49,16 @@ var (
 	_ io.ReadCloser     = (*reader)(nil)
 )
 
-// Burst is the size in bytes of each token bucket, and the largest piece of
-// a Write or a Read that waits for its tokens at once.
+// Burst is the largest size in bytes of a token bucket, and so the largest
+// piece of a Write or a Read that waits for its tokens at once.
 const Burst = 4 << 20
+
+// BucketSize is the size of the token buckets of a backend limited to
+// bytesPerSecond: a tenth of a second's bytes, at least 64 KiB, at most
+// Burst.
+func BucketSize(bytesPerSecond float64) int {
+	return int(min(max(bytesPerSecond/10, 64<<10), Burst))
+}
 
 // New returns b with the bytes written through its Writers, and separately
 // the bytes read through the readers of Open, limited to bytesPerSecond
@@ -59,10 +68,11 @@ func New(b storage.Backend, bytesPerSecond float64) storage.Backend {
 	if !(bytesPerSecond > 0) || math.IsInf(bytesPerSecond, 1) {
 		return b
 	}
+	burst := BucketSize(bytesPerSecond)
 	return &backend{
 		Backend: b,
-		write:   rate.NewLimiter(rate.Limit(bytesPerSecond), Burst),
-		read:    rate.NewLimiter(rate.Limit(bytesPerSecond), Burst),
+		write:   rate.NewLimiter(rate.Limit(bytesPerSecond), burst),
+		read:    rate.NewLimiter(rate.Limit(bytesPerSecond), burst),
 	}
 }
 
@@ -128,7 +138,7 @@ func (w *writer) Write(p []byte) (int, error) {
 	}
 	n := 0
 	for len(p) > 0 {
-		piece := p[:min(len(p), Burst)]
+		piece := p[:min(len(p), w.lim.Burst())]
 		if err := wait(w.ctx, w.lim, len(piece)); err != nil {
 			w.err = &storage.Error{Op: "write", Name: w.name, Err: err}
 			return n, w.err
@@ -175,8 +185,8 @@ func (r *reader) Read(p []byte) (int, error) {
 	if r.err != nil {
 		return 0, r.err
 	}
-	if len(p) > Burst {
-		p = p[:Burst]
+	if b := r.lim.Burst(); len(p) > b {
+		p = p[:b]
 	}
 	n, err := r.r.Read(p)
 	if n > 0 {

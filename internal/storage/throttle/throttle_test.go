@@ -57,7 +57,7 @@ func TestOptionalInterfaces(t *testing.T) {
 // bound, with a margin for the clock: a slow machine can take any longer.
 func atLeast(t *testing.T, what string, elapsed time.Duration, n int, rate float64) {
 	t.Helper()
-	want := time.Duration(float64(n-throttle.Burst) / rate * float64(time.Second))
+	want := time.Duration(float64(n-throttle.BucketSize(rate)) / rate * float64(time.Second))
 	if elapsed < want*8/10 {
 		t.Errorf("%s of %d bytes at %.0f B/s took %v, want at least about %v", what, n, rate, elapsed, want)
 	}
@@ -112,8 +112,10 @@ func TestSharedLimit(t *testing.T) {
 	atLeast(t, "two concurrent Saves", time.Since(start), 2*len(data), testRate)
 }
 
-// slowRate makes the wait for a bucketful of tokens last over an hour.
+// slowRate makes the wait for a bucketful of tokens last over a minute.
 const slowRate = 1 << 10
+
+var slowBucket = throttle.BucketSize(slowRate)
 
 // result is what a Read or Write returned.
 type result struct {
@@ -148,11 +150,11 @@ func TestCancelWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The first Write drains the bucket; the second waits until canceled.
-	if n, err := w.Write(make([]byte, throttle.Burst)); err != nil || n != throttle.Burst {
+	if n, err := w.Write(make([]byte, slowBucket)); err != nil || n != slowBucket {
 		t.Fatalf("first Write = %d, %v", n, err)
 	}
 	time.AfterFunc(50*time.Millisecond, cancel)
-	n, err := within(t, func() (int, error) { return w.Write(make([]byte, throttle.Burst)) })
+	n, err := within(t, func() (int, error) { return w.Write(make([]byte, slowBucket)) })
 	if !errors.Is(err, context.Canceled) || n != 0 {
 		t.Errorf("Write = %d, %v; want 0, context.Canceled", n, err)
 	}
@@ -183,7 +185,7 @@ func TestWriteDeadline(t *testing.T) {
 	}
 	// The tokens would come after the deadline: the Write need not wait
 	// for it.
-	_, err = within(t, func() (int, error) { return w.Write(make([]byte, 2*throttle.Burst)) })
+	_, err = within(t, func() (int, error) { return w.Write(make([]byte, 2*slowBucket)) })
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Write = %v, want context.DeadlineExceeded", err)
 	}
@@ -197,7 +199,7 @@ func TestWriteDeadline(t *testing.T) {
 
 func TestCancelRead(t *testing.T) {
 	m := mem.New()
-	data := make([]byte, 2*throttle.Burst)
+	data := make([]byte, 2*slowBucket)
 	if _, err := storage.Save(t.Context(), m, "obj", bytes.NewReader(data)); err != nil {
 		t.Fatal(err)
 	}
@@ -212,12 +214,12 @@ func TestCancelRead(t *testing.T) {
 	buf := make([]byte, len(data))
 	// The first Read gets at most a bucket, which is full.
 	n, err := r.Read(buf)
-	if err != nil || n == 0 || n > throttle.Burst {
-		t.Fatalf("first Read = %d, %v; want 1 to %d bytes", n, err, throttle.Burst)
+	if err != nil || n == 0 || n > slowBucket {
+		t.Fatalf("first Read = %d, %v; want 1 to %d bytes", n, err, slowBucket)
 	}
-	if n < throttle.Burst {
+	if n < slowBucket {
 		// Drain the bucket, so that the next Read has to wait.
-		if _, err := io.ReadFull(r, buf[:throttle.Burst-n]); err != nil {
+		if _, err := io.ReadFull(r, buf[:slowBucket-n]); err != nil {
 			t.Fatal(err)
 		}
 	}
