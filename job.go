@@ -414,7 +414,9 @@ func (j *Job) Checkpoint(ctx context.Context, name string, save func(c *Checkpoi
 	j.flush.Level1++
 	j.flush.Level1Seconds += (time.Since(j.start) - start).Seconds()
 	j.taken++
-	if j.store.shared != nil && j.taken%j.flushEvery == 0 {
+	// Every K-th checkpoint of the job, counted by checkpoint ID across
+	// launches: a job relaunched often still flushes one in K.
+	if j.store.shared != nil && j.store.lastID%uint64(j.flushEvery) == 0 {
 		if err := j.flushDue(ctx, name); err != nil {
 			return fmt.Errorf("ckpt: checkpoint %q: flush: %w", name, err)
 		}
@@ -482,6 +484,13 @@ func (j *Job) Finish(ctx context.Context, result string) error {
 	if j.rank == 0 && result != "" {
 		if err := j.client.Publish(ctx, launch.KeyResult, []byte(result)); err != nil {
 			return err
+		}
+	}
+	if j.halting && j.stager != nil {
+		// A halted job resumes later from its last checkpoint, maybe on
+		// other nodes: its flush must be durable before the ranks go.
+		if err := j.stager.WaitIdle(ctx); err != nil {
+			return fmt.Errorf("ckpt: halting: waiting for the last flush: %w", err)
 		}
 	}
 	if j.flush.Due > 0 {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/model"
 )
 
@@ -51,7 +52,7 @@ func (r *flushRun) markov(d flushDemo, mtti float64) {
 	f := r.res.Flush
 	r.c1 = f.Level1Cost()
 	r.c2 = r.c1 + f.MeanSeconds()
-	r.latency, r.alpha = f.MeanLatency(), math.Max(0, f.Alpha())
+	r.latency, r.alpha = stagedLatency(r.res.Staged), math.Max(0, f.Alpha())
 	r.restart = predict(0, 0, mtti, r.res).restart
 	if math.IsNaN(r.c1) || r.restart <= 0 {
 		r.why = "the run measured no checkpoint or restart"
@@ -117,6 +118,23 @@ func runFlushVariants(ctx context.Context, modes []string, d flushDemo, mtti flo
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// stagedLatency is the mean time the staging servers took per flush, from
+// its announcement to its commit (NaN if none finished): ℓ2 as measured.
+func stagedLatency(evs []launch.StageEvent) float64 {
+	var sum float64
+	n := 0
+	for _, e := range evs {
+		if e.State == "committed" || e.State == "durable" {
+			sum += e.Seconds
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
 }
 
 func fmtBytes(b float64) string {

@@ -50,6 +50,7 @@ type runSpec struct {
 	flushBusy       string   // skip or wait ("" = the job's default)
 	sharedBandwidth float64  // bytes/s of the whole shared tier, shared by its writers (0: no cap)
 	stageToken      string
+	onStaging       func(*launch.Staging) // tests: told of the staging servers once they run
 }
 
 // runResult is what a job did.
@@ -136,15 +137,16 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 		// each gets its share of the tier.
 		cfg.Env = append(cfg.Env, fmt.Sprintf("CKPT_SHARED_BANDWIDTH=%gB/s", s.sharedBandwidth/float64(s.ranks)))
 	}
+	var st *launch.Staging
 	if s.stagingServers > 0 {
-		st, err := s.startStaging()
-		if err != nil {
+		var err error
+		if st, err = s.startStaging(); err != nil {
 			return res, err
 		}
-		defer func() {
-			st.Stop()
-			res.Staged, res.StagingRestarts = st.Events(), st.Restarts()
-		}()
+		if s.onStaging != nil {
+			s.onStaging(st)
+		}
+		defer st.Stop()
 		cfg.Env = append(cfg.Env, "CKPT_STAGE="+strings.Join(st.Addrs(), ","), "CKPT_STAGE_TOKEN="+s.stageToken)
 		if s.flushBusy != "" {
 			cfg.Env = append(cfg.Env, "CKPT_FLUSH_BUSY="+s.flushBusy)
@@ -152,6 +154,12 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 	}
 	rep, err := launch.Run(ctx, cfg)
 	res.Report, res.Policy = rep, coords.State()
+	if st != nil {
+		// The job is over: what the servers still pull has no one to
+		// serve it.
+		st.Stop()
+		res.Staged, res.StagingRestarts = st.Events(), st.Restarts()
+	}
 	for _, a := range rep.Attempts {
 		var f ckpt.FlushStats
 		if a.Flush != "" && json.Unmarshal([]byte(a.Flush), &f) == nil {
