@@ -335,6 +335,10 @@ func coordinatedRun(cfg sim.Config, interval *quantity, counts *intList, variant
 	return run, nil
 }
 
+// maxDependencies bounds φ·N², the dependency entries of --phi/--procs
+// (about 8 bytes each).
+const maxDependencies = 64 << 20
+
 func uncoordinatedRun(cfg sim.Config, interval *quantity, rateFlag string, phi *quantity, procs int, procsSet bool, deps, graph string, logProtect, logReplay *quantity) (simRun, error) {
 	run := simRun{cfg: cfg, kind: "uncoordinated", modelName: "Fialho, 003 eq. 10 (per process)"}
 	run.cfg.Strategy = sim.Uncoordinated
@@ -391,6 +395,12 @@ func uncoordinatedRun(cfg sim.Config, interval *quantity, rateFlag string, phi *
 		}
 		if procs < 1 || procs > 1<<20 {
 			return run, usagef("--procs: between 1 and 2^20 (got %d)", procs)
+		}
+		// The dependency lists hold about φ·N² entries: bound them so a
+		// large --procs fails with a message, not by exhausting memory.
+		if phi.set && phi.v*float64(procs)*float64(procs) > maxDependencies {
+			return run, usagef("--phi %g --procs %d: about %.3g dependencies, more than the simulator holds (%g); fewer processes or a smaller φ",
+				phi.v, procs, phi.v*float64(procs)*float64(procs), float64(maxDependencies))
 		}
 		if p, err = sim.UniformP(phi.v, procs); err != nil {
 			return run, simErr(err, rateFlag)
