@@ -14,6 +14,7 @@ import (
 	"github.com/ckpt/ckpt/internal/group"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/manifest"
+	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/internal/stage"
 	"github.com/ckpt/ckpt/internal/storage"
 )
@@ -45,6 +46,7 @@ const (
 // are those of rank 0's node).
 type FlushStats struct {
 	Mode    string  `json:"mode"`    // "blocking" or "nonblocking"
+	K       int     `json:"k"`       // the K in force at the last due flush
 	Due     int     `json:"due"`     // checkpoints due for the shared tier
 	Started int     `json:"started"` // blocking: completed; non-blocking: announced
 	Skipped int     `json:"skipped"` // non-blocking, skip: the previous flush still ran
@@ -134,9 +136,67 @@ func (j *Job) FlushStats() FlushStats {
 	return j.flush
 }
 
+// flushIsDue tells whether the checkpoint just committed goes to the
+// shared tier. A fixed K counts checkpoint IDs across launches (a job
+// relaunched often still flushes one in K). With auto, the ranks pool what
+// they measured and each evaluates the Markov model on the same numbers,
+// so all choose the same K; a flush is due K checkpoints after the last one
+// started (a skipped one is tried again at the next checkpoint).
+func (j *Job) flushIsDue(ctx context.Context) bool {
+	id := j.store.lastID
+	if !j.flushEvery.Auto {
+		return id%uint64(j.flushK) == 0
+	}
+	mine := flushInputs{C1: j.flush.Level1Cost(), Alpha: j.flush.Alpha()}
+	if len(j.stageAddrs) == 0 {
+		mine.Flush = j.flush.MeanSeconds()
+	} else {
+		mine.Flush = j.flush.MeanLatency()
+	}
+	all, err := gatherJSON(ctx, j.store.comm, mine.finite())
+	if err != nil {
+		return false // the commit vote that follows reports the failure
+	}
+	var agg flushInputs
+	for _, in := range all {
+		agg.C1, agg.Flush, agg.Alpha = max(agg.C1, in.C1), max(agg.Flush, in.Flush), max(agg.Alpha, in.Alpha)
+	}
+	sec := func(x float64) time.Duration { return time.Duration(x * float64(time.Second)) }
+	in := policy.FlushInputs{Interval: j.interval, Level1Cost: sec(agg.C1), Level2MTTI: j.flushEvery.Level2MTTI,
+		NonBlocking: len(j.stageAddrs) > 0, FlushCost: sec(agg.Flush), Alpha: agg.Alpha, Level1MTTI: j.pol.MTTI}
+	if in.Level1MTTI <= 0 {
+		// No level-1 MTTI configured (auto:MTTI gives one): take the
+		// level-2 one. λ1 moves K little; λ2, c2 and t decide it.
+		in.Level1MTTI = in.Level2MTTI
+	}
+	if k, err := policy.ChooseK(in); err == nil {
+		j.flushK = k
+	}
+	if j.lastFlush == 0 && id > 1 {
+		j.lastFlush = id - 1 // a restarted job counts from where it restored
+	}
+	return id >= j.lastFlush+uint64(j.flushK)
+}
+
+// flushInputs are one rank's measurements for choosing K.
+type flushInputs struct {
+	C1, Flush, Alpha float64
+}
+
+func (f flushInputs) finite() flushInputs {
+	fix := func(x float64) float64 {
+		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+			return 0
+		}
+		return x
+	}
+	return flushInputs{fix(f.C1), fix(f.Flush), fix(f.Alpha)}
+}
+
 // flushDue runs the flush of checkpoint name, due for the shared tier.
 func (j *Job) flushDue(ctx context.Context, name string) error {
 	j.flush.Due++
+	j.flush.K = j.flushK
 	defer j.publishFlush(ctx)
 	if len(j.stageAddrs) == 0 {
 		j.flush.Mode = "blocking"
@@ -146,6 +206,7 @@ func (j *Job) flushDue(ctx context.Context, name string) error {
 		}
 		j.flush.Started++
 		j.flush.Seconds += time.Since(start).Seconds()
+		j.lastFlush = j.store.lastID
 		return nil
 	}
 	j.flush.Mode = "nonblocking"
@@ -186,6 +247,7 @@ func (j *Job) flushDue(ctx context.Context, name string) error {
 		}
 	}
 	j.flush.Started++
+	j.lastFlush = j.store.lastID
 	if !leader {
 		return nil
 	}

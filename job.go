@@ -52,7 +52,10 @@ type Job struct {
 	pol        policy.Policy
 	local      *policy.Local // nil until the first NeedCheckpoint
 	solo       policy.State  // a job of one rank decides for itself
-	flushEvery int
+	flushEvery policy.FlushEvery
+	flushK     int           // K in force (auto: last chosen)
+	lastFlush  uint64        // ID of the last checkpoint a flush started for
+	interval   time.Duration // the checkpoint interval of the last decision
 	taken      int // checkpoints taken by this launch
 	token      string
 	stageAddrs []string      // staging servers: flushes are non-blocking
@@ -79,9 +82,13 @@ type JobOptions struct {
 	// "none" (the application decides itself).
 	Interval string
 	// FlushEvery: every FlushEvery-th checkpoint Checkpoint takes is also
-	// flushed to the shared tier, if the store has one (blocking). Default
-	// CKPT_FLUSH_EVERY, else 1.
+	// flushed to the shared tier, if the store has one. Default
+	// CKPT_FLUSH_EVERY ("K" or "auto:MTTI"), else 1.
 	FlushEvery int
+	// FlushAuto, if positive, lets the multi-level Markov model choose K
+	// from the costs the job measures (SPEC-markov §4, §5): FlushAuto is
+	// the mean time between failures the caches cannot survive.
+	FlushAuto time.Duration
 	// Coord, Token and Incarnation locate the job's coordinator and prove
 	// membership (default CKPT_COORD, CKPT_TOKEN, CKPT_INCARNATION; Token
 	// and Incarnation are read from the environment only when Coord is).
@@ -137,15 +144,19 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 		return nil, fmt.Errorf("ckpt: checkpoint interval: %w", err)
 	}
 	j.pol = p
-	j.flushEvery = opts.FlushEvery
-	if j.flushEvery == 0 {
-		if v := os.Getenv(envFlushEvery); v != "" {
-			if j.flushEvery, err = strconv.Atoi(v); err != nil || j.flushEvery < 1 {
-				return nil, fmt.Errorf("ckpt: %s=%q: want a whole number ≥ 1", envFlushEvery, v)
-			}
+	switch {
+	case opts.FlushAuto > 0:
+		j.flushEvery = policy.FlushEvery{Auto: true, Level2MTTI: opts.FlushAuto}
+	case opts.FlushEvery > 0:
+		j.flushEvery = policy.FlushEvery{K: opts.FlushEvery}
+	case os.Getenv(envFlushEvery) != "":
+		if j.flushEvery, err = policy.ParseFlushEvery(os.Getenv(envFlushEvery)); err != nil {
+			return nil, fmt.Errorf("ckpt: %s: %w", envFlushEvery, err)
 		}
+	default:
+		j.flushEvery = policy.FlushEvery{K: 1}
 	}
-	j.flushEvery = max(j.flushEvery, 1)
+	j.flushK = max(j.flushEvery.K, 1)
 	staging := opts.Staging
 	if staging == "" {
 		staging = os.Getenv(envStage)
@@ -370,6 +381,9 @@ func (j *Job) NeedCheckpoint(ctx context.Context, step int64) (bool, error) {
 		}
 	}
 	j.local.Apply(d)
+	if d.Interval > 0 {
+		j.interval = d.Interval
+	}
 	if d.Halt {
 		j.halting = true
 	}
@@ -414,9 +428,7 @@ func (j *Job) Checkpoint(ctx context.Context, name string, save func(c *Checkpoi
 	j.flush.Level1++
 	j.flush.Level1Seconds += (time.Since(j.start) - start).Seconds()
 	j.taken++
-	// Every K-th checkpoint of the job, counted by checkpoint ID across
-	// launches: a job relaunched often still flushes one in K.
-	if j.store.shared != nil && j.store.lastID%uint64(j.flushEvery) == 0 {
+	if j.store.shared != nil && j.flushIsDue(ctx) {
 		if err := j.flushDue(ctx, name); err != nil {
 			return fmt.Errorf("ckpt: checkpoint %q: flush: %w", name, err)
 		}

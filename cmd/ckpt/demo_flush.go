@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/model"
 )
 
@@ -101,7 +102,7 @@ func runFlushVariants(ctx context.Context, modes []string, d flushDemo, mtti flo
 		if err != nil {
 			return nil, err
 		}
-		s.flushEvery, s.sharedBandwidth = d.every, d.bandwidth
+		s.flushEvery, s.sharedBandwidth = policy.FlushEvery{K: d.every}, d.bandwidth
 		s.shared = s.cacheRoot + "-shared"
 		if mode == "nonblocking" {
 			s.stagingServers, s.flushBusy = 1, d.busy

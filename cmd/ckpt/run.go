@@ -30,7 +30,7 @@ type runSpec struct {
 	args         []string
 	redundancy   string // "" = the store's default
 	shared       string
-	flushEvery   int
+	flushEvery   policy.FlushEvery
 	interval     policy.Policy
 	durability   string
 	cacheRoot    string
@@ -82,8 +82,8 @@ func (s runSpec) config() (launch.Config, *launch.Coordinators, error) {
 	if s.shared != "" {
 		env = append(env, "CKPT_SHARED="+s.shared)
 	}
-	if s.flushEvery > 0 {
-		env = append(env, fmt.Sprintf("CKPT_FLUSH_EVERY=%d", s.flushEvery))
+	if s.flushEvery.Auto || s.flushEvery.K > 0 {
+		env = append(env, "CKPT_FLUSH_EVERY="+s.flushEvery.String())
 	}
 	if s.durability != "" {
 		env = append(env, "CKPT_CACHE_DURABILITY="+s.durability)
@@ -241,6 +241,9 @@ func addFlushStats(a, b ckpt.FlushStats) ckpt.FlushStats {
 		a.Mode = b.Mode
 	}
 	a.Due += b.Due
+	if b.K > 0 {
+		a.K = b.K
+	}
 	a.Level1 += b.Level1
 	a.Level1Seconds += b.Level1Seconds
 	a.BusySteps += b.BusySteps
@@ -312,7 +315,7 @@ func joinInts(v []int) string {
 type runFlags struct {
 	nodes               *int
 	redundancy, shared  *string
-	flushEvery          *int
+	flushEvery          *string
 	interval            *string
 	durability          *string
 	cacheRoot           *string
@@ -337,7 +340,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 		nodes:           fs.Int("nodes", 0, "simulated nodes, each with its own cache directory (default: one per rank)"),
 		redundancy:      fs.String("redundancy", "", "protection of cached checkpoints: single, partner, xor:S, rs:K+M (default xor over the nodes, at most 8)"),
 		shared:          fs.String("shared", "", "shared tier: a directory or s3://BUCKET/PREFIX (default none)"),
-		flushEvery:      fs.Int("flush-every", 1, "flush every K-th checkpoint to the shared tier (blocking)"),
+		flushEvery:      fs.String("flush-every", "1", "flush every K-th checkpoint to the shared tier, or auto:MTTI: K from the multi-level Markov model, MTTI the mean time between failures the caches cannot survive"),
 		interval:        fs.String("interval", "auto", "when to checkpoint: 100steps, 30s, auto (Daly's interval from the measured cost and MTTI), auto:MTTI, none"),
 		durability:      fs.String("cache-durability", "", "node (sync: survives the node's crash) or process (no sync: survives the processes' crash)"),
 		cacheRoot:       fs.String("cache-root", "", "directory of the node caches (default: a directory per job under the temp directory)"),
@@ -361,7 +364,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 // spec checks the flags and builds the job.
 func (f *runFlags) spec(ranks int, program string, args []string) (runSpec, error) {
 	s := runSpec{ranks: ranks, nodes: *f.nodes, program: program, args: args,
-		redundancy: *f.redundancy, shared: *f.shared, flushEvery: *f.flushEvery, durability: *f.durability,
+		redundancy: *f.redundancy, shared: *f.shared, durability: *f.durability,
 		retries: *f.retries, heartbeat: 10 * time.Second, tree: *f.tree, keepCache: *f.keepCache, verbose: *f.verbose}
 	if ranks < 1 {
 		return s, usagef("-n %d: need at least one rank", ranks)
@@ -387,8 +390,8 @@ func (f *runFlags) spec(ranks int, program string, args []string) (runSpec, erro
 		return s, usagef("--interval: %v", err)
 	}
 	s.interval = p
-	if s.flushEvery < 1 {
-		return s, usagef("--flush-every %d: need ≥ 1", s.flushEvery)
+	if s.flushEvery, err = policy.ParseFlushEvery(*f.flushEvery); err != nil {
+		return s, usagef("--flush-every: %v", err)
 	}
 	if s.retries < 0 {
 		return s, usagef("--retries %d: need ≥ 0", s.retries)

@@ -141,7 +141,7 @@ func TestRunNodeLossRebuilds(t *testing.T) {
 func TestRunTwoNodesOfASetFromShared(t *testing.T) {
 	spec, log := jobSpec(t)
 	spec.shared = filepath.Join(t.TempDir(), "shared")
-	spec.flushEvery = 2
+	spec.flushEvery = policy.FlushEvery{K: 2}
 	res := runScripted(t, spec, log, func(c *launch.Config, coords *launch.Coordinators) {
 		// Two nodes of the one XOR set at once: beyond what parity rebuilds.
 		injectAfter(c, coords, 1, 2)

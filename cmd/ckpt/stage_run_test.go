@@ -10,6 +10,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/manifest"
+	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/local"
@@ -21,7 +22,7 @@ import (
 func stagingSpec(t *testing.T, servers int, rate string) (runSpec, *bytes.Buffer) {
 	spec, log := jobSpec(t)
 	spec.shared = filepath.Join(t.TempDir(), "shared")
-	spec.flushEvery = 2
+	spec.flushEvery = policy.FlushEvery{K: 2}
 	spec.stagingServers = servers
 	spec.flushBusy = "skip"
 	spec.stageArgs = []string{"--writers", "2", "--chunk-size", "16KiB"}
@@ -121,7 +122,7 @@ func TestRunStagingServerKilled(t *testing.T) {
 	spec, log := stagingSpec(t, 1, "300kB/s")
 	// Flush every 10th checkpoint, each waiting for the one before: the
 	// flush cut off must finish (resumed) before the job goes on.
-	spec.flushEvery, spec.flushBusy = 10, "wait"
+	spec.flushEvery, spec.flushBusy = policy.FlushEvery{K: 10}, "wait"
 	var st *launch.Staging
 	spec.onStaging = func(s *launch.Staging) { st = s }
 	res := runScripted(t, spec, log, func(c *launch.Config, coords *launch.Coordinators) {
@@ -160,6 +161,28 @@ func TestRunStagingNodeLostMidPull(t *testing.T) {
 	})
 	if res.Injected != 1 || res.Restarts["rebuild"] != 1 {
 		t.Errorf("injected %d, restarts %v; want one node lost and rebuilt\n%s", res.Injected, res.Restarts, log)
+	}
+	verifyShared(t, spec.shared)
+}
+
+// --flush-every auto:MTTI: the ranks pool their measurements and the
+// Markov model chooses K; the first flush goes at once (to measure it),
+// the later ones K apart.
+func TestRunFlushEveryAuto(t *testing.T) {
+	spec, log := stagingSpec(t, 1, "")
+	var err error
+	if spec.flushEvery, err = policy.ParseFlushEvery("auto:20s"); err != nil {
+		t.Fatal(err)
+	}
+	res := runScripted(t, spec, log, nil)
+	f := res.Flush
+	if f.Due == 0 || f.K < 1 || f.Started == 0 {
+		t.Fatalf("flush stats %+v: want flushes with a chosen K\n%s", f, log)
+	}
+	t.Logf("K = %d: %d of 40 checkpoints due, %d flushes started", f.K, f.Due, f.Started)
+	// 40 checkpoints: with K chosen above 1 the flushes are fewer.
+	if f.K > 1 && f.Due >= 40 {
+		t.Errorf("K = %d but %d of 40 checkpoints were due", f.K, f.Due)
 	}
 	verifyShared(t, spec.shared)
 }
