@@ -56,7 +56,7 @@ type Job struct {
 	flushK     int           // K in force (auto: last chosen)
 	lastFlush  uint64        // ID of the last checkpoint a flush started for
 	interval   time.Duration // the checkpoint interval of the last decision
-	taken      int // checkpoints taken by this launch
+	taken      int           // checkpoints taken by this launch
 	token      string
 	stageAddrs []string      // staging servers: flushes are non-blocking
 	flushBusy  string        // FlushSkip or FlushWait
