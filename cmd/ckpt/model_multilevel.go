@@ -56,6 +56,7 @@ top-level period.`,
 	nonblocking := fs.Bool("nonblocking", false, "two-level non-blocking model: flush in the background")
 	flushLatency := durationFlag(fs, "flush-latency", "duration of the background copy ℓ_2 (with --nonblocking)")
 	alpha := numberFlag(fs, "alpha", "slowdown of computation while a copy runs α (with --nonblocking, ≥ 0, default 0)")
+	af := addAlphaFlags(fs)
 	variant := fs.String("variant", "moody", "blocking model: moody, or l1-protected (level-1 protection of the first interval after a level-2 checkpoint; two levels)")
 	asJSON := jsonFlag(c)
 
@@ -89,6 +90,19 @@ top-level period.`,
 		default:
 			return usagef("--variant: unknown variant %q (use moody or l1-protected)", *variant)
 		}
+		measured, fromFile, err := af.load()
+		if err != nil {
+			return err
+		}
+		if fromFile {
+			if alpha.set {
+				return usagef("--alpha and --alpha-from: give one")
+			}
+			alpha.v, alpha.set = measured.Alpha, true
+			if !*asJSON {
+				fmt.Fprintln(c.ErrOrStderr(), "ckpt model multilevel: "+measured.String())
+			}
+		}
 		if !*nonblocking && (flushLatency.set || alpha.set) {
 			name := "flush-latency"
 			if alpha.set {
@@ -102,7 +116,6 @@ top-level period.`,
 		}
 		optimized := !interval.set
 		var res model.MultilevelResult
-		var err error
 		if *nonblocking {
 			if lv.L() != 2 {
 				return usagef("--nonblocking: the non-blocking model has exactly two levels (got %d rates)", lv.L())

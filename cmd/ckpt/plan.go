@@ -46,6 +46,7 @@ examples/systems/.`,
 	fs := c.Flags()
 	system := fs.String("system", systems.Default, "system file (YAML) or built-in example name")
 	targetEff := numberFlag(fs, "target-efficiency", "find the shared-tier bandwidth needed for this efficiency, in (0, 1)")
+	af := addAlphaFlags(fs)
 	all := fs.Bool("all", false, "list every alternative (default: the best failure domain of each scheme, level set and flush mode)")
 	asJSON := jsonFlag(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
@@ -56,6 +57,17 @@ examples/systems/.`,
 		sys, err := plan.Load(bytes.NewReader(text))
 		if err != nil {
 			return usagef("--system %s: %v", source, err)
+		}
+		if measured, ok, err := af.load(); err != nil {
+			return err
+		} else if ok {
+			if sys.Staging == nil {
+				return usagef("--alpha-from: the system %s has no staging servers (a staging: section) for α to apply to", source)
+			}
+			sys.Staging.Alpha = measured.Alpha
+			if !*asJSON {
+				fmt.Fprintln(c.ErrOrStderr(), "ckpt plan: "+measured.String())
+			}
 		}
 		opt := plan.Options{}
 		if targetEff.set {
