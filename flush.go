@@ -228,7 +228,14 @@ func (j *Job) flushDue(ctx context.Context, name string) error {
 		if leader {
 			start := time.Now()
 			if err := j.stager.WaitIdle(ctx); err != nil {
-				return fmt.Errorf("waiting for the previous flush: %w", err)
+				if ctx.Err() != nil {
+					return err
+				}
+				// Refused by the server: the checkpoint is safe at level
+				// 1; the flush is reported failed and the job goes on.
+				j.flush.Failed++
+				j.flush.LastFailure = err.Error()
+				return nil
 			}
 			j.flush.Waited += time.Since(start).Seconds()
 			j.refreshFlushes()
@@ -258,7 +265,9 @@ func (j *Job) flushDue(ctx context.Context, name string) error {
 		}
 	}
 	if err := j.stager.Announce(name, raw, ranks); err != nil {
-		return err
+		j.flush.Failed++
+		j.flush.LastFailure = err.Error()
+		return nil
 	}
 	j.announced = append(j.announced, name)
 	return nil

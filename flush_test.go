@@ -1,0 +1,94 @@
+package ckpt
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/sharedtier"
+	"github.com/ckpt/ckpt/internal/stage"
+	"github.com/ckpt/ckpt/internal/storage/mem"
+)
+
+// startStageServer runs a staging server on loopback accepting token.
+func startStageServer(t *testing.T, shared *mem.Backend, token string) string {
+	t.Helper()
+	srv, err := stage.NewServer(stage.Config{Shared: shared, Token: token, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+// soloStaged runs a job of one rank that takes n checkpoints, each flushed
+// through the staging server at addr, and returns its flush statistics
+// once no flush is pending.
+func soloStaged(t *testing.T, shared *mem.Backend, addr string, n int) FlushStats {
+	t.Helper()
+	ctx := t.Context()
+	j, err := Join(ctx, JobOptions{Store: Options{CacheDir: t.TempDir(), Node: "solo", Shared: shared}, Staging: addr, FlushBusy: FlushWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	for i := 1; i <= n; i++ {
+		err := j.Checkpoint(ctx, "ck."+string(rune('0'+i)), func(c *Checkpoint) error {
+			f, err := c.Create("state")
+			if err != nil {
+				return err
+			}
+			if _, err := f.Write([]byte(strings.Repeat("x", 1000*i))); err != nil {
+				return err
+			}
+			return f.Close()
+		})
+		if err != nil {
+			t.Fatalf("checkpoint %d: %v", i, err)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if j.stager != nil {
+		j.stager.WaitIdle(wctx)
+	}
+	return j.FlushStats()
+}
+
+// A job whose staging server takes its token flushes every checkpoint in
+// the background; each is committed on the shared tier.
+func TestJobStagedFlush(t *testing.T) {
+	shared := mem.New()
+	t.Setenv(envStageToken, "right")
+	addr := startStageServer(t, shared, "right")
+	f := soloStaged(t, shared, addr, 3)
+	if f.Mode != "nonblocking" || f.Started != 3 || f.Durable != 3 || f.Failed != 0 {
+		t.Fatalf("flush stats %+v: want 3 non-blocking flushes durable", f)
+	}
+	ms, err := sharedtier.List(t.Context(), shared)
+	if err != nil || len(ms) != 3 {
+		t.Fatalf("shared tier holds %d checkpoints (%v), want 3", len(ms), err)
+	}
+}
+
+// A staging server that refuses the job's token fails the flushes, not the
+// job: the checkpoints stand at level 1, the reason is reported.
+func TestJobStagedWrongToken(t *testing.T) {
+	shared := mem.New()
+	t.Setenv(envStageToken, "wrong")
+	addr := startStageServer(t, shared, "right")
+	f := soloStaged(t, shared, addr, 2)
+	if f.Failed == 0 || !strings.Contains(f.LastFailure, "token") {
+		t.Fatalf("flush stats %+v: want failed flushes naming the token", f)
+	}
+	if ms, _ := sharedtier.List(t.Context(), shared); len(ms) != 0 {
+		t.Errorf("a refused job's checkpoint reached the shared tier: %v", ms)
+	}
+}
