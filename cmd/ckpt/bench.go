@@ -18,7 +18,7 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure ckpt against this machine's own limits",
 	}
-	c.AddCommand(newBenchStoreCmd(), newBenchCoordCmd(), newBenchCoordWorkerCmd(), newBenchOverheadCmd())
+	c.AddCommand(newBenchStoreCmd(), newBenchCoordCmd(), newBenchCoordWorkerCmd(), newBenchOverheadCmd(), newBenchStageCmd())
 	return c
 }
 
@@ -265,6 +265,135 @@ directly: the overhead free of the noise between runs.`,
 		t.row("overhead", fmt.Sprintf("%+.2f%%", 100*r.Ratio), "(measured: on/off − 1; noise of a few % either way)")
 		t.row("decision rounds", fmt.Sprintf("%d taking %.4f s = %.3f%% of the run", r.Decisions, r.DecisionSeconds, 100*r.Accounted), "(counted directly)")
 		return t.flush()
+	}
+	return c
+}
+
+func newBenchStageCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "stage [--dir DIR] [--size B] [--quick] [--json]",
+		Short: "Non-blocking flush: staging throughput against writers and servers, and its overhead on Himeno (paper 001 Figs. 9-11)",
+		Long: `Reproduces the shape of paper 001's Figures 9, 10 and 11 on this machine,
+with staging servers and clients in this process over loopback TCP (the
+real code path: clients send from the node caches with sendfile, servers
+pull in chunks, check content hashes and write the shared tier). The shared
+tier and the node caches are directories below DIR; the checkpoint is
+16 ranks × (B/16) over 4 nodes (default B = 512MiB).
+
+  Fig. 9   one staging server with W = 1, 2, 4, 8, 16 writers, against W
+           raw writers writing the same files with fsync into the same
+           directory (best of 3 passes each, alternating);
+  Fig. 10  1, 2 and 4 servers of 16 writers, the nodes dealt to them in
+           turn: their aggregate throughput;
+  Fig. 11  the Himeno example on every core, alone and while a staging
+           server pulls checkpoints without pause from a client of this
+           process, at most 25, 50, 100, 200 and 400 MB/s: the overhead
+           factor alpha = T(x)/T0 - 1 (the median of 5 pairs of adjacent
+           runs, repeated while other processes take CPU) against the
+           measured read rate x, and the slope c of alpha = c·x fitted
+           through the origin, beside 001's c = 0.008768 per GB/s.
+
+Every throughput is also given as a ratio to the best raw write of the run
+(stage_write_ratio: one server at its best W). On one machine with one
+disk, more servers share the same disk and cores: Fig. 10's plateau comes
+early. The servers of Fig. 11 run on the same cores as Himeno, so alpha
+counts both ends of the transfer, where 001's compute node carried only
+the client's. --quick runs tiny sizes in a few seconds (for tests).`,
+		Args: cobra.NoArgs,
+	}
+	dir := c.Flags().String("dir", os.TempDir(), "directory for the shared tier and node caches")
+	size := sizeFlag(c.Flags(), "size", "bytes of the checkpoint staged (default 512MiB; 8MiB with --quick)")
+	quick := c.Flags().Bool("quick", false, "tiny sizes, few points, one pass: seconds, not minutes")
+	asJSON := jsonFlag(c)
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		cfg := bench.DefaultStageConfig()
+		if *quick {
+			cfg = bench.QuickStageConfig()
+		}
+		cfg.Dir = *dir
+		if size.set {
+			if size.v < 1<<20 {
+				return usagef("--size: at least 1MiB (got %s)", units.FormatSize(size.v))
+			}
+			cfg.Size = int64(size.v)
+		}
+		if st, err := os.Stat(cfg.Dir); err != nil || !st.IsDir() {
+			return usagef("--dir %s: not a directory", cfg.Dir)
+		}
+		start := time.Now()
+		stderr := c.ErrOrStderr()
+		cfg.Progress = func(step string) { fmt.Fprintf(stderr, "  %5.1fs  %s\n", time.Since(start).Seconds(), step) }
+		r, err := bench.RunStage(c.Context(), cfg)
+		if err != nil {
+			return err
+		}
+		w := c.OutOrStdout()
+		points := func(key string, ps []bench.StagePoint) []object {
+			out := []object{}
+			for _, p := range ps {
+				out = append(out, object{{key, p.N}, {"bytes_per_second", num(p.BytesPerSecond)}, {"ratio", num(p.Ratio)}})
+			}
+			return out
+		}
+		if *asJSON {
+			raw := []object{}
+			for _, p := range r.RawWriters {
+				raw = append(raw, object{{"writers", p.N}, {"bytes_per_second", num(p.BytesPerSecond)}})
+			}
+			alpha := []object{}
+			for _, p := range r.Alpha {
+				alpha = append(alpha, object{{"read_rate_bytes_per_second", num(p.Rate)},
+					{"measured_read_bytes_per_second", num(p.Measured)}, {"alpha", num(p.Alpha)},
+					{"seconds", num(p.Seconds)}, {"baseline_seconds", num(p.Baseline)}})
+			}
+			return writeJSON(w, object{
+				{"raw_write_bytes_per_second", num(r.RawWrite)},
+				{"stage_write_ratio", num(r.StageWriteRatio)},
+				{"writers", points("writers", r.Writers)},
+				{"servers", points("servers", r.Servers)},
+				{"alpha", alpha},
+				{"alpha_slope_per_gbps", num(r.AlphaSlope)},
+				{"paper_alpha_slope_per_gbps", bench.PaperAlphaSlope},
+				{"alpha_at_paper_rate", num(r.AlphaAtPaperRate)},
+				{"raw_writers", raw},
+				{"himeno_seconds", num(r.HimenoSeconds)},
+				{"himeno_iterations", r.HimenoIterations},
+				{"size_bytes", cfg.Size},
+				{"ranks", cfg.Ranks},
+				{"nodes", cfg.Nodes},
+				{"server_writers", cfg.ServerWriters},
+			})
+		}
+		bw := units.FormatBandwidth
+		ratio := func(x float64) string { return fmt.Sprintf("%.2f", x) }
+		fmt.Fprintf(w, "checkpoint %s, %d ranks over %d nodes; best raw write %s\n\n",
+			units.FormatSize(float64(cfg.Size)), cfg.Ranks, cfg.Nodes, bw(r.RawWrite))
+		fmt.Fprintln(w, "Fig. 9, one staging server:")
+		t := newTable(w)
+		t.row("WRITERS", "STAGING", "RATIO TO BEST RAW", "RAW, SAME WRITERS")
+		for i, p := range r.Writers {
+			t.row(fmt.Sprint(p.N), bw(p.BytesPerSecond), ratio(p.Ratio), bw(r.RawWriters[i].BytesPerSecond))
+		}
+		t.flush()
+		fmt.Fprintf(w, "stage_write_ratio %.2f (best of one server / best raw; goal ≥ 0.8)\n\n", r.StageWriteRatio)
+		fmt.Fprintf(w, "Fig. 10, servers of %d writers each:\n", cfg.ServerWriters)
+		t = newTable(w)
+		t.row("SERVERS", "AGGREGATE", "RATIO TO BEST RAW")
+		for _, p := range r.Servers {
+			t.row(fmt.Sprint(p.N), bw(p.BytesPerSecond), ratio(p.Ratio))
+		}
+		t.flush()
+		fmt.Fprintf(w, "\nFig. 11, Himeno %s, %d iterations (fastest alone %.3f s), median of %d pairs:\n",
+			cfg.Himeno, r.HimenoIterations, r.HimenoSeconds, cfg.Trials)
+		t = newTable(w)
+		t.row("READ RATE CAP", "MEASURED READ", "ALONE", "STAGING", "ALPHA")
+		for _, p := range r.Alpha {
+			t.row(bw(p.Rate), bw(p.Measured), fmt.Sprintf("%.3f s", p.Baseline), fmt.Sprintf("%.3f s", p.Seconds), fmt.Sprintf("%+.4f", p.Alpha))
+		}
+		t.flush()
+		fmt.Fprintf(w, "slope c = %.4g per GB/s (paper 001: %g); alpha at %s: %.4g (001: %.3g)\n",
+			r.AlphaSlope, bench.PaperAlphaSlope, bw(bench.PaperReadRate), r.AlphaAtPaperRate, bench.PaperAlphaSlope*bench.PaperReadRate/1e9)
+		return nil
 	}
 	return c
 }

@@ -86,3 +86,91 @@ func TestBenchOverheadJSON(t *testing.T) {
 	checkBadInput(t, []string{"--ranks"}, "bench", "overhead", "--ranks", "0")
 	checkBadInput(t, []string{"--size"}, "bench", "overhead", "--size", "huge")
 }
+
+// TestBenchStageJSON runs `ckpt bench stage --quick`: every figure is
+// there, throughputs are positive, and every ratio and the fitted slope
+// come from the same run's numbers.
+func TestBenchStageJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes tens of MiB")
+	}
+	code, stdout, stderr := runCLI(t, "bench", "stage", "--quick", "--dir", t.TempDir(), "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for _, fig := range []string{"fig. 9", "fig. 10", "fig. 11"} {
+		if !strings.Contains(stderr, fig) {
+			t.Errorf("stderr %q shows no progress through %s", stderr, fig)
+		}
+	}
+	obj := decodeOne(t, stdout)
+	checkKeys(t, obj, []string{
+		"raw_write_bytes_per_second", "stage_write_ratio", "writers", "servers", "alpha",
+		"alpha_slope_per_gbps", "paper_alpha_slope_per_gbps", "alpha_at_paper_rate",
+	}, []string{"raw_writers", "himeno_seconds", "himeno_iterations", "size_bytes", "ranks", "nodes", "server_writers"},
+		"writers", "servers", "alpha", "raw_writers")
+	raw := getNum(t, obj, "raw_write_bytes_per_second")
+	if raw <= 0 {
+		t.Fatalf("raw_write_bytes_per_second = %v", raw)
+	}
+	rows := func(key string, fields ...string) []map[string]any {
+		t.Helper()
+		list, ok := obj[key].([]any)
+		if !ok || len(list) == 0 {
+			t.Fatalf("%s = %v, want a non-empty list", key, obj[key])
+		}
+		var out []map[string]any
+		for i, v := range list {
+			row, ok := v.(map[string]any)
+			if !ok {
+				t.Fatalf("%s[%d] = %v, want an object", key, i, v)
+			}
+			checkKeys(t, row, fields, nil)
+			out = append(out, row)
+		}
+		return out
+	}
+	bestRaw := 0.0
+	for _, row := range rows("raw_writers", "writers", "bytes_per_second") {
+		bestRaw = max(bestRaw, getNum(t, row, "bytes_per_second"))
+	}
+	checkRel(t, "raw_write_bytes_per_second", raw, bestRaw, 1e-9)
+	best := 0.0
+	for _, key := range []string{"writers", "servers"} {
+		for _, row := range rows(key, key, "bytes_per_second", "ratio") {
+			bps := getNum(t, row, "bytes_per_second")
+			if bps <= 0 || getNum(t, row, key) < 1 {
+				t.Errorf("%s row %v: want a positive throughput", key, row)
+			}
+			checkRel(t, key+" ratio", getNum(t, row, "ratio"), bps/raw, 1e-9)
+			if key == "writers" {
+				best = max(best, bps)
+			}
+		}
+	}
+	checkRel(t, "stage_write_ratio", getNum(t, obj, "stage_write_ratio"), best/raw, 1e-9)
+	fastest := getNum(t, obj, "himeno_seconds")
+	var xy, xx float64
+	for _, row := range rows("alpha", "read_rate_bytes_per_second", "measured_read_bytes_per_second", "alpha", "seconds", "baseline_seconds") {
+		x := getNum(t, row, "measured_read_bytes_per_second") / 1e9
+		a := getNum(t, row, "alpha")
+		if getNum(t, row, "read_rate_bytes_per_second") <= 0 || x < 0 {
+			t.Errorf("alpha row %v: want a positive cap and a measured rate", row)
+		}
+		alone := getNum(t, row, "baseline_seconds")
+		checkRel(t, "alpha", a+1, getNum(t, row, "seconds")/alone, 1e-9)
+		if alone < fastest {
+			t.Errorf("alpha row %v: alone faster than himeno_seconds %v, the fastest run alone", row, fastest)
+		}
+		xy += x * a
+		xx += x * x
+	}
+	c := getNum(t, obj, "alpha_slope_per_gbps")
+	checkRel(t, "alpha_slope_per_gbps", c, xy/xx, 1e-9)
+	checkRel(t, "alpha_at_paper_rate", getNum(t, obj, "alpha_at_paper_rate"), c*0.2095, 1e-9)
+	if getNum(t, obj, "paper_alpha_slope_per_gbps") != 0.008768 {
+		t.Errorf("paper_alpha_slope_per_gbps = %v", obj["paper_alpha_slope_per_gbps"])
+	}
+	checkBadInput(t, []string{"--size", "1MiB"}, "bench", "stage", "--size", "1KiB")
+	checkBadInput(t, []string{"--dir", "/nonexistent/x"}, "bench", "stage", "--dir", "/nonexistent/x")
+}
