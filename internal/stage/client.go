@@ -286,6 +286,9 @@ func (c *Client) session() (served bool, err error) {
 		return false, err
 	}
 	defer nc.Close()
+	// Close ends the handshake too (c.nc is set only after it).
+	stop := context.AfterFunc(c.ctx, func() { nc.Close() })
+	defer stop()
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
@@ -399,14 +402,32 @@ func (c *Client) answer(nc net.Conn, p *Pull) error {
 		return err
 	}
 	n, err := io.Copy(nc, r)
-	if err == nil && n != int64(p.Length) {
-		err = fmt.Errorf("%s rank %d %s: the cache file ended %d bytes short", p.Name, p.Rank, p.File, int64(p.Length)-n)
+	if err == nil && n == int64(p.Length) {
+		return nil
 	}
-	if err != nil {
-		// The header promised Length bytes: the stream cannot recover.
-		nc.Close()
+	if err == nil {
+		err = fmt.Errorf("%s rank %d %s: %d bytes from the cache, want %d", p.Name, p.Rank, p.File, n, p.Length)
 	}
+	// The header promised Length bytes. If the cache file ended short or
+	// failed to read, send zeros for the rest to keep the stream in step:
+	// the server's content hash check then fails the flush. (Dropping the
+	// connection instead would only make the server pull again, for ever.)
+	if n < int64(p.Length) {
+		if _, perr := io.CopyN(nc, zeros{}, int64(p.Length)-n); perr == nil {
+			c.cfg.Logf("stage client: %v; sent zeros for the rest", err)
+			return nil
+		}
+	}
+	nc.Close()
 	return err
+}
+
+// zeros reads as an endless run of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
 
 // check validates a Pull against the checkpoint's manifest: a name this

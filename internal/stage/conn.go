@@ -68,14 +68,18 @@ func (c *conn) pull(m *Pull, buf []byte) (*pull, error) {
 	return p, nil
 }
 
-// forget gives up a pull; Data that still comes for it is skipped.
-func (c *conn) forget(p *pull) {
+// forget gives up a pull; Data that still comes for it is skipped. It
+// reports false if the pull was answered or taken by the reader already
+// (whose answer then comes on p.done).
+func (c *conn) forget(p *pull) bool {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if _, ok := c.pulls[p.id]; ok {
 		delete(c.pulls, p.id)
 		c.discard[p.id] = true
+		return true
 	}
-	c.mu.Unlock()
+	return false
 }
 
 // read handles the client's frames until the connection ends.

@@ -2,6 +2,7 @@ package stage
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,7 +84,7 @@ func (s *Server) loadJournal() error {
 		}
 		fs = append(fs, f)
 	}
-	slices.SortFunc(fs, func(a, b *flush) int { return int(a.m.ID) - int(b.m.ID) })
+	slices.SortFunc(fs, func(a, b *flush) int { return cmp.Compare(a.m.ID, b.m.ID) })
 	for _, f := range fs {
 		s.flushes[f.rec.Name] = f
 		s.order = append(s.order, f.rec.Name)

@@ -350,6 +350,11 @@ func (d *decoder) uvarint(field string, limit uint64) uint64 {
 		d.fail(field, "bad or truncated varint")
 		return 0
 	}
+	if n > 1 && d.b[d.off+n-1] == 0 {
+		// Padded with zero groups: one value, one encoding.
+		d.fail(field, "non-minimal varint")
+		return 0
+	}
 	d.off += n
 	if v > limit {
 		d.fail(field, "%d out of range (limit %d)", v, limit)

@@ -76,8 +76,8 @@ type Stats struct {
 	Committed       int // flushes whose manifest this server wrote
 	Durable         int // flushes whose share this server made durable
 	Failed          int
-	BufferFullWaits int           // times a pull waited for a free buffer
-	BufferFullTime  time.Duration // total time pulls waited for buffers
+	BufferFullWaits int           // times a pull waited for a free buffer (or was put off until a chunk in flight was written)
+	BufferFullTime  time.Duration // total time pulls waited for buffers (with no chunk in flight)
 	PeakBuffered    int64         // most bytes of buffers taken at once
 }
 
@@ -95,6 +95,7 @@ type Server struct {
 	flushes map[string]*flush
 	order   []string         // flushes in announcement order
 	conns   map[string]*conn // the live connection of each node
+	writing map[objKey]bool  // objects a task is writing, of any flush
 	stats   Stats
 	inUse   int64
 	closed  bool
@@ -110,6 +111,13 @@ type flush struct {
 	start   time.Time
 	bytes   int64
 	durable map[string]bool // nodes told their part is durable
+}
+
+// objKey names a rank's object on the shared tier: a superseded flush and
+// the flush that supersedes it write the same objects.
+type objKey struct {
+	name string
+	rank int
 }
 
 // task is one rank's object of one flush.
@@ -154,7 +162,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	s := &Server{cfg: cfg, flushes: map[string]*flush{}, conns: map[string]*conn{}}
+	s := &Server{cfg: cfg, flushes: map[string]*flush{}, conns: map[string]*conn{}, writing: map[objKey]bool{}}
 	s.cond = sync.NewCond(&s.mu)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if cfg.Rate > 0 {
@@ -190,6 +198,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		ln.Close() // as Close would have
 		return errClosed
 	}
 	s.lns = append(s.lns, ln)
@@ -206,7 +215,15 @@ func (s *Server) Serve(ln net.Listener) error {
 			}
 			return err
 		}
+		s.mu.Lock()
+		if s.closed {
+			// Close may be waiting on the group already: add nothing.
+			s.mu.Unlock()
+			nc.Close()
+			return nil
+		}
 		s.wg.Add(1)
+		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
 			s.handle(nc)
@@ -254,6 +271,10 @@ func (s *Server) Pending() []string {
 // closes or misbehaves.
 func (s *Server) handle(nc net.Conn) {
 	defer nc.Close()
+	// Close ends connections still in their handshake too, which are not
+	// in s.conns yet.
+	stop := context.AfterFunc(s.ctx, func() { nc.Close() })
+	defer stop()
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
@@ -338,9 +359,16 @@ func (s *Server) announce(c *conn, a *Announce) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		// The journal cannot be written any more: a failure here would
+		// remove objects it records as durable.
+		return errClosed
+	}
 	f := s.flushes[a.Name]
 	if f != nil && string(f.rec.Manifest) != string(a.Manifest) {
-		s.failLocked(f, "superseded by a new checkpoint of the same name")
+		// Not told to c's node: its client's record of the name is the
+		// new flush's already.
+		s.abandonLocked(f, "superseded by a new checkpoint of the same name", c.node)
 		f = nil
 	}
 	if f == nil {
@@ -386,7 +414,8 @@ func (s *Server) writer() {
 }
 
 // next blocks until a task can run: its flush is pending, its rank neither
-// done nor running, and its node's client connected. Oldest flush first.
+// done nor running (nor its object being written by the task of a flush
+// it superseded), and its node's client connected. Oldest flush first.
 func (s *Server) next() (task, *conn, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -402,8 +431,9 @@ func (s *Server) next() (task, *conn, bool) {
 					continue
 				}
 				for _, r := range f.rec.Nodes[node] {
-					if !f.rec.Done[r] && !f.running[r] {
+					if !f.rec.Done[r] && !f.running[r] && !s.writing[objKey{name, r}] {
 						f.running[r] = true
+						s.writing[objKey{name, r}] = true
 						return task{f: f, rank: r, node: node}, c, true
 					}
 				}
@@ -449,21 +479,38 @@ func (s *Server) pullFile(t task, c *conn, file manifest.File, w io.Writer) (int
 	h := manifest.NewContentHasher()
 	chunk := int64(s.cfg.ChunkSize)
 	var inflight []*pull
+	// release gives up the pulls in flight and frees their buffers. The
+	// connection's reader may be filling a buffer still (its Data header
+	// came before the pull was given up): that buffer stays the reader's,
+	// and its place in the pool gets a new one.
 	release := func() {
 		for _, p := range inflight {
-			c.forget(p)
+			if !c.forget(p) {
+				select {
+				case <-p.done: // answered: the reader is done with it
+				default:
+					s.putBuf(nil)
+					continue
+				}
+			}
 			s.putBuf(p.buf)
 		}
 	}
 	var next, written int64
 	for written < file.Size {
-		// Keep Depth chunks in flight.
+		// Keep up to Depth chunks in flight. Wait for a buffer only with
+		// none in flight: transfers holding some buffers and waiting for
+		// more would wait on each other for ever when Buffer holds fewer
+		// than Writers·Depth chunks.
 		for len(inflight) < s.cfg.Depth && next < file.Size {
 			n := min(chunk, file.Size-next)
-			buf, err := s.getBuf(int(n))
+			buf, err := s.getBuf(int(n), len(inflight) == 0)
 			if err != nil {
 				release()
 				return written, err
+			}
+			if buf == nil {
+				break // every buffer taken: write a chunk in flight first
 			}
 			if s.limiter != nil {
 				if err := s.limiter.WaitN(s.ctx, int(n)); err != nil {
@@ -487,6 +534,8 @@ func (s *Server) pullFile(t task, c *conn, file manifest.File, w io.Writer) (int
 		case err := <-p.done:
 			timer.Stop()
 			if err != nil {
+				inflight = inflight[1:]
+				s.putBuf(p.buf)
 				release()
 				return written, err
 			}
@@ -518,13 +567,20 @@ func (s *Server) pullFile(t task, c *conn, file manifest.File, w io.Writer) (int
 	return written, nil
 }
 
-// getBuf takes a chunk buffer, waiting while every one is taken: this is
-// where the server throttles its pulls when its buffer is full.
-func (s *Server) getBuf(n int) ([]byte, error) {
+// getBuf takes a chunk buffer. When every one is taken it waits for one,
+// or, unless wait, returns nil at once: this is where the server throttles
+// its pulls when its buffer is full.
+func (s *Server) getBuf(n int, wait bool) ([]byte, error) {
 	var b []byte
 	select {
 	case b = <-s.bufs:
 	default:
+		if !wait {
+			s.mu.Lock()
+			s.stats.BufferFullWaits++
+			s.mu.Unlock()
+			return nil, nil
+		}
 		start := time.Now()
 		select {
 		case b = <-s.bufs:
@@ -546,6 +602,7 @@ func (s *Server) getBuf(n int) ([]byte, error) {
 	return b[:n], nil
 }
 
+// putBuf returns a buffer to the pool; nil frees its place for a new one.
 func (s *Server) putBuf(b []byte) {
 	s.mu.Lock()
 	s.inUse -= int64(s.cfg.ChunkSize)
@@ -561,12 +618,25 @@ func (s *Server) finish(t task, n int64, err error) {
 	defer s.mu.Unlock()
 	f := t.f
 	delete(f.running, t.rank)
+	defer func() {
+		// After the removal below: a flush superseding f may write the
+		// object now.
+		delete(s.writing, objKey{f.rec.Name, t.rank})
+		s.cond.Broadcast()
+	}()
 	if s.flushes[f.rec.Name] != f {
 		// Failed or superseded meanwhile: what this task committed is
 		// nobody's.
 		if err == nil {
 			s.cfg.Shared.Remove(context.WithoutCancel(s.ctx), sharedtier.DataObject(f.rec.Name, t.rank))
 		}
+		return
+	}
+	if s.closed {
+		// Ended by Close, or just before it: the journal, which can no
+		// longer be written, keeps the flush as it was, and nothing may
+		// fail it now (that would remove objects the journal records as
+		// durable). An object committed just now is pulled again.
 		return
 	}
 	f.bytes += n
@@ -688,11 +758,14 @@ func (s *Server) tryCommit(f *flush) (bool, error) {
 
 // failLocked abandons a flush: its objects are removed (the manifest was
 // never written, so nothing was visible), its clients told.
-func (s *Server) failLocked(f *flush, reason string) {
+func (s *Server) failLocked(f *flush, reason string) { s.abandonLocked(f, reason, "") }
+
+// abandonLocked is failLocked telling every node but quiet.
+func (s *Server) abandonLocked(f *flush, reason, quiet string) {
 	s.stats.Failed++
 	s.cfg.Logf("stage: %s: failed: %s", f.rec.Name, reason)
 	for _, n := range f.rec.nodes() {
-		if c := s.conns[n]; c != nil {
+		if c := s.conns[n]; c != nil && n != quiet {
 			c.send(&Status{Name: f.rec.Name, State: Failed, Reason: reason})
 		}
 	}
