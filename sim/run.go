@@ -152,15 +152,15 @@ func (a *acc) merge(b *acc) {
 func (a *acc) estimate(i int) Estimate {
 	e := Estimate{Mean: a.mean[i], CI95: math.NaN()}
 	if a.n > 1 {
-		e.CI95 = tQuantile975(a.n-1) * math.Sqrt(math.Max(a.m2[i], 0)/float64(a.n-1)/float64(a.n))
+		e.CI95 = TQuantile975(a.n-1) * math.Sqrt(math.Max(a.m2[i], 0)/float64(a.n-1)/float64(a.n))
 	}
 	return e
 }
 
-// tQuantile975 is the 0.975 quantile of Student's t with nu degrees of
+// TQuantile975 is the 0.975 quantile of Student's t with nu degrees of
 // freedom: exact for nu ≤ 4, then the Cornish–Fisher expansion around the
 // normal quantile to the fourth order (relative error below 1e-4 from nu = 5).
-func tQuantile975(nu int) float64 {
+func TQuantile975(nu int) float64 {
 	switch nu {
 	case 1:
 		return 12.706204736174698

@@ -20,7 +20,7 @@ import (
 const zMax = 4
 
 // se is the standard error behind a 95% half-width.
-func se(e Estimate, n int) float64 { return e.CI95 / tQuantile975(n-1) }
+func se(e Estimate, n int) float64 { return e.CI95 / TQuantile975(n-1) }
 
 // checkZ fails when the simulated mean is more than zMax standard errors
 // from want, and returns z.
@@ -352,7 +352,7 @@ func TestTQuantile(t *testing.T) {
 		nu   int
 		want float64
 	}{{1, 12.7062}, {4, 2.7764}, {5, 2.5706}, {10, 2.2281}, {30, 2.0423}, {100, 1.9840}, {1000000, 1.9600}} {
-		if got := tQuantile975(c.nu); math.Abs(got-c.want) > 2e-4*c.want {
+		if got := TQuantile975(c.nu); math.Abs(got-c.want) > 2e-4*c.want {
 			t.Errorf("t(0.975, %d) = %.5f, want %.4f", c.nu, got, c.want)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/ckpt/ckpt/model"
+	"github.com/ckpt/ckpt/sim"
 )
 
 func TestAllFigures(t *testing.T) {
@@ -413,7 +414,7 @@ func TestFig13SimulatedPoints(t *testing.T) {
 			if d := b.Config.Work/(K*float64(r.Segments())*r.Interval) - 1; math.Abs(d) > 1e-9 {
 				t.Errorf("%s: the job is not %g whole periods (%g)", name, K, d)
 			}
-			se := b.Efficiency.CI95 / tQuantile975(b.Replications-1)
+			se := b.Efficiency.CI95 / sim.TQuantile975(b.Replications-1)
 			zExact, zBar := (b.Efficiency.Mean-exact)/se, (b.Efficiency.Mean-r.Efficiency)/se
 			t.Logf("%-22s model %.5g (job of %4d periods %.5g)  simulated %.5g ± %.2g (%3d replications)  z %+.2f, against the bar %+.2f; first period %.2g%%",
 				name, r.Efficiency, b.Periods, exact, b.Efficiency.Mean, b.Efficiency.CI95, b.Replications, zExact, zBar, 100*first)
@@ -426,31 +427,6 @@ func TestFig13SimulatedPoints(t *testing.T) {
 			}
 		}
 	}
-}
-
-// tQuantile975 is the 0.975 quantile of Student's t with nu degrees of
-// freedom (exact for nu ≤ 4, then the Cornish–Fisher expansion, relative
-// error below 1e-4), to turn sim's 95% half-widths into standard errors.
-func tQuantile975(nu int) float64 {
-	switch nu {
-	case 1:
-		return 12.706204736174698
-	case 2:
-		return 4.302652729749464
-	case 3:
-		return 3.182446305284263
-	case 4:
-		return 2.7764451051977934
-	}
-	const z = 1.959963984540054
-	v := float64(nu)
-	z2 := z * z
-	z3 := z2 * z
-	z5 := z3 * z2
-	z7 := z5 * z2
-	z9 := z7 * z2
-	return z + (z3+z)/(4*v) + (5*z5+16*z3+3*z)/(96*v*v) + (3*z7+19*z5+17*z3-15*z)/(384*v*v*v) +
-		(79*z9+776*z7+1482*z5-1920*z3-945*z)/(92160*v*v*v*v)
 }
 
 func TestFig14Crossover(t *testing.T) {

@@ -82,6 +82,18 @@ func (c *conn) forget(p *pull) bool {
 	return false
 }
 
+// take removes pull id from the table for its answer: the pull, or skip if
+// it was given up (its answer is read and dropped), or neither if the id
+// was never sent or was answered already.
+func (c *conn) take(id uint64) (p *pull, skip bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, skip = c.pulls[id], c.discard[id]
+	delete(c.pulls, id)
+	delete(c.discard, id)
+	return p, skip
+}
+
 // read handles the client's frames until the connection ends.
 func (c *conn) read(br *bufio.Reader) error {
 	for {
@@ -95,12 +107,7 @@ func (c *conn) read(br *bufio.Reader) error {
 				return err
 			}
 		case *Data:
-			c.mu.Lock()
-			p := c.pulls[m.ID]
-			delete(c.pulls, m.ID)
-			skip := c.discard[m.ID]
-			delete(c.discard, m.ID)
-			c.mu.Unlock()
+			p, skip := c.take(m.ID)
 			switch {
 			case skip:
 				if _, err := io.CopyN(io.Discard, br, int64(m.Length)); err != nil {
@@ -119,12 +126,7 @@ func (c *conn) read(br *bufio.Reader) error {
 			}
 			p.done <- nil
 		case *PullError:
-			c.mu.Lock()
-			p := c.pulls[m.ID]
-			delete(c.pulls, m.ID)
-			skip := c.discard[m.ID]
-			delete(c.discard, m.ID)
-			c.mu.Unlock()
+			p, skip := c.take(m.ID)
 			switch {
 			case skip:
 			case p == nil:
