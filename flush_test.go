@@ -72,9 +72,18 @@ func TestJobStagedFlush(t *testing.T) {
 	if f.Mode != "nonblocking" || f.Started != 3 || f.Durable != 3 || f.Failed != 0 {
 		t.Fatalf("flush stats %+v: want 3 non-blocking flushes durable", f)
 	}
-	ms, err := sharedtier.List(t.Context(), shared)
-	if err != nil || len(ms) != 3 {
-		t.Fatalf("shared tier holds %d checkpoints (%v), want 3", len(ms), err)
+	// Durable is the node's part; the server writes the manifest just
+	// after telling the node.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ms, err := sharedtier.List(t.Context(), shared)
+		if err == nil && len(ms) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("shared tier holds %d checkpoints (%v), want 3", len(ms), err)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -346,8 +346,9 @@ func (j *Job) Recv(ctx context.Context, from int, tag uint64, buf []byte) ([]byt
 // NeedCheckpoint tells whether to checkpoint at step; every rank gets the
 // same answer for the same step. Call it once per step, on every rank, with
 // steps that increase. Most calls return at once without any
-// communication; at decision steps (about once a second, and at every step
-// a checkpoint falls due) the ranks ask the coordinator together, which
+// communication; at decision steps (about once a second, at every step a
+// checkpoint falls due, and at the step after a checkpoint, to report its
+// cost) the ranks ask the coordinator together, which
 // applies the job's policy to the slowest rank's measurements.
 func (j *Job) NeedCheckpoint(ctx context.Context, step int64) (bool, error) {
 	if j.pol.Kind == policy.None {

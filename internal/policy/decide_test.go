@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"testing/quick"
 	"time"
@@ -89,9 +90,15 @@ func TestEveryTVaryingSpeed(t *testing.T) {
 		t.Fatalf("only %d checkpoints in %v", len(res.ckpts), res.end)
 	}
 	const maxStep = 18 * time.Millisecond
+	// A round is predicted at most a DecisionPeriod ahead from the step
+	// time measured over the last two windows; the pace can slow by up to
+	// 45 % within a second here, so the round may come up to about half a
+	// period later than predicted (over 200 seeds of this test: at most
+	// 1.14 periods late).
+	late := period * 3 / 2
 	for i, c := range res.ckpts {
-		if c.since < T-maxStep/2 || c.since > T+period {
-			t.Errorf("checkpoint %d at step %d came %v after the previous one ended, want within [%v, %v]", i, c.step, c.since, T-maxStep/2, T+period)
+		if c.since < T-maxStep/2 || c.since > T+late {
+			t.Errorf("checkpoint %d at step %d came %v after the previous one ended, want within [%v, %v]", i, c.step, c.since, T-maxStep/2, T+late)
 		}
 		if c.interval != T {
 			t.Errorf("checkpoint %d: interval %v, want %v", i, c.interval, T)
@@ -413,9 +420,20 @@ func TestLocalMeasuresStepTime(t *testing.T) {
 	}
 	l.Apply(Decision{Checkpoint: true, NextDecisionStep: 50})
 	l.Checkpointed(2*ms, 1002*ms) // a 1 s checkpoint
-	// 9 steps of 1 ms after it: the checkpoint is not step time.
+	// The step after it reports its cost, with the step-time window left
+	// open: 1 step of 1 ms and the 2 ms one before.
+	if l.Next() != 42 {
+		t.Fatalf("next decision step %d after a checkpoint at 41, want 42", l.Next())
+	}
+	r = l.Report(42, 1003*ms)
+	if r.Window != 2 || r.StepTime != 1500*time.Microsecond || r.CheckpointCost != time.Second || r.SinceCheckpoint != ms {
+		t.Fatalf("report after the checkpoint %+v", r)
+	}
+	l.Apply(Decision{NextDecisionStep: 50})
+	// 9 steps of 1 ms after it: the checkpoint is not step time, and its
+	// cost was reported already.
 	r = l.Report(50, 1011*ms)
-	if r.Window != 10 || r.StepTime != 1100*time.Microsecond || r.CheckpointCost != time.Second || r.SinceCheckpoint != 9*ms {
+	if r.Window != 10 || r.StepTime != 1100*time.Microsecond || r.CheckpointCost != 0 || r.SinceCheckpoint != 9*ms {
 		t.Fatalf("second report %+v", r)
 	}
 	l.Apply(Decision{NextDecisionStep: 60})
@@ -440,3 +458,46 @@ func TestLocalMeasuresStepTime(t *testing.T) {
 }
 
 func head(s []int64) []int64 { return s[:min(len(s), 8)] }
+
+func TestCostSurvivesALaunchCutShort(t *testing.T) {
+	// A launch that fails one step after its first checkpoint must still
+	// hand the measured cost to the next launch: otherwise every launch
+	// shorter than the interval for the assumed cost starts again with
+	// that cost and never checkpoints (seen in ckpt demo: launches of
+	// 0.6–1.5 s at Daly's 1.6 s for the assumed 1 s, against 0.45 s for the
+	// 45 ms measured).
+	const step = 5 * time.Millisecond
+	const cost = 40 * time.Millisecond
+	for _, p := range []Policy{{Kind: Auto, MTTI: 2500 * time.Millisecond}, {Kind: Time, Period: 300 * time.Millisecond}} {
+		base := sim{policy: p, ranks: 3, steps: 2000, stepTime: constStep(step), cost: constCost(cost)}
+		full := base.run(t)
+		if len(full.ckpts) == 0 {
+			t.Fatalf("%v: no checkpoint in %d steps", p, base.steps)
+		}
+		first := full.ckpts[0].step
+		if !slices.Contains(full.decisions, first+1) {
+			t.Errorf("%v: no decision round right after the checkpoint at step %d: rounds %v", p, first, full.decisions)
+		}
+		base.steps = first + 1 // the launch fails after this step
+		cut := base.run(t)
+		if cut.state.Cost != cost {
+			t.Errorf("%v: launch cut one step after its first checkpoint hands on cost %v, want %v", p, cut.state.Cost, cost)
+		}
+		next := cut.state.NextLaunch(cut.end, true)
+		if next.Cost != cost {
+			t.Errorf("%v: the next launch starts with cost %v, want %v", p, next.Cost, cost)
+		}
+		if p.Kind == Auto {
+			base.start, base.steps, base.state = first, 2000, next
+			again := base.run(t)
+			if want := AutoInterval(cost, p.MTTI); again.ckpts[0].interval != want {
+				t.Errorf("next launch's first interval %v, want Daly's %v for the measured cost", again.ckpts[0].interval, want)
+			}
+		}
+	}
+	// Steps policies hold no extra rounds: their rounds always checkpoint.
+	res := sim{policy: Policy{Kind: Steps, Steps: 100}, steps: 1000, stepTime: constStep(step), cost: constCost(cost)}.run(t)
+	if want := []int64{100, 200, 300, 400, 500, 600, 700, 800, 900, 1000}; !reflect.DeepEqual(res.decisions, want) {
+		t.Errorf("every 100 steps: decision rounds %v, want %v", res.decisions, want)
+	}
+}

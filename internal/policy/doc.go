@@ -30,7 +30,9 @@
 //
 // Time and Auto hold decision rounds about every DecisionPeriod of wall time
 // (1 s by default), sooner when a checkpoint falls due sooner: the next
-// decision step is predicted from the measured step time. A job of 10⁶
+// decision step is predicted from the measured step time. The step after a
+// checkpoint is a decision step too, so that the checkpoint's cost reaches
+// the coordinator at once and survives a failure soon after it. A job of 10⁶
 // steps of 1 ms holds about a thousand rounds, not a million. A halt request
 // (Local.RequestHalt) is seen at the next round: within a DecisionPeriod or
 // so for Time and Auto, at the next multiple for Steps, never for None.

@@ -41,5 +41,5 @@ func Example() {
 	// checkpoint at step 6000
 	// checkpoint at step 8000
 	// checkpoint at step 10000
-	// 17 decision rounds for 10000 steps
+	// 21 decision rounds for 10000 steps
 }

@@ -14,6 +14,13 @@ import (
 // called from other goroutines.
 type Local struct {
 	next int64
+	// costDue makes the step after a checkpoint a decision step, so that
+	// the checkpoint's cost reaches the coordinator's State at once: a
+	// launch cut short by a failure before its next regular round would
+	// otherwise take the measurement with it (Time and Auto; Steps rounds
+	// always checkpoint and use no cost).
+	costDue    bool
+	costReport bool // the next report is the one right after a checkpoint
 
 	start   time.Duration // when the launch started
 	ckptEnd time.Duration // when the last checkpoint ended, or start
@@ -37,6 +44,7 @@ type Local struct {
 func NewLocal(p Policy, start int64, now time.Duration) *Local {
 	return &Local{
 		next:     FirstDecisionStep(p, start),
+		costDue:  p.Kind == Time || p.Kind == Auto,
 		start:    now,
 		ckptEnd:  now,
 		lastStep: max(start, 0),
@@ -71,9 +79,19 @@ func (l *Local) Report(step int64, now time.Duration) Report {
 			r.Window = w
 			r.StepTime = max((busy+l.prevBusy)/time.Duration(w), 1)
 		}
+	}
+	l.cost = 0
+	if l.costReport {
+		// The round right after a checkpoint is for its cost: the
+		// step-time window stays open, so that one step does not become
+		// a window of its own.
+		l.costReport = false
+		return r
+	}
+	if steps > 0 {
 		l.prevSteps, l.prevBusy = steps, busy
 	}
-	l.lastStep, l.lastAt, l.ckptTime, l.cost = step, now, 0, 0
+	l.lastStep, l.lastAt, l.ckptTime = step, now, 0
 	return r
 }
 
@@ -85,12 +103,18 @@ func (l *Local) Apply(d Decision) {
 
 // Checkpointed records a checkpoint that ran from start to end (after the
 // decision that asked for it). Its duration is the cost the next report
-// carries, and it is left out of the step time.
+// carries, and it is left out of the step time. For Time and Auto the next
+// report comes at the next step. Every rank checkpoints at the same step,
+// so all agree on it.
 func (l *Local) Checkpointed(start, end time.Duration) {
 	c := max(end-start, 0)
 	l.cost = c
 	l.ckptTime += c
 	l.ckptEnd = end
+	if l.costDue {
+		l.next = min(l.next, addStep(l.lastStep, 1))
+		l.costReport = true
+	}
 }
 
 // RequestHalt asks the job to checkpoint and stop at the next decision
