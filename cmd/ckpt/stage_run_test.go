@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/manifest"
@@ -163,6 +165,70 @@ func TestRunStagingNodeLostMidPull(t *testing.T) {
 		t.Errorf("injected %d, restarts %v; want one node lost and rebuilt\n%s", res.Injected, res.Restarts, log)
 	}
 	verifyShared(t, spec.shared)
+}
+
+// Two nodes of the XOR set lost while a checkpoint is being pulled (001
+// §V.C): its level-1 copy is beyond rebuilding and its flush never
+// committed, so the job restarts from the newest checkpoint complete on
+// the shared tier when the nodes were lost, and nothing of the flush cut
+// off ever shows there.
+func TestRunStagingSetLostMidPull(t *testing.T) {
+	spec, log := stagingSpec(t, 1, "300kB/s")
+	shared, err := local.New(spec.shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Close()
+	var before []string // complete on the shared tier when the nodes were lost
+	res := runScripted(t, spec, log, func(c *launch.Config, coords *launch.Coordinators) {
+		inject := make(chan []int, 1)
+		c.Inject, c.NodeFailures = inject, true
+		var commits atomic.Int64
+		coords.OnCommit = func(inc uint64, _ string) {
+			if inc == 0 {
+				commits.Add(1)
+			}
+		}
+		go func() {
+			// Once the first flush is committed, wait for two more
+			// level-1 checkpoints: the next one due is then being
+			// pulled (at 300 kB/s, about a second), and the nodes go.
+			ctx := t.Context()
+			for {
+				ms, err := sharedtier.List(ctx, shared)
+				if err == nil && len(ms) > 0 {
+					break
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			for n := commits.Load(); commits.Load() < n+2; {
+				if ctx.Err() != nil {
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			ms, _ := sharedtier.List(ctx, shared)
+			for _, m := range ms {
+				before = append(before, m.Name)
+			}
+			inject <- []int{1, 2}
+		}()
+	})
+	if res.Injected != 2 || res.Restarts["shared"] != 1 {
+		t.Fatalf("injected %d, restarts %v: want two nodes lost, one restart from the shared tier\n%s", res.Injected, res.Restarts, log)
+	}
+	restored := res.Attempts[1].Checkpoint
+	after := verifyShared(t, spec.shared)
+	if !slices.Contains(after, restored) {
+		t.Errorf("restored %q, which the shared tier does not hold complete: %v", restored, after)
+	}
+	if newest := slices.Max(before); restored < newest {
+		t.Errorf("restored %q, older than %q, the newest complete on the shared tier when the nodes were lost (%v)", restored, newest, before)
+	}
+	t.Logf("on the shared tier when the nodes were lost: %v; restored %s; staged: %v", before, restored, res.Staged)
 }
 
 // --flush-every auto:MTTI: the ranks pool their measurements and the
