@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
+	"github.com/ckpt/ckpt/internal/fields"
 	"github.com/ckpt/ckpt/internal/group"
 	"github.com/ckpt/ckpt/internal/redundancy"
 )
@@ -250,8 +252,7 @@ func MarshalPending(msgs []Pending) []byte {
 	for _, p := range msgs {
 		b = binary.AppendUvarint(b, uint64(p.From))
 		b = binary.LittleEndian.AppendUint64(b, p.Tag)
-		b = binary.AppendUvarint(b, uint64(len(p.Data)))
-		b = append(b, p.Data...)
+		b = fields.AppendBytes(b, p.Data)
 	}
 	return b
 }
@@ -259,32 +260,32 @@ func MarshalPending(msgs []Pending) []byte {
 // UnmarshalPending decodes what MarshalPending encoded. The result does
 // not alias b.
 func UnmarshalPending(b []byte) ([]Pending, error) {
-	d := decoder{b: b}
-	if string(d.bytes(len(pendingMagic))) != pendingMagic || d.err != nil {
+	d := fields.NewDecoder(b)
+	if string(d.Fixed("magic", len(pendingMagic))) != pendingMagic || d.Err() != nil {
 		return nil, fmt.Errorf("peer: pending messages: bad magic")
 	}
-	if v := d.bytes(1); d.err == nil && v[0] != pendingVersion {
-		return nil, fmt.Errorf("peer: pending messages: version %d, want %d", v[0], pendingVersion)
+	if v := d.Byte("version"); d.Err() == nil && v != pendingVersion {
+		return nil, fmt.Errorf("peer: pending messages: version %d, want %d", v, pendingVersion)
 	}
-	count := d.uvarint(uint64(len(d.b)/minPendingLen), "message count")
-	if d.err != nil {
-		return nil, fmt.Errorf("peer: pending messages: %w", d.err)
+	count := d.Count("message count", minPendingLen)
+	if err := d.Err(); err != nil {
+		return nil, fmt.Errorf("peer: pending messages: %w", err)
 	}
 	out := make([]Pending, 0, count)
 	for range count {
 		var p Pending
-		p.From = int(d.uvarint(maxRank, "rank"))
-		if t := d.bytes(8); d.err == nil {
+		p.From = int(d.Uvarint("rank", maxRank))
+		if t := d.Fixed("tag", 8); t != nil {
 			p.Tag = binary.LittleEndian.Uint64(t)
 		}
-		p.Data = slices.Clone(d.bytes(int(d.uvarint(uint64(len(d.b)), "message length"))))
-		if d.err != nil {
-			return nil, fmt.Errorf("peer: pending messages: message %d: %w", len(out), d.err)
+		p.Data = slices.Clone(d.Bytes("message", math.MaxInt))
+		if err := d.Err(); err != nil {
+			return nil, fmt.Errorf("peer: pending messages: message %d: %w", len(out), err)
 		}
 		out = append(out, p)
 	}
-	if len(d.b) != 0 {
-		return nil, fmt.Errorf("peer: pending messages: %d trailing bytes", len(d.b))
+	if err := d.End(); err != nil {
+		return nil, fmt.Errorf("peer: pending messages: %w", err)
 	}
 	return out, nil
 }

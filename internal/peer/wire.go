@@ -2,10 +2,11 @@ package peer
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/ckpt/ckpt/internal/fields"
 )
 
 // The wire format; doc.go describes it for humans.
@@ -63,8 +64,7 @@ func appendHello(b []byte, h hello) []byte {
 	b = append(b, 0, 0, 0, 0)
 	b = append(b, helloMagic...)
 	b = append(b, helloVersion, h.kind)
-	b = binary.AppendUvarint(b, uint64(len(h.token)))
-	b = append(b, h.token...)
+	b = fields.AppendString(b, h.token)
 	b = binary.AppendUvarint(b, uint64(h.from))
 	b = binary.AppendUvarint(b, uint64(h.to))
 	if h.kind == kindSet {
@@ -78,60 +78,16 @@ func appendHello(b []byte, h hello) []byte {
 	return b
 }
 
-var errShort = errors.New("truncated")
-
-// decoder reads the fields of a handshake; the first error sticks.
-type decoder struct {
-	b   []byte
-	err error
-}
-
-func (d *decoder) fail(err error) {
-	if d.err == nil {
-		d.err = err
-	}
-}
-
-func (d *decoder) bytes(n int) []byte {
-	if d.err != nil {
-		return nil
-	}
-	if n < 0 || n > len(d.b) {
-		d.fail(errShort)
-		return nil
-	}
-	out := d.b[:n]
-	d.b = d.b[n:]
-	return out
-}
-
-func (d *decoder) uvarint(limit uint64, what string) uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail(fmt.Errorf("%s: bad varint", what))
-		return 0
-	}
-	d.b = d.b[n:]
-	if v > limit {
-		d.fail(fmt.Errorf("%s %d exceeds %d", what, v, limit))
-		return 0
-	}
-	return v
-}
-
 // parseHello decodes a handshake body (without its length prefix). It
 // checks the encoding only; whether the token and ranks are right is the
 // acceptor's business.
 func parseHello(b []byte) (hello, error) {
-	d := decoder{b: b}
+	d := fields.NewDecoder(b)
 	var h hello
-	if string(d.bytes(len(helloMagic))) != helloMagic && d.err == nil {
+	if string(d.Fixed("magic", len(helloMagic))) != helloMagic && d.Err() == nil {
 		return h, fmt.Errorf("%w: bad handshake magic", ErrMalformed)
 	}
-	if v := d.bytes(2); d.err == nil {
+	if v := d.Fixed("version", 2); d.Err() == nil {
 		if v[0] != helloVersion {
 			return h, fmt.Errorf("%w: handshake version %d, want %d", ErrMalformed, v[0], helloVersion)
 		}
@@ -140,31 +96,22 @@ func parseHello(b []byte) (hello, error) {
 			return h, fmt.Errorf("%w: unknown channel kind %d", ErrMalformed, h.kind)
 		}
 	}
-	h.token = string(d.bytes(int(d.uvarint(maxToken, "token length"))))
-	h.from = int(d.uvarint(maxRank, "sender rank"))
-	h.to = int(d.uvarint(maxRank, "receiver rank"))
+	h.token = d.String("token", maxToken)
+	h.from = int(d.Uvarint("sender rank", maxRank))
+	h.to = int(d.Uvarint("receiver rank", maxRank))
 	if h.kind == kindSet {
-		if e := d.bytes(8); d.err == nil {
+		if e := d.Fixed("epoch", 8); e != nil {
 			h.epoch = binary.LittleEndian.Uint64(e)
 		}
-		// Every member takes at least one byte: the count cannot make us
-		// allocate more than the handshake's own size.
-		n := d.uvarint(uint64(len(d.b)), "member count")
-		if d.err == nil {
+		if n := d.Count("member count", 1); n > 0 {
 			h.members = make([]int, n)
 			for i := range h.members {
-				h.members[i] = int(d.uvarint(maxRank, "member rank"))
+				h.members[i] = int(d.Uvarint("member rank", maxRank))
 			}
 		}
 	}
-	if d.err == nil && len(d.b) != 0 {
-		d.fail(fmt.Errorf("%d trailing bytes", len(d.b)))
-	}
-	if d.err != nil {
-		if errors.Is(d.err, ErrMalformed) {
-			return hello{}, d.err
-		}
-		return hello{}, fmt.Errorf("%w: handshake: %v", ErrMalformed, d.err)
+	if err := d.End(); err != nil {
+		return hello{}, fmt.Errorf("%w: handshake: %v", ErrMalformed, err)
 	}
 	return h, nil
 }

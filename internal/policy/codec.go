@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/fields"
 )
 
 // ErrCorrupt is wrapped by every decoding error.
@@ -70,14 +72,14 @@ func (r Report) MarshalBinary() ([]byte, error) {
 // panics; on error r is left unchanged and the error wraps ErrCorrupt. It
 // does not check the values' ranges (see Report.Validate).
 func (r *Report) UnmarshalBinary(data []byte) error {
-	d := decoder{b: data, what: "report"}
-	flags := d.header(reportFormat, reportFlags)
+	d := fields.NewDecoder(data)
+	flags := header(d, reportFormat, reportFlags)
 	var v [6]int64
 	for i := range v {
-		v[i] = d.varint()
+		v[i] = d.Varint(reportFields[i])
 	}
-	if err := d.finish(); err != nil {
-		return err
+	if err := d.End(); err != nil {
+		return fmt.Errorf("%w: report: %v", ErrCorrupt, err)
 	}
 	*r = Report{
 		Step:            v[0],
@@ -114,12 +116,12 @@ func (d Decision) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary decodes a decision written by MarshalBinary. It never
 // panics; on error d is left unchanged and the error wraps ErrCorrupt.
 func (d *Decision) UnmarshalBinary(data []byte) error {
-	dec := decoder{b: data, what: "decision"}
-	flags := dec.header(decisionFormat, decisionFlags)
-	next := dec.varint()
-	interval := dec.varint()
-	if err := dec.finish(); err != nil {
-		return err
+	dec := fields.NewDecoder(data)
+	flags := header(dec, decisionFormat, decisionFlags)
+	next := dec.Varint("next decision step")
+	interval := dec.Varint("interval")
+	if err := dec.End(); err != nil {
+		return fmt.Errorf("%w: decision: %v", ErrCorrupt, err)
 	}
 	*d = Decision{
 		Checkpoint:       flags&decisionCheckpoint != 0,
@@ -130,68 +132,18 @@ func (d *Decision) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// decoder reads a message and remembers the first error.
-type decoder struct {
-	b    []byte
-	off  int
-	what string
-	err  error
-}
-
-func (d *decoder) fail(format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: %s: "+format, append([]any{ErrCorrupt, d.what}, args...)...)
-	}
-}
+// reportFields name a report's varints, in order, for errors.
+var reportFields = [6]string{"step", "elapsed", "since checkpoint", "step time", "window", "checkpoint cost"}
 
 // header reads the format and flags bytes; flagLimit is one past the highest
 // defined flag bit.
-func (d *decoder) header(format, flagLimit byte) byte {
-	if len(d.b) < 2 {
-		d.fail("%d bytes, want at least 2", len(d.b))
-		return 0
+func header(d *fields.Decoder, format, flagLimit byte) byte {
+	if f := d.Byte("format"); d.Err() == nil && f != format {
+		d.Failf("format", "%d, want %d", f, format)
 	}
-	if d.b[0] != format {
-		d.fail("format %d, want %d", d.b[0], format)
-		return 0
+	flags := d.Byte("flags")
+	if d.Err() == nil && flags >= flagLimit {
+		d.Failf("flags", "unknown flags %#x", flags)
 	}
-	flags := d.b[1]
-	if flags >= flagLimit {
-		d.fail("unknown flags %#x", flags)
-		return 0
-	}
-	d.off = 2
 	return flags
-}
-
-func (d *decoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b[d.off:])
-	switch {
-	case n == 0:
-		d.fail("truncated at byte %d", d.off)
-		return 0
-	case n < 0:
-		d.fail("varint overflows 64 bits at byte %d", d.off)
-		return 0
-	case n != varintLen(v):
-		d.fail("non-minimal varint at byte %d", d.off)
-		return 0
-	}
-	d.off += n
-	return v
-}
-
-func (d *decoder) finish() error {
-	if d.err == nil && d.off != len(d.b) {
-		d.fail("%d trailing bytes", len(d.b)-d.off)
-	}
-	return d.err
-}
-
-func varintLen(v int64) int {
-	var buf [binary.MaxVarintLen64]byte
-	return binary.PutVarint(buf[:], v)
 }

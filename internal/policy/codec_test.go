@@ -72,8 +72,8 @@ func TestDecodeErrors(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"empty", nil, "0 bytes"},
-		{"format", append([]byte{2}, good[1:]...), "format 2"},
+		{"empty", nil, "format: truncated"},
+		{"format", append([]byte{2}, good[1:]...), "format: 2, want 1"},
 		{"flags", append([]byte{1, 2}, good[2:]...), "unknown flags 0x2"},
 		{"truncated", good[:len(good)-1], "truncated"},
 		{"trailing", append(append([]byte(nil), good...), 0), "1 trailing bytes"},

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/ckpt/ckpt/internal/fields"
 )
 
 // The staging protocol. A staging client on a compute node connects to its
@@ -173,25 +175,24 @@ func (*Status) Type() Type    { return TStatus }
 
 func (m *Hello) appendPayload(b []byte) []byte {
 	b = binary.AppendUvarint(b, m.Version)
-	b = appendString(b, m.Token)
-	return appendString(b, m.Node)
+	b = fields.AppendString(b, m.Token)
+	return fields.AppendString(b, m.Node)
 }
 
 func (m *Welcome) appendPayload(b []byte) []byte {
-	b = appendString(b, m.Server)
+	b = fields.AppendString(b, m.Server)
 	b = binary.AppendUvarint(b, uint64(len(m.Pending)))
 	for _, p := range m.Pending {
-		b = appendString(b, p)
+		b = fields.AppendString(b, p)
 	}
 	return b
 }
 
-func (m *Refused) appendPayload(b []byte) []byte { return appendString(b, m.Reason) }
+func (m *Refused) appendPayload(b []byte) []byte { return fields.AppendString(b, m.Reason) }
 
 func (m *Announce) appendPayload(b []byte) []byte {
-	b = appendString(b, m.Name)
-	b = binary.AppendUvarint(b, uint64(len(m.Manifest)))
-	b = append(b, m.Manifest...)
+	b = fields.AppendString(b, m.Name)
+	b = fields.AppendBytes(b, m.Manifest)
 	b = binary.AppendUvarint(b, uint64(len(m.Ranks)))
 	for _, r := range m.Ranks {
 		b = binary.AppendUvarint(b, uint64(r))
@@ -201,9 +202,9 @@ func (m *Announce) appendPayload(b []byte) []byte {
 
 func (m *Pull) appendPayload(b []byte) []byte {
 	b = binary.AppendUvarint(b, m.ID)
-	b = appendString(b, m.Name)
+	b = fields.AppendString(b, m.Name)
 	b = binary.AppendUvarint(b, uint64(m.Rank))
-	b = appendString(b, m.File)
+	b = fields.AppendString(b, m.File)
 	b = binary.AppendUvarint(b, uint64(m.Offset))
 	return binary.AppendUvarint(b, uint64(m.Length))
 }
@@ -215,18 +216,13 @@ func (m *Data) appendPayload(b []byte) []byte {
 
 func (m *PullError) appendPayload(b []byte) []byte {
 	b = binary.AppendUvarint(b, m.ID)
-	return appendString(b, m.Reason)
+	return fields.AppendString(b, m.Reason)
 }
 
 func (m *Status) appendPayload(b []byte) []byte {
-	b = appendString(b, m.Name)
+	b = fields.AppendString(b, m.Name)
 	b = append(b, byte(m.State))
-	return appendString(b, m.Reason)
-}
-
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
+	return fields.AppendString(b, m.Reason)
 }
 
 // Append appends m's frame to buf. Strings longer than the protocol allows
@@ -276,128 +272,53 @@ func ReadMsg(r *bufio.Reader) (Msg, error) {
 
 // Decode decodes one frame's payload.
 func Decode(t Type, p []byte) (Msg, error) {
-	d := &decoder{b: p}
+	d := fields.NewDecoder(p)
+	str := func(field string) string { return d.String(field, maxString) }
 	var m Msg
 	switch t {
 	case THello:
-		m = &Hello{Version: d.uvarint("version", math.MaxUint32), Token: d.str("token"), Node: d.str("node")}
+		m = &Hello{Version: d.Uvarint("version", math.MaxUint32), Token: str("token"), Node: str("node")}
 	case TWelcome:
-		w := &Welcome{Server: d.str("server")}
-		n := d.count("pending", 1)
-		for i := 0; i < n && d.err == nil; i++ {
-			w.Pending = append(w.Pending, d.str("pending"))
+		w := &Welcome{Server: str("server")}
+		n := d.Count("pending", 1)
+		for i := 0; i < n && d.Err() == nil; i++ {
+			w.Pending = append(w.Pending, str("pending"))
 		}
 		m = w
 	case TRefused:
-		m = &Refused{Reason: d.str("reason")}
+		m = &Refused{Reason: str("reason")}
 	case TAnnounce:
-		a := &Announce{Name: d.str("name")}
-		a.Manifest = d.bytes("manifest", MaxManifest)
-		n := d.count("ranks", 1)
+		a := &Announce{Name: str("name")}
+		a.Manifest = d.Bytes("manifest", MaxManifest)
+		n := d.Count("ranks", 1)
 		if n > maxRanks {
-			d.fail("ranks", "%d ranks, limit %d", n, maxRanks)
+			d.Failf("ranks", "%d ranks, limit %d", n, maxRanks)
 		}
-		for i := 0; i < n && d.err == nil; i++ {
-			a.Ranks = append(a.Ranks, int(d.uvarint("rank", maxRanks-1)))
+		for i := 0; i < n && d.Err() == nil; i++ {
+			a.Ranks = append(a.Ranks, int(d.Uvarint("rank", maxRanks-1)))
 		}
 		m = a
 	case TPull:
-		m = &Pull{ID: d.uvarint("id", math.MaxUint64), Name: d.str("name"), Rank: int(d.uvarint("rank", maxRanks-1)),
-			File: d.str("file"), Offset: int64(d.uvarint("offset", math.MaxInt64)), Length: int(d.uvarint("length", MaxChunk))}
+		m = &Pull{ID: d.Uvarint("id", math.MaxUint64), Name: str("name"), Rank: int(d.Uvarint("rank", maxRanks-1)),
+			File: str("file"), Offset: int64(d.Uvarint("offset", math.MaxInt64)), Length: int(d.Uvarint("length", MaxChunk))}
 	case TData:
-		m = &Data{ID: d.uvarint("id", math.MaxUint64), Length: int(d.uvarint("length", MaxChunk))}
+		m = &Data{ID: d.Uvarint("id", math.MaxUint64), Length: int(d.Uvarint("length", MaxChunk))}
 	case TPullError:
-		m = &PullError{ID: d.uvarint("id", math.MaxUint64), Reason: d.str("reason")}
+		m = &PullError{ID: d.Uvarint("id", math.MaxUint64), Reason: str("reason")}
 	case TStatus:
-		s := &Status{Name: d.str("name")}
-		st := d.byte1("state")
-		if st > byte(Failed) && d.err == nil {
-			d.fail("state", "unknown state %d", st)
+		s := &Status{Name: str("name")}
+		st := d.Byte("state")
+		if st > byte(Failed) {
+			d.Failf("state", "unknown state %d", st)
 		}
 		s.State = State(st)
-		s.Reason = d.str("reason")
+		s.Reason = str("reason")
 		m = s
 	default:
 		return nil, fmt.Errorf("%w: unknown frame type %d", ErrProtocol, uint8(t))
 	}
-	if d.err == nil && d.off != len(p) {
-		d.fail("frame", "%d bytes left over", len(p)-d.off)
-	}
-	if d.err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrProtocol, t, d.err)
+	if err := d.End(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrProtocol, t, err)
 	}
 	return m, nil
-}
-
-type decoder struct {
-	b   []byte
-	off int
-	err error
-}
-
-func (d *decoder) fail(field, format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...))
-	}
-}
-
-func (d *decoder) uvarint(field string, limit uint64) uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b[d.off:])
-	if n <= 0 {
-		d.fail(field, "bad or truncated varint")
-		return 0
-	}
-	if n > 1 && d.b[d.off+n-1] == 0 {
-		// Padded with zero groups: one value, one encoding.
-		d.fail(field, "non-minimal varint")
-		return 0
-	}
-	d.off += n
-	if v > limit {
-		d.fail(field, "%d out of range (limit %d)", v, limit)
-		return 0
-	}
-	return v
-}
-
-// count reads a count of items each at least min bytes long, refusing one
-// that the rest of the frame cannot hold (no allocation on a lie).
-func (d *decoder) count(field string, min int) int {
-	n := d.uvarint(field, uint64(len(d.b)))
-	if d.err == nil && int(n)*min > len(d.b)-d.off {
-		d.fail(field, "%d items cannot fit in %d bytes", n, len(d.b)-d.off)
-		return 0
-	}
-	return int(n)
-}
-
-func (d *decoder) bytes(field string, limit int) []byte {
-	n := d.uvarint(field, uint64(limit))
-	if d.err != nil {
-		return nil
-	}
-	if int(n) > len(d.b)-d.off {
-		d.fail(field, "%d bytes, only %d left", n, len(d.b)-d.off)
-		return nil
-	}
-	v := d.b[d.off : d.off+int(n) : d.off+int(n)]
-	d.off += int(n)
-	return v
-}
-
-func (d *decoder) str(field string) string { return string(d.bytes(field, maxString)) }
-
-func (d *decoder) byte1(field string) byte {
-	if d.err != nil {
-		return 0
-	}
-	if d.off >= len(d.b) {
-		d.fail(field, "truncated")
-		return 0
-	}
-	d.off++
-	return d.b[d.off-1]
 }

@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/ckpt/ckpt/internal/fields"
 )
 
 // protoSamples holds one or more messages of every type, with fields at
@@ -82,7 +84,7 @@ func TestProtoRoundTrip(t *testing.T) {
 func TestDecodeRefuses(t *testing.T) {
 	uv := func(v uint64) []byte { return binary.AppendUvarint(nil, v) }
 	cat := func(bs ...[]byte) []byte { return bytes.Join(bs, nil) }
-	str := func(s string) []byte { return appendString(nil, s) }
+	str := func(s string) []byte { return fields.AppendString(nil, s) }
 	for _, tc := range []struct {
 		name string
 		typ  Type

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/ckpt/ckpt/internal/fields"
 )
 
 var (
@@ -51,223 +53,117 @@ func Decode(frame []byte) (Msg, error) {
 }
 
 func decodePayload(t Type, p []byte) (Msg, error) {
-	d := decoder{b: p}
+	d := fields.NewDecoder(p)
 	var m Msg
 	switch t {
 	case TypeHello:
 		h := &Hello{}
-		h.Token = d.str("token", MaxToken)
-		h.Incarnation = d.uvarint("incarnation")
-		h.Node = d.str("node", MaxNode)
-		h.Ranks = d.ranks("ranks")
+		h.Token = d.String("token", MaxToken)
+		h.Incarnation = d.Uvarint("incarnation", math.MaxUint64)
+		h.Node = d.String("node", MaxNode)
+		h.Ranks = ranks(d, "ranks")
 		m = h
 	case TypeWelcome:
 		w := &Welcome{}
-		w.Size = d.int32("size")
-		w.Incarnation = d.uvarint("incarnation")
-		w.Nodes = d.int32("nodes")
+		w.Size = int32Field(d, "size")
+		w.Incarnation = d.Uvarint("incarnation", math.MaxUint64)
+		w.Nodes = int32Field(d, "nodes")
 		m = w
 	case TypeRefused:
-		m = &Refused{Reason: d.str("reason", MaxReason)}
+		m = &Refused{Reason: d.String("reason", MaxReason)}
 	case TypeCollective:
 		c := &Collective{}
-		c.Seq = d.uvarint("seq")
-		c.Kind = d.kind()
+		c.Seq = d.Uvarint("seq", math.MaxUint64)
+		c.Kind = kind(d)
 		// A contribution takes at least two bytes: rank and data length.
-		if n := d.count("contributions", 2); n > 0 {
+		if n := d.Count("contributions", 2); n > 0 {
 			c.Contribs = make([]Contrib, n)
 			for i := range c.Contribs {
-				c.Contribs[i].Rank = d.int32("contribution rank")
-				c.Contribs[i].Data = d.bytes("contribution data", math.MaxInt)
+				c.Contribs[i].Rank = int32Field(d, "contribution rank")
+				c.Contribs[i].Data = d.Bytes("contribution data", math.MaxInt)
 			}
 		}
 		m = c
 	case TypeResult:
 		r := &Result{}
-		r.Seq = d.uvarint("seq")
-		r.Kind = d.kind()
-		if n := d.count("data", 1); n > 0 {
+		r.Seq = d.Uvarint("seq", math.MaxUint64)
+		r.Kind = kind(d)
+		if n := d.Count("data", 1); n > 0 {
 			r.Data = make([][]byte, n)
 			for i := range r.Data {
-				r.Data[i] = d.bytes("data", math.MaxInt)
+				r.Data[i] = d.Bytes("data", math.MaxInt)
 			}
 		}
 		m = r
 	case TypePublish:
 		pm := &Publish{}
-		pm.Req = d.uvarint("req")
-		pm.Key = d.str("key", MaxKey)
-		pm.Value = d.bytes("value", MaxValue)
+		pm.Req = d.Uvarint("req", math.MaxUint64)
+		pm.Key = d.String("key", MaxKey)
+		pm.Value = d.Bytes("value", MaxValue)
 		m = pm
 	case TypeLookup:
 		l := &Lookup{}
-		l.Req = d.uvarint("req")
-		l.Key = d.str("key", MaxKey)
-		l.Wait = d.bool("wait")
+		l.Req = d.Uvarint("req", math.MaxUint64)
+		l.Key = d.String("key", MaxKey)
+		l.Wait = d.Bool("wait")
 		m = l
 	case TypeValue:
 		v := &Value{}
-		v.Req = d.uvarint("req")
-		v.Key = d.str("key", MaxKey)
-		v.Found = d.bool("found")
+		v.Req = d.Uvarint("req", math.MaxUint64)
+		v.Key = d.String("key", MaxKey)
+		v.Found = d.Bool("found")
 		if v.Found {
-			v.Value = d.bytes("value", MaxValue)
+			v.Value = d.Bytes("value", MaxValue)
 		}
 		m = v
 	case TypeAck:
-		m = &Ack{Req: d.uvarint("req")}
+		m = &Ack{Req: d.Uvarint("req", math.MaxUint64)}
 	case TypeHeartbeat:
 		m = &Heartbeat{}
 	case TypeLeave:
-		m = &Leave{Ranks: d.ranks("ranks")}
+		m = &Leave{Ranks: ranks(d, "ranks")}
 	case TypeFail:
 		f := &Fail{}
-		f.Ranks = d.ranks("ranks")
-		f.Reason = d.str("reason", MaxReason)
+		f.Ranks = ranks(d, "ranks")
+		f.Reason = d.String("reason", MaxReason)
 		m = f
 	case TypeAbort:
-		m = &Abort{Reason: d.str("reason", MaxReason)}
+		m = &Abort{Reason: d.String("reason", MaxReason)}
 	case TypeError:
 		e := &Error{}
-		e.Req = d.uvarint("req")
-		e.Reason = d.str("reason", MaxReason)
+		e.Req = d.Uvarint("req", math.MaxUint64)
+		e.Reason = d.String("reason", MaxReason)
 		m = e
 	default:
 		return nil, fmt.Errorf("wire: %w: unknown message type %d", ErrMalformed, uint8(t))
 	}
-	if d.err == nil && d.off != len(d.b) {
-		d.fail("", "%d trailing bytes", len(d.b)-d.off)
-	}
-	if d.err != nil {
-		return nil, fmt.Errorf("wire: decode %s: %w", t, d.err)
+	if err := d.End(); err != nil {
+		return nil, fmt.Errorf("wire: decode %s: %w: %v", t, ErrMalformed, err)
 	}
 	return m, nil
 }
 
-// decoder reads fields from a payload. The first error sticks: later reads
-// return zero values, so decodePayload reads straight through and checks
-// once.
-type decoder struct {
-	b   []byte
-	off int
-	err error
+// int32Field reads a uvarint that fits an int32 (ranks, sizes).
+func int32Field(d *fields.Decoder, field string) int32 {
+	return int32(d.Uvarint(field, math.MaxInt32))
 }
 
-func (d *decoder) fail(field, format string, args ...any) {
-	if d.err != nil {
-		return
-	}
-	msg := fmt.Sprintf(format, args...)
-	if field != "" {
-		msg = field + ": " + msg
-	}
-	d.err = fmt.Errorf("%w: %s at offset %d", ErrMalformed, msg, d.off)
-}
-
-func (d *decoder) rest() int { return len(d.b) - d.off }
-
-func (d *decoder) uvarint(field string) uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b[d.off:])
-	switch {
-	case n == 0:
-		d.fail(field, "truncated")
-		return 0
-	case n < 0:
-		d.fail(field, "varint overflows 64 bits")
-		return 0
-	case n > 1 && d.b[d.off+n-1] == 0:
-		// A minimal varint never ends in a zero byte (except 0 itself).
-		d.fail(field, "non-minimal varint")
-		return 0
-	}
-	d.off += n
-	return v
-}
-
-func (d *decoder) int32(field string) int32 {
-	v := d.uvarint(field)
-	if v > math.MaxInt32 {
-		d.fail(field, "%d exceeds %d", v, math.MaxInt32)
-		return 0
-	}
-	return int32(v)
-}
-
-// count reads an element count and checks that the rest of the payload can
-// hold that many elements of at least min bytes each, so a hostile count
-// cannot make the caller allocate more than the frame justifies.
-func (d *decoder) count(field string, min int) int {
-	v := d.uvarint(field)
-	if d.err != nil {
-		return 0
-	}
-	if v > uint64(d.rest()/min) {
-		d.fail(field, "count %d exceeds what %d remaining bytes can hold", v, d.rest())
-		return 0
-	}
-	return int(v)
-}
-
-func (d *decoder) bytes(field string, max int) []byte {
-	v := d.uvarint(field)
-	if d.err != nil {
-		return nil
-	}
-	if v > uint64(max) {
-		d.fail(field, "length %d exceeds limit %d", v, max)
-		return nil
-	}
-	if v > uint64(d.rest()) {
-		d.fail(field, "length %d exceeds %d remaining bytes", v, d.rest())
-		return nil
-	}
-	b := d.b[d.off : d.off+int(v) : d.off+int(v)]
-	d.off += int(v)
-	return b
-}
-
-func (d *decoder) str(field string, max int) string { return string(d.bytes(field, max)) }
-
-func (d *decoder) byte1(field string) byte {
-	if d.err != nil {
-		return 0
-	}
-	if d.rest() < 1 {
-		d.fail(field, "truncated")
-		return 0
-	}
-	c := d.b[d.off]
-	d.off++
-	return c
-}
-
-func (d *decoder) bool(field string) bool {
-	c := d.byte1(field)
-	if c > 1 {
-		d.fail(field, "boolean byte %d is neither 0 nor 1", c)
-	}
-	return c == 1
-}
-
-func (d *decoder) kind() Kind {
-	k := Kind(d.byte1("kind"))
-	if d.err == nil && !k.valid() {
-		d.fail("kind", "unknown collective kind %d", uint8(k))
+func kind(d *fields.Decoder) Kind {
+	k := Kind(d.Byte("kind"))
+	if d.Err() == nil && !k.valid() {
+		d.Failf("kind", "unknown collective kind %d", uint8(k))
 	}
 	return k
 }
 
-func (d *decoder) ranks(field string) []int32 {
-	n := d.count(field, 1)
+func ranks(d *fields.Decoder, field string) []int32 {
+	n := d.Count(field, 1)
 	if n == 0 {
 		return nil
 	}
 	rs := make([]int32, n)
 	for i := range rs {
-		rs[i] = d.int32(field)
+		rs[i] = int32Field(d, field)
 	}
 	return rs
 }
@@ -278,16 +174,14 @@ func appendStr(b []byte, field, s string, max int) ([]byte, error) {
 	if len(s) > max {
 		return b, fmt.Errorf("%w: %s of %d bytes exceeds limit %d", ErrMalformed, field, len(s), max)
 	}
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...), nil
+	return fields.AppendString(b, s), nil
 }
 
 func appendBytes(b []byte, field string, v []byte, max int) ([]byte, error) {
 	if len(v) > max {
 		return b, fmt.Errorf("%w: %s of %d bytes exceeds limit %d", ErrMalformed, field, len(v), max)
 	}
-	b = binary.AppendUvarint(b, uint64(len(v)))
-	return append(b, v...), nil
+	return fields.AppendBytes(b, v), nil
 }
 
 func appendInt32(b []byte, field string, v int32) ([]byte, error) {
@@ -358,8 +252,7 @@ func (m *Collective) appendPayload(b []byte) ([]byte, error) {
 		if b, err = appendInt32(b, "contribution rank", c.Rank); err != nil {
 			return b, err
 		}
-		b = binary.AppendUvarint(b, uint64(len(c.Data)))
-		b = append(b, c.Data...)
+		b = fields.AppendBytes(b, c.Data)
 	}
 	return b, nil
 }
@@ -372,8 +265,7 @@ func (m *Result) appendPayload(b []byte) ([]byte, error) {
 	}
 	b = binary.AppendUvarint(b, uint64(len(m.Data)))
 	for _, d := range m.Data {
-		b = binary.AppendUvarint(b, uint64(len(d)))
-		b = append(b, d...)
+		b = fields.AppendBytes(b, d)
 	}
 	return b, nil
 }
