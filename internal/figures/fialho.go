@@ -3,7 +3,6 @@ package figures
 import (
 	"context"
 	"fmt"
-	"image/color"
 	"math"
 
 	"gonum.org/v1/plot"
@@ -144,15 +143,7 @@ func buildFialho(panel string, mttiHours float64, sigmas []float64) (*plot.Plot,
 		xys[i] = plotter.XY{X: pt.sigma / 60, Y: pt.mean / day}
 		errs[i].Low, errs[i].High = pt.ci95/day, pt.ci95/day
 	}
-	sc, err := plotter.NewScatter(xys)
-	if err != nil {
-		return nil, err
-	}
-	sc.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
-	eb, err := plotter.NewYErrorBars(struct {
-		plotter.XYer
-		plotter.YErrorer
-	}{xys, errs})
+	sc, eb, err := simulatedPoints(xys, errs, vg.Points(2.5))
 	if err != nil {
 		return nil, err
 	}

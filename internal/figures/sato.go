@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"image/color"
 	"math"
 	"slices"
 	"strconv"
@@ -535,15 +534,7 @@ func buildFig13() (*plot.Plot, error) {
 				errs = append(errs, struct{ Low, High float64 }{sb.Efficiency.CI95, sb.Efficiency.CI95})
 			}
 		}
-		sc, err := plotter.NewScatter(xys)
-		if err != nil {
-			return nil, err
-		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(1.8), Shape: draw.CircleGlyph{}}
-		eb, err := plotter.NewYErrorBars(struct {
-			plotter.XYer
-			plotter.YErrorer
-		}{xys, errs})
+		sc, eb, err := simulatedPoints(xys, errs, vg.Points(1.8))
 		if err != nil {
 			return nil, err
 		}

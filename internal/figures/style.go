@@ -352,3 +352,21 @@ func linearTicks(lo, hi, step float64, format string) plot.ConstantTicks {
 	}
 	return ticks
 }
+
+// simulatedPoints draws simulated means as black dots of the given radius
+// with their 95% intervals as error bars.
+func simulatedPoints(xys plotter.XYs, errs plotter.YErrors, radius vg.Length) (*plotter.Scatter, *plotter.YErrorBars, error) {
+	sc, err := plotter.NewScatter(xys)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: radius, Shape: draw.CircleGlyph{}}
+	eb, err := plotter.NewYErrorBars(struct {
+		plotter.XYer
+		plotter.YErrorer
+	}{xys, errs})
+	if err != nil {
+		return nil, nil, err
+	}
+	return sc, eb, nil
+}
