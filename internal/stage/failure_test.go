@@ -60,7 +60,7 @@ func TestServerRestartMidFlush(t *testing.T) {
 				t.Fatalf("client reports %v (%s) after its server closed, want pending", st, reason)
 			}
 
-			srv2 := serveAt(t, Config{Shared: shared, Journal: open(), ChunkSize: 32 << 10}, addr)
+			srv2, _ := serveAt(t, Config{Shared: shared, Journal: open(), ChunkSize: 32 << 10}, addr)
 			if p := srv2.Pending(); !slices.Equal(p, []string{cp.name}) {
 				t.Fatalf("restarted server resumes %v, want [%s]", p, cp.name)
 			}
@@ -111,7 +111,7 @@ func TestServerRestartKeepsDurableRanks(t *testing.T) {
 	src.mu.Unlock()
 	src.resetCounts()
 
-	srv2 := serveAt(t, Config{Shared: shared, Journal: journal, Writers: 1, ChunkSize: 32 << 10}, addr)
+	srv2, _ := serveAt(t, Config{Shared: shared, Journal: journal, Writers: 1, ChunkSize: 32 << 10}, addr)
 	waitState(t, c, cp.name, Committed)
 	checkShared(t, shared, cp)
 	if n := src.openCount(cp.name, 0); n != 0 {

@@ -67,36 +67,6 @@ func checkNothingOf(t testing.TB, b storage.Backend, name string) {
 	}
 }
 
-// serveAt runs a server listening on addr, which a closed server used:
-// the clients of that one reconnect to this one.
-func serveAt(t testing.TB, cfg Config, addr string) *Server {
-	t.Helper()
-	if cfg.Token == "" {
-		cfg.Token = "tok"
-	}
-	cfg.Logf = t.Logf
-	s, err := NewServer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ln net.Listener
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		ln, err = net.Listen("tcp", addr)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			s.Close()
-			t.Fatalf("listening on %s again: %v", addr, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	go s.Serve(ln)
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 // faultBackend wraps a backend and injects faults into the writers of
 // the objects that match. The faults in effect when an object is created
 // apply to it.

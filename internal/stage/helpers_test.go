@@ -3,7 +3,6 @@ package stage
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -15,7 +14,6 @@ import (
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/internal/storage"
-	"github.com/ckpt/ckpt/internal/storage/mem"
 )
 
 // testCheckpoint is a checkpoint as the caches of its nodes hold it.
@@ -141,6 +139,14 @@ func (s *memSource) Open(_ context.Context, name string, rank int, file string, 
 // startServer runs a server on a loopback port.
 func startServer(t testing.TB, cfg Config) (*Server, string) {
 	t.Helper()
+	return serveAt(t, cfg, "127.0.0.1:0")
+}
+
+// serveAt runs a server listening on addr. A closed server may have used
+// addr (its clients reconnect to this one): listening is retried while the
+// port is still being released.
+func serveAt(t testing.TB, cfg Config, addr string) (*Server, string) {
+	t.Helper()
 	if cfg.Token == "" {
 		cfg.Token = "tok"
 	}
@@ -149,13 +155,33 @@ func startServer(t testing.TB, cfg Config) (*Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var ln net.Listener
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ln, err = net.Listen("tcp", addr)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			s.Close()
+			t.Fatalf("listening on %s: %v", addr, err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	go s.Serve(ln)
 	t.Cleanup(func() { s.Close() })
 	return s, ln.Addr().String()
+}
+
+// waitManifest waits for name's manifest on the shared tier: a client's
+// Durable is its node's part only, and the server that commits writes
+// the manifest after telling the node.
+func waitManifest(t testing.TB, shared storage.Backend, name string) {
+	t.Helper()
+	waitFor(t, "the manifest of "+name, func() bool {
+		ok, err := sharedtier.Exists(context.Background(), shared, name)
+		return err == nil && ok
+	})
 }
 
 func startClient(t testing.TB, addr, node string, src Source) *Client {
@@ -211,6 +237,3 @@ func checkAbsent(t testing.TB, shared storage.Backend, name string) {
 		t.Fatalf("%s: exists on the shared tier (%v), want absent", name, err)
 	}
 }
-
-var _ = errors.New
-var _ = mem.New

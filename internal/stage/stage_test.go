@@ -27,12 +27,7 @@ func TestFlushTwoNodes(t *testing.T) {
 	for _, c := range clients {
 		waitState(t, c, cp.name, Committed, Durable)
 	}
-	// A client's Durable is its node's part only (a node that announced
-	// before the other may never hear of the commit): wait for it.
-	waitFor(t, "the manifest", func() bool {
-		ok, err := sharedtier.Exists(context.Background(), shared, cp.name)
-		return err == nil && ok
-	})
+	waitManifest(t, shared, cp.name)
 	checkShared(t, shared, cp)
 	st := srv.Stats()
 	if st.Committed != 1 || st.Failed != 0 {
@@ -70,12 +65,7 @@ func TestFlushTwoServers(t *testing.T) {
 	for _, c := range clients {
 		waitState(t, c, cp.name, Committed, Durable)
 	}
-	// A client's Durable is its node's part only: the server that commits
-	// may still be finishing another node's.
-	waitFor(t, "the manifest", func() bool {
-		ok, err := sharedtier.Exists(context.Background(), shared, cp.name)
-		return err == nil && ok
-	})
+	waitManifest(t, shared, cp.name)
 	checkShared(t, shared, cp)
 	committed := servers[0].Stats().Committed + servers[1].Stats().Committed
 	if committed < 1 {
