@@ -74,13 +74,20 @@ func StartStaging(cfg StagingConfig) (*Staging, error) {
 		return nil, err
 	}
 	s := &Staging{cfg: cfg, addrs: make([]string, cfg.Servers), procs: make([]*exec.Cmd, cfg.Servers)}
+	exited := make([]<-chan struct{}, cfg.Servers)
 	for i := range cfg.Servers {
-		addr, err := s.start(i, "127.0.0.1:0")
+		addr, ex, err := s.start(i, "127.0.0.1:0")
 		if err != nil {
 			s.Stop()
 			return nil, fmt.Errorf("launch: staging server %d: %w", i, err)
 		}
-		s.addrs[i] = addr
+		s.addrs[i], exited[i] = addr, ex
+	}
+	// The addresses are fixed from here on: a server is always started
+	// again on its own.
+	for i := range cfg.Servers {
+		s.wg.Add(1)
+		go s.supervise(i, exited[i])
 	}
 	return s, nil
 }
@@ -132,8 +139,9 @@ func (s *Staging) Stop() error {
 	return nil
 }
 
-// start runs server i listening on listen and waits for its address.
-func (s *Staging) start(i int, listen string) (string, error) {
+// start runs server i listening on listen and waits for its address. The
+// channel is closed when the process has exited and its output is read.
+func (s *Staging) start(i int, listen string) (string, <-chan struct{}, error) {
 	addrFile := filepath.Join(s.cfg.Dir, fmt.Sprintf("stage%d.addr", i))
 	os.Remove(addrFile)
 	args := append([]string(nil), s.cfg.Args...)
@@ -143,12 +151,16 @@ func (s *Staging) start(i int, listen string) (string, error) {
 	cmd.Stderr = &prefixWriter{mu: &s.logMu, w: s.cfg.Log, prefix: fmt.Sprintf("stage%d: ", i)}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	s.mu.Lock()
+	if s.stopping {
+		// Stop has signalled the processes it knew of already.
+		cmd.Process.Kill()
+	}
 	s.procs[i] = cmd
 	s.mu.Unlock()
 	exited := make(chan struct{})
@@ -157,21 +169,20 @@ func (s *Staging) start(i int, listen string) (string, error) {
 	deadline := time.After(10 * time.Second)
 	for {
 		if b, err := os.ReadFile(addrFile); err == nil {
-			return strings.TrimSpace(string(b)), nil
+			return strings.TrimSpace(string(b)), exited, nil
 		}
 		select {
 		case <-exited:
-			return "", errors.New("exited before listening")
+			return "", nil, errors.New("exited before listening")
 		case <-deadline:
 			cmd.Process.Kill()
-			return "", errors.New("did not start listening within 10s")
+			return "", nil, errors.New("did not start listening within 10s")
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
 }
 
-// watch reads server i's events until it exits, then starts it again
-// (unless the set is stopping).
+// watch reads server i's events until it exits.
 func (s *Staging) watch(i int, cmd *exec.Cmd, out io.Reader, exited chan struct{}) {
 	defer s.wg.Done()
 	sc := bufio.NewScanner(out)
@@ -185,33 +196,46 @@ func (s *Staging) watch(i int, cmd *exec.Cmd, out io.Reader, exited chan struct{
 	}
 	cmd.Wait()
 	close(exited)
+}
+
+func (s *Staging) isStopping() bool {
 	s.mu.Lock()
-	stopping := s.stopping
-	s.mu.Unlock()
-	if stopping {
-		return
-	}
-	if s.addrs[i] == "" {
-		return // it never started: StartStaging reports it
-	}
-	// A failure: the same address and journal, so that the clients find
-	// it again and its pending flushes resume. The port may take a moment
-	// to be free.
-	var err error
-	for try := 0; try < 50; try++ {
-		if _, err = s.start(i, s.addrs[i]); err == nil {
-			break
+	defer s.mu.Unlock()
+	return s.stopping
+}
+
+// supervise starts server i again, on the same address and with the same
+// journal, each time it dies (unless the set is stopping), so that the
+// clients find it again and its pending flushes resume. It alone restarts
+// server i: a start that fails is retried here, never by another
+// goroutine.
+func (s *Staging) supervise(i int, exited <-chan struct{}) {
+	defer s.wg.Done()
+	for {
+		<-exited
+		if s.isStopping() {
+			return
 		}
-		time.Sleep(100 * time.Millisecond)
+		// The port may take a moment to be free.
+		var err error
+		for try := 0; try < 50 && !s.isStopping(); try++ {
+			if _, exited, err = s.start(i, s.addrs[i]); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if s.isStopping() {
+			return
+		}
+		if err != nil {
+			fmt.Fprintf(s.cfg.Log, "stage%d: could not start again: %v\n", i, err)
+			return
+		}
+		s.mu.Lock()
+		s.restarts++
+		s.mu.Unlock()
+		s.record(StageEvent{Server: i, State: "restarted"})
 	}
-	if err != nil {
-		fmt.Fprintf(s.cfg.Log, "stage%d: could not start again: %v\n", i, err)
-		return
-	}
-	s.mu.Lock()
-	s.restarts++
-	s.mu.Unlock()
-	s.record(StageEvent{Server: i, State: "restarted"})
 }
 
 func (s *Staging) record(e StageEvent) {
