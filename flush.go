@@ -46,7 +46,7 @@ const (
 // are those of rank 0's node).
 type FlushStats struct {
 	Mode    string  `json:"mode"`    // "blocking" or "nonblocking"
-	K       int     `json:"k"`       // the K in force at the last due flush
+	K       int     `json:"k"`       // the K in force at the last checkpoint (auto: the last chosen)
 	Due     int     `json:"due"`     // checkpoints due for the shared tier
 	Started int     `json:"started"` // blocking: completed; non-blocking: announced
 	Skipped int     `json:"skipped"` // non-blocking, skip: the previous flush still ran
@@ -60,19 +60,69 @@ type FlushStats struct {
 	Latency float64 `json:"latency_seconds"`
 	// LastFailure is the reason the last failed flush gave.
 	LastFailure string `json:"last_failure,omitempty"`
+	// KError says why --flush-every auto could not choose K at the last
+	// checkpoint (the K before stayed in force); empty when it could.
+	KError string `json:"k_error,omitempty"`
+	// Level1 and Level1Seconds count the checkpoints taken and the time
+	// they blocked the application before any flush (the level-1 cost).
+	Level1        int     `json:"level1"`
+	Level1Seconds float64 `json:"level1_seconds"`
+	// Spans and SpanSeconds count the stretches of computation between
+	// consecutive checkpoints and their summed durations: the interval in
+	// force when the application decides itself when to checkpoint.
+	Spans       int     `json:"spans"`
+	SpanSeconds float64 `json:"span_seconds"`
 	// Steps while a flush of rank 0's node ran (Busy) and while none did
 	// (Idle), and their summed durations, as NeedCheckpoint saw them
 	// (steps that took a checkpoint excluded): the slowdown of computation
 	// by the background copy, 001's overhead factor α, measured in the
 	// run itself.
-	// Level1 and Level1Seconds count the checkpoints taken and the time
-	// they blocked the application before any flush (the level-1 cost).
-	Level1        int     `json:"level1"`
-	Level1Seconds float64 `json:"level1_seconds"`
-	BusySteps     int     `json:"busy_steps"`
-	BusySeconds   float64 `json:"busy_seconds"`
-	IdleSteps     int     `json:"idle_steps"`
-	IdleSeconds   float64 `json:"idle_seconds"`
+	BusySteps   int     `json:"busy_steps"`
+	BusySeconds float64 `json:"busy_seconds"`
+	IdleSteps   int     `json:"idle_steps"`
+	IdleSeconds float64 `json:"idle_seconds"`
+}
+
+// Add returns the statistics of two launches (f the earlier) together:
+// counts and times summed; the mode, K and the last failure those of g
+// where it has them.
+func (f FlushStats) Add(g FlushStats) FlushStats {
+	if g.Mode != "" {
+		f.Mode = g.Mode
+	}
+	if g.K > 0 {
+		f.K = g.K
+	}
+	if g.LastFailure != "" {
+		f.LastFailure = g.LastFailure
+	}
+	f.KError = g.KError
+	f.Due += g.Due
+	f.Started += g.Started
+	f.Skipped += g.Skipped
+	f.Waited += g.Waited
+	f.Seconds += g.Seconds
+	f.Durable += g.Durable
+	f.Failed += g.Failed
+	f.Latency += g.Latency
+	f.Level1 += g.Level1
+	f.Level1Seconds += g.Level1Seconds
+	f.Spans += g.Spans
+	f.SpanSeconds += g.SpanSeconds
+	f.BusySteps += g.BusySteps
+	f.BusySeconds += g.BusySeconds
+	f.IdleSteps += g.IdleSteps
+	f.IdleSeconds += g.IdleSeconds
+	return f
+}
+
+// Spacing is the mean computation between consecutive checkpoints (NaN
+// before two were taken).
+func (f FlushStats) Spacing() float64 {
+	if f.Spans == 0 {
+		return math.NaN()
+	}
+	return f.SpanSeconds / float64(f.Spans)
 }
 
 // Alpha is the overhead factor the steps measured: the mean step while a
@@ -147,11 +197,18 @@ func (j *Job) flushIsDue(ctx context.Context) bool {
 	if !j.flushEvery.Auto {
 		return id%uint64(j.flushK) == 0
 	}
-	mine := flushInputs{C1: j.flush.Level1Cost(), Alpha: j.flush.Alpha()}
+	// What this launch measured, with what the launches before it did.
+	seen := j.prior.Add(j.flush)
+	mine := flushInputs{C1: seen.Level1Cost(), Alpha: seen.Alpha(), Interval: j.interval.Seconds()}
 	if len(j.stageAddrs) == 0 {
-		mine.Flush = j.flush.MeanSeconds()
+		mine.Flush = seen.MeanSeconds()
 	} else {
-		mine.Flush = j.flush.MeanLatency()
+		mine.Flush = seen.MeanLatency()
+	}
+	if mine.Interval <= 0 {
+		// The application decides when to checkpoint: the interval is
+		// the computation it does between checkpoints.
+		mine.Interval = seen.Spacing()
 	}
 	all, err := gatherJSON(ctx, j.store.comm, mine.finite())
 	if err != nil {
@@ -160,27 +217,35 @@ func (j *Job) flushIsDue(ctx context.Context) bool {
 	var agg flushInputs
 	for _, in := range all {
 		agg.C1, agg.Flush, agg.Alpha = max(agg.C1, in.C1), max(agg.Flush, in.Flush), max(agg.Alpha, in.Alpha)
+		agg.Interval = max(agg.Interval, in.Interval)
 	}
 	sec := func(x float64) time.Duration { return time.Duration(x * float64(time.Second)) }
-	in := policy.FlushInputs{Interval: j.interval, Level1Cost: sec(agg.C1), Level2MTTI: j.flushEvery.Level2MTTI,
+	in := policy.FlushInputs{Interval: sec(agg.Interval), Level1Cost: sec(agg.C1), Level2MTTI: j.flushEvery.Level2MTTI,
 		NonBlocking: len(j.stageAddrs) > 0, FlushCost: sec(agg.Flush), Alpha: agg.Alpha, Level1MTTI: j.pol.MTTI}
 	if in.Level1MTTI <= 0 {
 		// No level-1 MTTI configured (auto:MTTI gives one): take the
 		// level-2 one. λ1 moves K little; λ2, c2 and t decide it.
 		in.Level1MTTI = in.Level2MTTI
 	}
-	if k, err := policy.ChooseK(in); err == nil {
+	k, err := policy.ChooseK(in)
+	j.flush.KError = ""
+	switch {
+	case err != nil:
+		// Every rank fails alike (the same pooled inputs): K stays.
+		j.flush.KError = err.Error()
+	default:
 		j.flushK = k
 	}
+	j.flush.K = j.flushK
 	if j.lastFlush == 0 && id > 1 {
 		j.lastFlush = id - 1 // a restarted job counts from where it restored
 	}
 	return id >= j.lastFlush+uint64(j.flushK)
 }
 
-// flushInputs are one rank's measurements for choosing K.
+// flushInputs are one rank's measurements for choosing K (seconds).
 type flushInputs struct {
-	C1, Flush, Alpha float64
+	C1, Flush, Alpha, Interval float64
 }
 
 func (f flushInputs) finite() flushInputs {
@@ -190,7 +255,7 @@ func (f flushInputs) finite() flushInputs {
 		}
 		return x
 	}
-	return flushInputs{fix(f.C1), fix(f.Flush), fix(f.Alpha)}
+	return flushInputs{fix(f.C1), fix(f.Flush), fix(f.Alpha), fix(f.Interval)}
 }
 
 // flushDue runs the flush of checkpoint name, due for the shared tier.
@@ -232,9 +297,12 @@ func (j *Job) flushDue(ctx context.Context, name string) error {
 					return err
 				}
 				// Refused by the server: the checkpoint is safe at level
-				// 1; the flush is reported failed and the job goes on.
+				// 1; the flush is reported failed and the job goes on,
+				// counting it as started as the other ranks do (they
+				// must agree on when the next one is due).
 				j.flush.Failed++
 				j.flush.LastFailure = err.Error()
+				j.lastFlush = j.store.lastID
 				return nil
 			}
 			j.flush.Waited += time.Since(start).Seconds()
@@ -269,7 +337,7 @@ func (j *Job) flushDue(ctx context.Context, name string) error {
 		j.flush.LastFailure = err.Error()
 		return nil
 	}
-	j.announced = append(j.announced, name)
+	j.announced.add(name)
 	return nil
 }
 
@@ -302,37 +370,79 @@ func (j *Job) startStager(m *manifest.Manifest) {
 
 // refreshFlushes counts the announced flushes that finished.
 func (j *Job) refreshFlushes() {
-	if j.stager == nil {
-		return
+	if j.stager != nil {
+		j.announced.refresh(j.stager, &j.flush)
 	}
-	j.announced = slices.DeleteFunc(j.announced, func(name string) bool {
-		st, reason, ok := j.stager.State(name)
+}
+
+// flushStates is what a staging client knows of the flushes it announced.
+type flushStates interface {
+	State(name string) (st stage.State, reason string, ok bool)
+	Latency(name string) (time.Duration, bool)
+}
+
+// flushTracker follows the flushes a node announced until they finish. A
+// flush counts as durable once the node's part is (with several staging
+// servers, the server that commits the checkpoint tells only its own
+// nodes), and is followed further: if another node's part then fails, the
+// server fails the whole flush, and it counts as failed instead.
+type flushTracker struct {
+	names     []string           // announced, not yet seen committed or failed
+	durableAt map[string]float64 // latency counted for a name seen durable
+}
+
+func (t *flushTracker) add(name string) { t.names = append(t.names, name) }
+
+func (t *flushTracker) refresh(states flushStates, f *FlushStats) {
+	t.names = slices.DeleteFunc(t.names, func(name string) bool {
+		st, reason, ok := states.State(name)
+		lat, counted := t.durableAt[name]
 		switch {
 		case !ok:
-			return true
-		case st == stage.Durable || st == stage.Committed:
-			j.flush.Durable++
-			if d, ok := j.stager.Latency(name); ok {
-				j.flush.Latency += d.Seconds()
-			}
+			delete(t.durableAt, name)
 			return true
 		case st == stage.Failed:
-			j.flush.Failed++
-			j.flush.LastFailure = reason
+			if counted {
+				f.Durable--
+				f.Latency -= lat
+			}
+			f.Failed++
+			f.LastFailure = reason
+			delete(t.durableAt, name)
+			return true
+		case st == stage.Pending:
+			return false
+		}
+		// Durable or Committed.
+		if !counted {
+			d, _ := states.Latency(name)
+			f.Durable++
+			f.Latency += d.Seconds()
+			if t.durableAt == nil {
+				t.durableAt = map[string]float64{}
+			}
+			t.durableAt[name] = d.Seconds()
+		}
+		if st == stage.Committed {
+			delete(t.durableAt, name)
 			return true
 		}
 		return false
 	})
 }
 
-// publishFlush tells the launcher (rank 0 only) what the flushes did.
+// publishFlush tells the launcher (rank 0 only) what the flushes did, if
+// that changed since it last did.
 func (j *Job) publishFlush(ctx context.Context) {
 	if j.rank != 0 || j.client == nil {
 		return
 	}
 	j.refreshFlushes()
-	if b, err := json.Marshal(j.flush); err == nil {
-		j.client.Publish(ctx, launch.KeyFlush, b)
+	if j.flush == j.published {
+		return
+	}
+	if b, err := json.Marshal(j.flush); err == nil && j.client.Publish(ctx, launch.KeyFlush, b) == nil {
+		j.published = j.flush
 	}
 }
 

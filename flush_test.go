@@ -2,7 +2,10 @@ package ckpt
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/internal/stage"
 	"github.com/ckpt/ckpt/internal/storage/mem"
+	"github.com/ckpt/ckpt/internal/storage/throttle"
 )
 
 // startStageServer runs a staging server on loopback accepting token.
@@ -99,5 +103,136 @@ func TestJobStagedWrongToken(t *testing.T) {
 	}
 	if ms, _ := sharedtier.List(t.Context(), shared); len(ms) != 0 {
 		t.Errorf("a refused job's checkpoint reached the shared tier: %v", ms)
+	}
+}
+
+// scriptedStates is a staging client's view of its flushes, set by a test.
+type scriptedStates map[string]struct {
+	st      stage.State
+	reason  string
+	latency time.Duration
+}
+
+func (s scriptedStates) State(name string) (stage.State, string, bool) {
+	e, ok := s[name]
+	return e.st, e.reason, ok
+}
+
+func (s scriptedStates) Latency(name string) (time.Duration, bool) {
+	e, ok := s[name]
+	return e.latency, ok && e.st != stage.Pending
+}
+
+// The flush statistics follow each announced flush to its end: durable
+// when the node's part is, failed instead if another node's part fails
+// after that (the server fails the whole flush), counted once either way.
+func TestFlushTracker(t *testing.T) {
+	states := scriptedStates{}
+	set := func(name string, st stage.State, reason string, lat time.Duration) {
+		states[name] = struct {
+			st      stage.State
+			reason  string
+			latency time.Duration
+		}{st, reason, lat}
+	}
+	var tr flushTracker
+	var f FlushStats
+	for _, n := range []string{"a", "b", "c", "d"} {
+		tr.add(n)
+		set(n, stage.Pending, "", 0)
+	}
+	tr.refresh(states, &f)
+	if f.Durable != 0 || f.Failed != 0 || len(tr.names) != 4 {
+		t.Fatalf("all pending: %+v, following %v", f, tr.names)
+	}
+	set("a", stage.Durable, "", 2*time.Second)   // this node's part; another server commits
+	set("b", stage.Committed, "", 3*time.Second) // committed by this node's server
+	set("c", stage.Durable, "", 4*time.Second)   // then another node's part fails
+	set("d", stage.Failed, "refused", 0)
+	tr.refresh(states, &f)
+	tr.refresh(states, &f) // counted once
+	if f.Durable != 3 || f.Failed != 1 || f.Latency != 9 || f.LastFailure != "refused" {
+		t.Fatalf("after a durable, b committed, c durable, d failed: %+v", f)
+	}
+	set("c", stage.Failed, "rank 3: node lost with its cache", 4*time.Second)
+	tr.refresh(states, &f)
+	if f.Durable != 2 || f.Failed != 2 || f.Latency != 5 || !strings.Contains(f.LastFailure, "node lost") {
+		t.Errorf("c failed after its part was durable: %+v, want 2 durable (5 s), 2 failed", f)
+	}
+	if !slices.Equal(tr.names, []string{"a"}) {
+		t.Errorf("still following %v, want [a] (durable, may yet fail)", tr.names)
+	}
+	delete(states, "a") // the client forgot it: done with it
+	tr.refresh(states, &f)
+	if len(tr.names) != 0 || len(tr.durableAt) != 0 || f.Durable != 2 {
+		t.Errorf("after the client forgot a: following %v (%v), stats %+v", tr.names, tr.durableAt, f)
+	}
+}
+
+// autoJob runs a job of one rank, --flush-every auto:1h, flushing
+// blocking to a shared tier of 20 MB/s (a flush of its 1 MB state costs
+// about 50 ms, against a level-1 checkpoint of a few), that takes n
+// checkpoints with 20 ms of computation between them and deciding itself
+// when (interval none).
+func autoJob(t *testing.T, n int) FlushStats {
+	t.Helper()
+	ctx := t.Context()
+	j, err := Join(ctx, JobOptions{Interval: "none", FlushAuto: time.Hour,
+		Store: Options{CacheDir: t.TempDir(), Node: "solo", Shared: throttle.New(mem.New(), 20e6)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	for i := 1; i <= n; i++ {
+		time.Sleep(20 * time.Millisecond) // computation
+		err := j.Checkpoint(ctx, fmt.Sprintf("ck.%d", i), func(c *Checkpoint) error {
+			f, err := c.Create("state")
+			if err != nil {
+				return err
+			}
+			if _, err := f.Write(make([]byte, 1<<20)); err != nil {
+				return err
+			}
+			return f.Close()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return j.FlushStats()
+}
+
+// An application that decides itself when to checkpoint has no policy
+// interval: auto takes the computation measured between its checkpoints,
+// and chooses K once a flush has been measured (the first goes at once).
+func TestFlushEveryAutoWithoutInterval(t *testing.T) {
+	f := autoJob(t, 8)
+	if f.KError != "" || f.K <= 1 {
+		t.Fatalf("K = %d (%q): want one chosen above 1 for a flush ~10× a level-1 checkpoint, 1 h MTTI", f.K, f.KError)
+	}
+	if f.Due >= 8 || f.Started != f.Due || f.Spans != 7 {
+		t.Errorf("stats %+v: want fewer than 8 flushes, all done, 7 spans measured", f)
+	}
+}
+
+// A relaunched job chooses K from what the launches before it measured
+// (CKPT_FLUSH_PRIOR, from the launcher) at its first checkpoint, instead
+// of flushing every checkpoint until it has measured a flush again.
+func TestFlushEveryAutoPrior(t *testing.T) {
+	prior := FlushStats{Mode: "blocking", K: 12, Due: 2, Started: 2, Seconds: 0.1,
+		Level1: 6, Level1Seconds: 0.03, Spans: 5, SpanSeconds: 0.1}
+	b, err := json.Marshal(prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(envFlushPrior, string(b))
+	f := autoJob(t, 3)
+	if f.KError != "" || f.K <= 3 || f.Due != 0 {
+		t.Errorf("stats %+v: want K > 3 chosen at once from the earlier launches, no flush due in 3 checkpoints", f)
+	}
+	t.Setenv(envFlushPrior, "{not json")
+	_, err = Join(t.Context(), JobOptions{Store: Options{CacheDir: t.TempDir(), Node: "solo"}})
+	if err == nil || !strings.Contains(err.Error(), envFlushPrior) {
+		t.Errorf("malformed %s: %v, want an error naming it", envFlushPrior, err)
 	}
 }

@@ -2,6 +2,7 @@ package ckpt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -61,8 +62,14 @@ type Job struct {
 	stageAddrs []string      // staging servers: flushes are non-blocking
 	flushBusy  string        // FlushSkip or FlushWait
 	stager     *stage.Client // this node's staging client (its lowest rank only)
-	announced  []string      // flushes announced, not yet seen finished
+	announced  flushTracker  // the flushes this node announced
 	flush      FlushStats
+	published  FlushStats // what rank 0 last told the launcher
+	// prior is what the job's earlier launches measured (CKPT_FLUSH_PRIOR,
+	// from the launcher): --flush-every auto chooses K from it and from
+	// this launch's measurements together.
+	prior       FlushStats
+	lastCkptEnd time.Duration // when this launch's last checkpoint ended
 	// The step NeedCheckpoint last saw begin, for FlushStats' α.
 	stepAt           time.Duration
 	stepBusy         bool
@@ -119,6 +126,7 @@ const (
 	envIncarnation = "CKPT_INCARNATION"
 	envInterval    = "CKPT_INTERVAL"
 	envFlushEvery  = "CKPT_FLUSH_EVERY"
+	envFlushPrior  = "CKPT_FLUSH_PRIOR" // FlushStats of the earlier launches, JSON
 	envAdvertise   = "CKPT_ADVERTISE"
 )
 
@@ -157,6 +165,11 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 		j.flushEvery = policy.FlushEvery{K: 1}
 	}
 	j.flushK = max(j.flushEvery.K, 1)
+	if v := os.Getenv(envFlushPrior); v != "" {
+		if err := json.Unmarshal([]byte(v), &j.prior); err != nil {
+			return nil, fmt.Errorf("ckpt: %s=%q: %w", envFlushPrior, v, err)
+		}
+	}
 	staging := opts.Staging
 	if staging == "" {
 		staging = os.Getenv(envStage)
@@ -385,6 +398,11 @@ func (j *Job) NeedCheckpoint(ctx context.Context, step int64) (bool, error) {
 	if d.Interval > 0 {
 		j.interval = d.Interval
 	}
+	if j.flush.Mode != "" {
+		// About once a second: flushes finish, and α's steps accumulate,
+		// between the checkpoints that publish them.
+		j.publishFlush(ctx)
+	}
 	if d.Halt {
 		j.halting = true
 	}
@@ -428,6 +446,10 @@ func (j *Job) Checkpoint(ctx context.Context, name string, save func(c *Checkpoi
 	}
 	j.flush.Level1++
 	j.flush.Level1Seconds += (time.Since(j.start) - start).Seconds()
+	if j.taken > 0 {
+		j.flush.Spans++
+		j.flush.SpanSeconds += (start - j.lastCkptEnd).Seconds()
+	}
 	j.taken++
 	if j.store.shared != nil && j.flushIsDue(ctx) {
 		if err := j.flushDue(ctx, name); err != nil {
@@ -441,8 +463,9 @@ func (j *Job) Checkpoint(ctx context.Context, name string, save func(c *Checkpoi
 			return fmt.Errorf("ckpt: checkpoint %q: the ranks disagree on the checkpoint committed", name)
 		}
 	}
+	j.lastCkptEnd = time.Since(j.start)
 	if j.local != nil {
-		j.local.Checkpointed(start, time.Since(j.start))
+		j.local.Checkpointed(start, j.lastCkptEnd)
 	}
 	return nil
 }
@@ -506,9 +529,7 @@ func (j *Job) Finish(ctx context.Context, result string) error {
 			return fmt.Errorf("ckpt: halting: waiting for the last flush: %w", err)
 		}
 	}
-	if j.flush.Due > 0 {
-		j.publishFlush(ctx)
-	}
+	j.publishFlush(ctx)
 	// Nobody leaves while a peer may still read what it sent.
 	if err := j.client.Barrier(ctx); err != nil {
 		return err

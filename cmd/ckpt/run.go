@@ -152,6 +152,19 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 			cfg.Env = append(cfg.Env, "CKPT_FLUSH_BUSY="+s.flushBusy)
 		}
 	}
+	// Each launch chooses --flush-every auto's K from what the launches
+	// before it measured too.
+	cfg.AttemptEnv = func(done []launch.Attempt) []string {
+		prior := flushStats(done)
+		if prior == (ckpt.FlushStats{}) {
+			return nil
+		}
+		b, err := json.Marshal(prior)
+		if err != nil {
+			return nil
+		}
+		return []string{"CKPT_FLUSH_PRIOR=" + string(b)}
+	}
 	rep, err := launch.Run(ctx, cfg)
 	res.Report, res.Policy = rep, coords.State()
 	if st != nil {
@@ -160,12 +173,7 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 		st.Stop()
 		res.Staged, res.StagingRestarts = st.Events(), st.Restarts()
 	}
-	for _, a := range rep.Attempts {
-		var f ckpt.FlushStats
-		if a.Flush != "" && json.Unmarshal([]byte(a.Flush), &f) == nil {
-			res.Flush = addFlushStats(res.Flush, f)
-		}
-	}
+	res.Flush = flushStats(rep.Attempts)
 	if err == nil && !s.keepCache && !rep.Halted {
 		// The job is done: its cached checkpoints served their purpose
 		// (what it flushed to the shared tier stays).
@@ -226,6 +234,9 @@ func flushJSON(r runResult) object {
 		{"waited_seconds", num(f.Waited)},
 		{"alpha_measured", num(f.Alpha())},
 		{"staging_restarts", r.StagingRestarts},
+		{"k", f.K},
+		{"k_error", f.KError},
+		{"last_failure", f.LastFailure},
 	}
 }
 
@@ -236,31 +247,16 @@ func fmtAlpha(a float64) string {
 	return fmt.Sprintf("%.3g", a)
 }
 
-func addFlushStats(a, b ckpt.FlushStats) ckpt.FlushStats {
-	if b.Mode != "" {
-		a.Mode = b.Mode
+// flushStats is what the attempts' flushes did, together.
+func flushStats(attempts []launch.Attempt) ckpt.FlushStats {
+	var sum ckpt.FlushStats
+	for _, a := range attempts {
+		var f ckpt.FlushStats
+		if a.Flush != "" && json.Unmarshal([]byte(a.Flush), &f) == nil {
+			sum = sum.Add(f)
+		}
 	}
-	a.Due += b.Due
-	if b.K > 0 {
-		a.K = b.K
-	}
-	a.Level1 += b.Level1
-	a.Level1Seconds += b.Level1Seconds
-	a.BusySteps += b.BusySteps
-	a.BusySeconds += b.BusySeconds
-	a.IdleSteps += b.IdleSteps
-	a.IdleSeconds += b.IdleSeconds
-	a.Started += b.Started
-	a.Skipped += b.Skipped
-	a.Waited += b.Waited
-	a.Seconds += b.Seconds
-	a.Durable += b.Durable
-	a.Failed += b.Failed
-	a.Latency += b.Latency
-	if b.LastFailure != "" {
-		a.LastFailure = b.LastFailure
-	}
-	return a
+	return sum
 }
 
 // failures adapts inject's schedule to the launcher.
@@ -556,15 +552,18 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 	if f := r.Flush; f.Due > 0 {
 		switch f.Mode {
 		case "blocking":
-			t.row("flushes", fmt.Sprintf("%d blocking, %s each", f.Started, sec(f.MeanSeconds())))
+			t.row("flushes", fmt.Sprintf("%d blocking, %s each; every %d-th checkpoint", f.Started, sec(f.MeanSeconds()), f.K))
 		case "nonblocking":
-			t.row("flushes", fmt.Sprintf("%d due, %d announced to staging servers, %d skipped (previous still running), %d durable, %d failed",
-				f.Due, f.Started, f.Skipped, f.Durable, f.Failed))
+			t.row("flushes", fmt.Sprintf("%d due (every %d-th checkpoint), %d announced to staging servers, %d skipped (previous still running), %d durable, %d failed",
+				f.Due, f.K, f.Started, f.Skipped, f.Durable, f.Failed))
 			t.row("", fmt.Sprintf("latency %s each; waited %s; α measured %s", sec(f.MeanLatency()), sec(f.Waited), fmtAlpha(f.Alpha())))
 			if f.LastFailure != "" {
 				t.row("", "last failure: "+f.LastFailure)
 			}
 		}
+	}
+	if f := r.Flush; f.KError != "" {
+		t.row("", "--flush-every auto could not choose K: "+f.KError)
 	}
 	if r.StagingRestarts > 0 {
 		t.row("staging", fmt.Sprintf("%d server restarts", r.StagingRestarts))

@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -79,6 +80,10 @@ type Config struct {
 	// Env is added to every rank's environment (CKPT_REDUNDANCY,
 	// CKPT_SHARED, CKPT_INTERVAL, ...), after the launcher's own.
 	Env []string
+	// AttemptEnv, if set, adds to the environment of each attempt what
+	// the attempts before it leave to it (done, oldest first; empty for
+	// the first).
+	AttemptEnv func(done []Attempt) []string
 	// CacheRoot holds the node caches, CacheRoot/node<i>.
 	CacheRoot string
 	// Retries is how many times the job is launched again after failures.
@@ -192,7 +197,10 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		nextFailure, target = cfg.Failures.Next(live)
 	}
 	for inc := uint64(0); ; inc++ {
-		a := &attempt{cfg: &cfg, inc: inc, since: since, ran: ran}
+		a := &attempt{cfg: &cfg, inc: inc, since: since, ran: ran, env: cfg.Env}
+		if cfg.AttemptEnv != nil {
+			a.env = append(slices.Clone(cfg.Env), cfg.AttemptEnv(rep.Attempts)...)
+		}
 		att, err := a.run(ctx, &nextFailure, &target, &rep.Injected)
 		rep.Halted = rep.Halted || a.halted
 		rep.Attempts = append(rep.Attempts, att)
@@ -218,6 +226,7 @@ type attempt struct {
 	inc    uint64
 	since  func() time.Duration // wall time since the job's first launch
 	ran    time.Duration        // job time before this attempt
+	env    []string             // added to every rank's environment
 	coord  Coordinator
 	procs  []*exec.Cmd
 	result string
@@ -369,7 +378,7 @@ func (a *attempt) start(r int, token string, out *sync.Mutex) (*exec.Cmd, error)
 		"CKPT_TOKEN="+token,
 		"CKPT_INCARNATION="+strconv.FormatUint(a.inc, 10),
 	)
-	cmd.Env = append(cmd.Env, cfg.Env...)
+	cmd.Env = append(cmd.Env, a.env...)
 	w := &prefixWriter{mu: out, w: cfg.Output, prefix: fmt.Sprintf("[rank %d] ", r)}
 	cmd.Stdout, cmd.Stderr = w, w
 	setProcessGroup(cmd)

@@ -226,6 +226,34 @@ func TestRunRelaunchesAfterFailure(t *testing.T) {
 	}
 }
 
+// Each attempt's ranks get what AttemptEnv makes of the attempts before
+// it (the later value of a variable wins over Config.Env's).
+func TestRunAttemptEnv(t *testing.T) {
+	f := newFixture(t, "fail-first", 2, 2)
+	var seen []int
+	f.cfg.AttemptEnv = func(done []Attempt) []string {
+		seen = append(seen, len(done))
+		if len(done) > 0 && done[0].Failure == "" {
+			t.Errorf("attempt 0 handed on without its failure: %+v", done[0])
+		}
+		return []string{fmt.Sprintf("EXTRA=after-%d", len(done))}
+	}
+	if _, err := Run(t.Context(), f.cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seen, []int{0, 1}) {
+		t.Errorf("AttemptEnv saw %v attempts done, want [0 1]", seen)
+	}
+	for inc, want := range []string{"after-0", "after-1"} {
+		for r := range 2 {
+			b, err := os.ReadFile(filepath.Join(f.dir, fmt.Sprintf("env.%d.%d", inc, r)))
+			if err != nil || !strings.HasSuffix(string(b), " "+want) {
+				t.Errorf("attempt %d rank %d: environment %q (%v), want EXTRA=%s", inc, r, b, err, want)
+			}
+		}
+	}
+}
+
 func TestRunRetriesExhausted(t *testing.T) {
 	f := newFixture(t, "fail-always", 2, 1)
 	f.cfg.Retries = 2
