@@ -56,6 +56,24 @@ func Exists(ctx context.Context, b storage.Backend, name string) (bool, error) {
 	return false, err
 }
 
+// Holds tells whether the checkpoint committed on the tier under m's name
+// is m itself (m as cached: the tier's copy says LevelShared). The error
+// wraps storage.ErrNotExist when no checkpoint of the name is committed;
+// a manifest that does not decode is not m.
+func Holds(ctx context.Context, b storage.Backend, m *manifest.Manifest) (bool, error) {
+	text, err := storage.Load(ctx, b, ManifestObject(m.Name))
+	if err != nil {
+		return false, err
+	}
+	sm := *m
+	sm.Level = manifest.LevelShared
+	want, err := manifest.Encode(&sm)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(text, want), nil
+}
+
 // List returns the checkpoints the tier holds, newest (highest ID) first.
 // Manifests that cannot be read or decoded are skipped: such a checkpoint
 // does not exist.

@@ -109,11 +109,12 @@ func (c *Client) Announce(name string, encoded []byte, ranks []int) error {
 	if _, ok := c.flushes[name]; !ok {
 		c.order = append(c.order, name)
 	}
-	c.flushes[name] = &clientFlush{manifest: encoded, m: m, ranks: slices.Clone(ranks), state: Pending, start: time.Now()}
+	f := &clientFlush{manifest: encoded, m: m, ranks: slices.Clone(ranks), state: Pending, start: time.Now()}
+	c.flushes[name] = f
 	c.trimLocked()
 	c.notifyLocked()
 	if c.nc != nil {
-		go c.send(&Announce{Name: name, Manifest: encoded, Ranks: ranks})
+		go c.send(&Announce{Name: name, Manifest: encoded, Ranks: f.ranks})
 	}
 	return nil
 }

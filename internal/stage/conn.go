@@ -15,13 +15,43 @@ type conn struct {
 	nc   net.Conn
 	node string
 
-	wmu sync.Mutex // one frame at a time
+	// out holds the frames to send, in order, for the connection's
+	// writer goroutine: senders (some holding the server's lock) never
+	// wait for the network.
+	out  chan Msg
+	done chan struct{} // closed when the connection is
 
 	mu      sync.Mutex
 	pulls   map[uint64]*pull
 	discard map[uint64]bool // pulls given up whose Data may still come
 	nextID  uint64
 	err     error // set once closed
+}
+
+// sendQueue bounds the frames waiting to be sent on a connection: at most
+// a status per flush and a pull per chunk in flight wait at once, so a
+// client that lets this many pile up is not reading.
+const sendQueue = 1024
+
+func newConn(s *Server, nc net.Conn, node string) *conn {
+	return &conn{s: s, nc: nc, node: node, out: make(chan Msg, sendQueue), done: make(chan struct{}),
+		pulls: map[uint64]*pull{}, discard: map[uint64]bool{}}
+}
+
+// writeLoop sends the queued frames until the connection closes.
+func (c *conn) writeLoop() {
+	for {
+		select {
+		case m := <-c.out:
+			c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+			if err := WriteMsg(c.nc, m); err != nil {
+				c.close(err)
+				return
+			}
+		case <-c.done:
+			return
+		}
+	}
 }
 
 // pull is one chunk request in flight; its Data is read straight into buf.
@@ -39,18 +69,33 @@ func (e *ClientError) Error() string { return "the staging client: " + e.Reason 
 
 const writeTimeout = 30 * time.Second
 
+// send queues m. It never blocks: it fails if the connection is closed,
+// and closes it if the client has let sendQueue frames pile up.
 func (c *conn) send(m Msg) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-	err := WriteMsg(c.nc, m)
-	if err != nil {
-		c.close(err)
+	c.mu.Lock()
+	closed, queued := c.err != nil, false
+	if !closed {
+		select {
+		case c.out <- m:
+			queued = true
+		default:
+		}
 	}
-	return err
+	c.mu.Unlock()
+	switch {
+	case closed:
+		return errDisconnected
+	case !queued:
+		c.close(fmt.Errorf("%d frames unsent: the client does not read", sendQueue))
+		return errDisconnected
+	}
+	return nil
 }
 
-// pull sends a Pull whose answer lands in buf.
+// pull sends a Pull whose answer lands in buf. A pull that could not be
+// sent comes back with the error all the same (nil only if it was never
+// registered): its buffer is freed as that of any pull given up (see
+// Server.pullFile).
 func (c *conn) pull(m *Pull, buf []byte) (*pull, error) {
 	c.mu.Lock()
 	if c.err != nil {
@@ -63,7 +108,7 @@ func (c *conn) pull(m *Pull, buf []byte) (*pull, error) {
 	c.pulls[p.id] = p
 	c.mu.Unlock()
 	if err := c.send(m); err != nil {
-		return nil, errDisconnected
+		return p, errDisconnected
 	}
 	return p, nil
 }
@@ -151,6 +196,7 @@ func (c *conn) close(err error) {
 		err = io.EOF
 	}
 	c.err = err
+	close(c.done)
 	pulls := c.pulls
 	c.pulls = map[uint64]*pull{}
 	c.mu.Unlock()

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/local"
@@ -269,6 +270,7 @@ func TestSharedTierFaults(t *testing.T) {
 			return faults{match: func(n string) bool { return n == sharedtier.ManifestObject(cp) }, commitErr: syscall.ENOSPC}
 		}, syscall.ENOSPC.Error(), false},
 		{"corrupt marker", func(cp string) faults { return faults{} }, "malformed rank list", true},
+		{"stale marker", func(cp string) faults { return faults{} }, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			shared := &faultBackend{Backend: mem.New()}
@@ -276,7 +278,14 @@ func TestSharedTierFaults(t *testing.T) {
 			next := makeCheckpoint(t, "ckpt.8", 8, 4, 1, []int{100000, 3}, 10)
 			shared.set(tc.f(cp.name))
 			if tc.stray {
-				if _, err := storage.Save(context.Background(), shared, markerPrefix(cp.name)+"other", strings.NewReader("garbage")); err != nil {
+				// A marker of another server: of this checkpoint, but
+				// unreadable; or of an older checkpoint of the same name
+				// (another manifest), which does not count for this one.
+				text := manifest.ContentHashBytes(cp.encoded).String() + " garbage"
+				if tc.want == "" {
+					text = manifest.ContentHashBytes(next.encoded).String() + " [0 1 2 3]"
+				}
+				if _, err := storage.Save(context.Background(), shared, markerPrefix(cp.name)+"other", strings.NewReader(text)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -284,6 +293,11 @@ func TestSharedTierFaults(t *testing.T) {
 			c := startClient(t, addr, "node0", newSource(cp, next))
 			if err := c.Announce(cp.name, cp.encoded, cp.ranks("node0")); err != nil {
 				t.Fatal(err)
+			}
+			if tc.want == "" {
+				waitState(t, c, cp.name, Committed)
+				checkShared(t, shared, cp)
+				return
 			}
 			reason := waitFailed(t, c, cp.name)
 			if !strings.Contains(reason, tc.want) {
@@ -494,7 +508,7 @@ func TestServerClosedDuringAnnounce(t *testing.T) {
 	var once sync.Once
 	shared.set(faults{
 		match: func(n string) bool { return n == sharedtier.ManifestObject(cp.name) },
-		onStat: func(ctx context.Context, _ string) {
+		onLookup: func(ctx context.Context, _ string) {
 			once.Do(func() { close(announcing) })
 			<-ctx.Done()
 		},

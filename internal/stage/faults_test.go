@@ -86,8 +86,9 @@ type faults struct {
 	// afterCommit, if set, runs after the object is committed, before
 	// Commit returns; ctx is the one the object was created with.
 	afterCommit func(ctx context.Context, name string)
-	// onStat, if set, runs before a Stat of a matching object.
-	onStat func(ctx context.Context, name string)
+	// onLookup, if set, runs before a Stat or an Open of a matching
+	// object.
+	onLookup func(ctx context.Context, name string)
 }
 
 var _ storage.Backend = (*faultBackend)(nil)
@@ -117,14 +118,23 @@ func (b *faultBackend) Create(ctx context.Context, name string) (storage.Writer,
 	return &faultWriter{Writer: w, f: f, ctx: ctx, name: name}, nil
 }
 
-func (b *faultBackend) Stat(ctx context.Context, name string) (storage.Info, error) {
+func (b *faultBackend) lookup(ctx context.Context, name string) {
 	b.mu.Lock()
 	f := b.f
 	b.mu.Unlock()
-	if f.onStat != nil && f.match != nil && f.match(name) {
-		f.onStat(ctx, name)
+	if f.onLookup != nil && f.match != nil && f.match(name) {
+		f.onLookup(ctx, name)
 	}
+}
+
+func (b *faultBackend) Stat(ctx context.Context, name string) (storage.Info, error) {
+	b.lookup(ctx, name)
 	return b.Backend.Stat(ctx, name)
+}
+
+func (b *faultBackend) Open(ctx context.Context, name string, offset, length int64) (io.ReadCloser, error) {
+	b.lookup(ctx, name)
+	return b.Backend.Open(ctx, name, offset, length)
 }
 
 type faultWriter struct {

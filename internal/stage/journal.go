@@ -3,6 +3,7 @@ package stage
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ckpt/ckpt/internal/manifest"
+	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/internal/storage"
 )
 
@@ -50,13 +52,15 @@ func (s *Server) saveLocked(f *flush) error {
 	return err
 }
 
-func (s *Server) dropJournal(name string) {
+func (s *Server) dropJournal(name string) error {
 	if s.cfg.Journal == nil {
-		return
+		return nil
 	}
-	if err := s.cfg.Journal.Remove(s.ctx, journalObject(name)); err != nil && !errors.Is(err, storage.ErrNotExist) {
-		s.cfg.Logf("stage: journal: %v", err)
+	err := s.cfg.Journal.Remove(context.WithoutCancel(s.ctx), journalObject(name))
+	if errors.Is(err, storage.ErrNotExist) {
+		return nil
 	}
+	return err
 }
 
 // loadJournal resumes the flushes a previous run of the server left.
@@ -113,6 +117,20 @@ func (s *Server) loadRecord(obj string) (*flush, error) {
 			if r < 0 || r >= f.m.Ranks || f.m.Parts[r].Node != node {
 				return nil, fmt.Errorf("rank %d on node %q does not match the manifest", r, node)
 			}
+		}
+	}
+	// A rank recorded durable counts only if its object is there, whole:
+	// someone may have removed it since.
+	for r := range f.rec.Done {
+		size := int64(0)
+		if r >= 0 && r < f.m.Ranks {
+			for _, file := range f.m.Parts[r].Files {
+				size += file.Size
+			}
+		}
+		if i, err := s.cfg.Shared.Stat(s.ctx, sharedtier.DataObject(f.rec.Name, r)); err != nil || i.Size != size {
+			s.cfg.Logf("stage: %s: rank %d recorded durable, but its object is not there whole (%v); pulled again", f.rec.Name, r, err)
+			delete(f.rec.Done, r)
 		}
 	}
 	f.init()

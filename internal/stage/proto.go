@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"unicode/utf8"
 
 	"github.com/ckpt/ckpt/internal/fields"
 )
@@ -188,7 +189,7 @@ func (m *Welcome) appendPayload(b []byte) []byte {
 	return b
 }
 
-func (m *Refused) appendPayload(b []byte) []byte { return fields.AppendString(b, m.Reason) }
+func (m *Refused) appendPayload(b []byte) []byte { return fields.AppendString(b, clip(m.Reason)) }
 
 func (m *Announce) appendPayload(b []byte) []byte {
 	b = fields.AppendString(b, m.Name)
@@ -216,18 +217,33 @@ func (m *Data) appendPayload(b []byte) []byte {
 
 func (m *PullError) appendPayload(b []byte) []byte {
 	b = binary.AppendUvarint(b, m.ID)
-	return fields.AppendString(b, m.Reason)
+	return fields.AppendString(b, clip(m.Reason))
 }
 
 func (m *Status) appendPayload(b []byte) []byte {
 	b = fields.AppendString(b, m.Name)
 	b = append(b, byte(m.State))
-	return fields.AppendString(b, m.Reason)
+	return fields.AppendString(b, clip(m.Reason))
 }
 
-// Append appends m's frame to buf. Strings longer than the protocol allows
-// are the caller's bug; they are cut at decoding, not here, so Append
-// checks nothing.
+// clip cuts a reason to the protocol's longest string, on a character
+// boundary, marking the cut.
+func clip(reason string) string {
+	if len(reason) <= maxString {
+		return reason
+	}
+	const mark = " [...]"
+	cut := maxString - len(mark)
+	for cut > 0 && !utf8.RuneStart(reason[cut]) {
+		cut--
+	}
+	return reason[:cut] + mark
+}
+
+// Append appends m's frame to buf. Reasons longer than the protocol
+// allows are cut to fit (a reason quotes errors of any length); names and
+// tokens are the caller's to keep within it, and the peer refuses them
+// otherwise.
 func Append(buf []byte, m Msg) []byte {
 	start := len(buf)
 	buf = append(buf, 0, 0, 0, 0, byte(m.Type()))
@@ -242,11 +258,19 @@ func WriteMsg(w io.Writer, m Msg) error {
 	return err
 }
 
-// ReadMsg reads one frame. An Announce may carry up to MaxManifest bytes,
-// every other frame up to MaxFrame; a larger one is refused before it is
-// read. A Data frame's raw bytes are not read: the caller reads exactly
-// Data.Length bytes next.
-func ReadMsg(r *bufio.Reader) (Msg, error) {
+// ReadMsg reads one frame. An Announce (its manifest) and a Welcome (its
+// list of pending flushes) may carry up to MaxManifest bytes more than
+// MaxFrame, every other frame up to MaxFrame; a larger one is refused
+// before it is read. A Data frame's raw bytes are not read: the caller
+// reads exactly Data.Length bytes next.
+func ReadMsg(r *bufio.Reader) (Msg, error) { return readMsg(r, true) }
+
+// ReadHello reads the first frame of a connection, whose peer is not known
+// yet: at most MaxFrame bytes of any type, so that no peer can make the
+// server hold a large buffer before it has shown the job's token.
+func ReadHello(r *bufio.Reader) (Msg, error) { return readMsg(r, false) }
+
+func readMsg(r *bufio.Reader, large bool) (Msg, error) {
 	var h [headerSize]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil {
 		return nil, err
@@ -254,7 +278,7 @@ func ReadMsg(r *bufio.Reader) (Msg, error) {
 	n := binary.LittleEndian.Uint32(h[:])
 	t := Type(h[4])
 	limit := uint32(MaxFrame)
-	if t == TAnnounce {
+	if large && (t == TAnnounce || t == TWelcome) {
 		limit = MaxManifest + MaxFrame
 	}
 	if n > limit {

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"crypto/subtle"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -203,18 +205,28 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.lns = append(s.lns, ln)
 	s.mu.Unlock()
+	var delay time.Duration
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
 			if s.ctx.Err() != nil {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				return err
 			}
-			return err
+			// Out of file descriptors, a connection aborted before it
+			// was accepted: try again, backing off, as net/http does.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.cfg.Logf("stage: accept: %v; retrying in %v", err, delay)
+			select {
+			case <-time.After(delay):
+			case <-s.ctx.Done():
+				return nil
+			}
+			continue
 		}
+		delay = 0
 		s.mu.Lock()
 		if s.closed {
 			// Close may be waiting on the group already: add nothing.
@@ -280,7 +292,7 @@ func (s *Server) handle(nc net.Conn) {
 	}
 	br := bufio.NewReaderSize(nc, 64<<10)
 	nc.SetReadDeadline(time.Now().Add(30 * time.Second))
-	msg, err := ReadMsg(br)
+	msg, err := ReadHello(br)
 	if err != nil {
 		s.cfg.Logf("stage: %s: no hello: %v", nc.RemoteAddr(), err)
 		return
@@ -302,19 +314,30 @@ func (s *Server) handle(nc net.Conn) {
 		return
 	}
 	nc.SetReadDeadline(time.Time{})
-	c := &conn{s: s, nc: nc, node: h.Node, pulls: map[uint64]*pull{}, discard: map[uint64]bool{}}
+	c := newConn(s, nc, h.Node)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return
 	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		c.writeLoop()
+	}()
 	if old := s.conns[h.Node]; old != nil {
 		old.close(fmt.Errorf("node %q connected again", h.Node))
 	}
 	s.conns[h.Node] = c
 	var pending []string
+	size := 0
 	for _, name := range s.order {
 		if f := s.flushes[name]; slices.Contains(f.rec.nodes(), h.Node) {
+			if size += len(name) + binary.MaxVarintLen16; size > MaxManifest {
+				// Beyond what a Welcome carries: the oldest go first.
+				s.cfg.Logf("stage: node %q: %d pending flushes do not fit a Welcome; the newest are left out", h.Node, len(pending))
+				break
+			}
 			pending = append(pending, name)
 		}
 	}
@@ -354,8 +377,19 @@ func (s *Server) announce(c *conn, a *Announce) error {
 			return fmt.Errorf("%w: announce %q: rank %d is on node %q, not %q", ErrProtocol, a.Name, r, m.Parts[r].Node, c.node)
 		}
 	}
-	if ok, err := sharedtier.Exists(s.ctx, s.cfg.Shared, a.Name); err == nil && ok {
+	switch same, err := sharedtier.Holds(s.ctx, s.cfg.Shared, m); {
+	case s.ctx.Err() != nil:
+		return errClosed
+	case err != nil && !errors.Is(err, storage.ErrNotExist):
+		// The flush goes on: if the tier is out of order, its writes
+		// fail and say why.
+		s.cfg.Logf("stage: %s: reading the shared tier: %v", a.Name, err)
+	case err == nil && same:
 		return c.send(&Status{Name: a.Name, State: Committed})
+	case err == nil:
+		// Replacing it would destroy a complete checkpoint for one not
+		// yet flushed: this one stays at level 1.
+		return c.send(&Status{Name: a.Name, State: Failed, Reason: "another checkpoint of this name is on the shared tier"})
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -379,7 +413,11 @@ func (s *Server) announce(c *conn, a *Announce) error {
 	}
 	ranks := slices.Clone(a.Ranks)
 	sort.Ints(ranks)
-	f.rec.Nodes[c.node] = slices.Compact(ranks)
+	ranks = slices.Compact(ranks)
+	if !slices.Equal(f.rec.Nodes[c.node], ranks) {
+		f.durable[c.node] = false // its part, changed, is to be marked again
+	}
+	f.rec.Nodes[c.node] = ranks
 	if err := s.saveLocked(f); err != nil {
 		s.failLocked(f, fmt.Sprintf("journal: %v", err))
 		return nil
@@ -521,7 +559,11 @@ func (s *Server) pullFile(t task, c *conn, file manifest.File, w io.Writer) (int
 			}
 			p, err := c.pull(&Pull{Name: t.f.rec.Name, Rank: t.rank, File: file.Name, Offset: next, Length: int(n)}, buf[:n])
 			if err != nil {
-				s.putBuf(buf)
+				if p == nil {
+					s.putBuf(buf)
+				} else {
+					inflight = append(inflight, p) // released below
+				}
 				release()
 				return written, err
 			}
@@ -649,8 +691,9 @@ func (s *Server) finish(t task, n int64, err error) {
 			return
 		}
 		s.checkNodeLocked(f, t.node)
-	case errors.Is(err, errDisconnected), errors.Is(err, errClosed), errors.Is(err, context.Canceled) && s.closed:
-		// Runs again when the node's client is back.
+	case errors.Is(err, errDisconnected):
+		// Runs again when the node's client is back. (An error of Close's
+		// making returned above: the server is closed.)
 	default:
 		s.failLocked(f, fmt.Sprintf("rank %d: %v", t.rank, err))
 	}
@@ -705,6 +748,11 @@ func (s *Server) checkNodeLocked(f *flush, node string) {
 		s.stats.Durable++
 	}
 	s.cfg.Logf("stage: %s: %s (%d bytes in %.3fs)", f.rec.Name, state, f.bytes, time.Since(f.start).Seconds())
+	if err := s.dropJournal(f.rec.Name); err != nil {
+		// A restart resumes it: every rank durable, it is marked and
+		// committed again, to the same effect.
+		s.cfg.Logf("stage: %s: journal: %v", f.rec.Name, err)
+	}
 	s.endLocked(f, Event{Name: f.rec.Name, State: state, Bytes: f.bytes, Seconds: time.Since(f.start).Seconds()})
 }
 
@@ -717,8 +765,15 @@ func (s *Server) checkNodeLocked(f *flush, node string) {
 // manifest.)
 func markerPrefix(name string) string { return name + "/staged-" }
 
+// markerText is a node part's marker: the checkpoint's identity (the hash
+// of its manifest, so that a marker left by an older checkpoint of the
+// same name never counts for a newer one) and the node's ranks.
+func markerText(f *flush, ranks []int) string {
+	return manifest.ContentHashBytes(f.rec.Manifest).String() + " " + fmt.Sprint(ranks)
+}
+
 func (s *Server) markPart(f *flush, node string, ranks []int) error {
-	text := fmt.Sprint(ranks)
+	text := markerText(f, ranks)
 	w, err := s.cfg.Shared.Create(s.ctx, markerPrefix(f.rec.Name)+node)
 	if err != nil {
 		return err
@@ -730,15 +785,23 @@ func (s *Server) markPart(f *flush, node string, ranks []int) error {
 	return w.Commit()
 }
 
-// tryCommit writes the manifest if the markers cover every rank.
+// tryCommit writes the manifest if the markers of this checkpoint cover
+// every rank.
 func (s *Server) tryCommit(f *flush) (bool, error) {
 	covered := make([]bool, f.m.Ranks)
+	id := manifest.ContentHashBytes(f.rec.Manifest).String() + " "
 	err := s.cfg.Shared.List(s.ctx, markerPrefix(f.rec.Name), func(i storage.Info) error {
 		b, err := storage.Load(s.ctx, s.cfg.Shared, i.Name)
 		if err != nil {
 			return err
 		}
-		ranks, err := parseRanks(string(b), f.m.Ranks)
+		text, ok := strings.CutPrefix(string(b), id)
+		if !ok {
+			// An older checkpoint of the same name, abandoned: its
+			// node's part is not this one's.
+			return nil
+		}
+		ranks, err := parseRanks(text, f.m.Ranks)
 		if err != nil {
 			return fmt.Errorf("%s: %v", i.Name, err)
 		}
@@ -769,23 +832,33 @@ func (s *Server) abandonLocked(f *flush, reason, quiet string) {
 			c.send(&Status{Name: f.rec.Name, State: Failed, Reason: reason})
 		}
 	}
-	// Objects of ranks this server wrote, and its nodes' markers. Other
-	// servers' objects of the same checkpoint are theirs to remove.
-	ctx := context.WithoutCancel(s.ctx)
-	for _, n := range f.rec.nodes() {
-		s.cfg.Shared.Remove(ctx, markerPrefix(f.rec.Name)+n)
-		for _, r := range f.rec.Nodes[n] {
-			s.cfg.Shared.Remove(ctx, sharedtier.DataObject(f.rec.Name, r))
+	// The journal first: a record that outlived the objects it calls
+	// durable would have a restarted server commit the checkpoint
+	// without them. If it cannot be dropped, the objects stay (complete
+	// and checked, but unmarked or without a manifest: invisible) for the
+	// record to find after a restart.
+	if err := s.dropJournal(f.rec.Name); err != nil {
+		s.cfg.Logf("stage: %s: journal: %v; its objects stay for the record", f.rec.Name, err)
+	} else {
+		// Objects of ranks this server wrote, and its nodes' markers.
+		// Other servers' objects of the same checkpoint are theirs to
+		// remove.
+		ctx := context.WithoutCancel(s.ctx)
+		for _, n := range f.rec.nodes() {
+			s.cfg.Shared.Remove(ctx, markerPrefix(f.rec.Name)+n)
+			for _, r := range f.rec.Nodes[n] {
+				s.cfg.Shared.Remove(ctx, sharedtier.DataObject(f.rec.Name, r))
+			}
 		}
 	}
 	s.endLocked(f, Event{Name: f.rec.Name, State: Failed, Bytes: f.bytes, Seconds: time.Since(f.start).Seconds(), Reason: reason})
 }
 
-// endLocked forgets a finished flush.
+// endLocked forgets a finished flush (its journal record dropped already,
+// or to be dropped by the caller).
 func (s *Server) endLocked(f *flush, ev Event) {
 	delete(s.flushes, f.rec.Name)
 	s.order = slices.DeleteFunc(s.order, func(n string) bool { return n == f.rec.Name })
-	s.dropJournal(f.rec.Name)
 	if s.cfg.OnDone != nil {
 		s.cfg.OnDone(ev)
 	}
