@@ -182,6 +182,11 @@ func Open(opts Options) (*Store, error) {
 // OpenShared opens a shared tier by location: a directory, or
 // s3://BUCKET/PREFIX.
 func OpenShared(ctx context.Context, loc string) (storage.Backend, error) {
+	if scheme, _, ok := strings.Cut(loc, ":"); ok && !strings.HasPrefix(loc, "s3://") && strings.EqualFold(scheme, "s3") {
+		// A mistyped location would become a local directory named
+		// "s3:" silently.
+		return nil, fmt.Errorf("shared tier %q: an object store location is written s3://BUCKET/PREFIX", loc)
+	}
 	if strings.HasPrefix(loc, "s3://") {
 		cfg, err := s3.ParseURL(loc)
 		if err != nil {

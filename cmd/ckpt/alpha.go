@@ -11,13 +11,15 @@ import (
 	"github.com/ckpt/ckpt/internal/units"
 )
 
-// measuredAlpha is the overhead factor α taken from a `ckpt bench stage
-// --json` report: α = c·x (001 §VI.A), c the slope the benchmark fitted,
-// x the read rate of one staging server in GB/s — given, or the
-// benchmark's own: its aggregate staging throughput with the most servers
-// over their number (as 001 derives 0.20905 GB/s from Fig. 10).
+// measuredAlpha is the overhead factor α taken from a report. From a
+// `ckpt bench stage --json` report: α = c·x (001 §VI.A), c the slope the
+// benchmark fitted, x the read rate of one staging server in GB/s —
+// given, or the benchmark's own: its aggregate staging throughput with the
+// most servers over their number (as 001 derives 0.20905 GB/s from Fig.
+// 10). From a `ckpt run --json` or `ckpt demo --flush ... --json` report:
+// the α that run measured (its steps' slowdown while a flush ran).
 type measuredAlpha struct {
-	Alpha, Slope, Rate float64 // α, c per GB/s, x in bytes/s
+	Alpha, Slope, Rate float64 // α, c per GB/s, x in bytes/s (Slope and Rate 0 for a run's α)
 	File               string
 }
 
@@ -28,7 +30,7 @@ type alphaFlags struct {
 
 func addAlphaFlags(fs *pflag.FlagSet) alphaFlags {
 	return alphaFlags{
-		from:     fs.String("alpha-from", "", "take α from a 'ckpt bench stage --json' report: its fitted slope c times the staging read rate"),
+		from:     fs.String("alpha-from", "", "take α from a report: 'ckpt bench stage --json' (its fitted slope c times the staging read rate), or 'ckpt run --json' / 'ckpt demo --flush ... --json' (the α the run measured)"),
 		readRate: bandwidthFlag(fs, "read-rate", "with --alpha-from: one staging server's read rate x (default: the report's own, aggregate over servers)"),
 	}
 }
@@ -52,11 +54,33 @@ func (f alphaFlags) load() (a measuredAlpha, ok bool, err error) {
 			Servers int     `json:"servers"`
 			Rate    float64 `json:"bytes_per_second"`
 		} `json:"servers"`
+		Flush struct {
+			Alpha *float64 `json:"alpha_measured"`
+		} `json:"flush"` // ckpt run
+		NonBlocking struct {
+			Alpha *float64 `json:"alpha"`
+		} `json:"nonblocking"` // ckpt demo --flush nonblocking|compare
 	}
 	if err := json.Unmarshal(text, &rep); err != nil {
-		return a, true, usagef("--alpha-from %s: not a 'ckpt bench stage --json' report: %v", *f.from, err)
+		return a, true, usagef("--alpha-from %s: not a JSON report of ckpt bench stage, run or demo: %v", *f.from, err)
 	}
-	if rep.Slope == nil || math.IsNaN(*rep.Slope) || *rep.Slope < 0 {
+	if rep.Slope == nil {
+		run := rep.Flush.Alpha
+		if run == nil {
+			run = rep.NonBlocking.Alpha
+		}
+		switch {
+		case run == nil:
+			return a, true, usagef("--alpha-from %s: no alpha_slope_per_gbps (ckpt bench stage) nor a measured α (ckpt run, demo) in it", *f.from)
+		case math.IsNaN(*run) || *run < 0:
+			return a, true, usagef("--alpha-from %s: the measured α %g is not ≥ 0", *f.from, *run)
+		case f.readRate.set:
+			return a, true, usagef("--read-rate: applies to a ckpt bench stage report, not to the α a run measured")
+		}
+		a.Alpha = *run
+		return a, true, nil
+	}
+	if math.IsNaN(*rep.Slope) || *rep.Slope < 0 {
 		return a, true, usagef("--alpha-from %s: no alpha_slope_per_gbps ≥ 0 in it", *f.from)
 	}
 	a.Slope = *rep.Slope
@@ -82,5 +106,8 @@ func (f alphaFlags) load() (a measuredAlpha, ok bool, err error) {
 }
 
 func (a measuredAlpha) String() string {
+	if a.Slope == 0 && a.Rate == 0 {
+		return fmt.Sprintf("α = %.4g, measured in the run (from %s)", a.Alpha, a.File)
+	}
 	return fmt.Sprintf("α = %.4g = c %.4g per GB/s × read rate %s (from %s)", a.Alpha, a.Slope, units.FormatBandwidth(a.Rate), a.File)
 }

@@ -34,6 +34,19 @@ func TestAlphaFrom(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "α = 0.004") {
 		t.Errorf("plan --alpha-from: exit %d, stderr %q", code, stderr)
 	}
+	// A run's report: the α it measured, as is.
+	run := filepath.Join(dir, "run.json")
+	os.WriteFile(run, []byte(`{"result": "x", "flush": {"mode": "nonblocking", "alpha_measured": 0.03}}`), 0o644)
+	demo := filepath.Join(dir, "demo.json")
+	os.WriteFile(demo, []byte(`{"blocking": {"alpha": null}, "nonblocking": {"alpha": 0.03}}`), 0o644)
+	direct = runJSON(t, append(args, "--alpha", "0.03")...)
+	for _, f := range []string{run, demo} {
+		if got := runJSON(t, append(args, "--alpha-from", f)...); getNum(t, got, "efficiency") != getNum(t, direct, "efficiency") {
+			t.Errorf("--alpha-from %s: efficiency %v, with --alpha 0.03 %v", filepath.Base(f), getNum(t, got, "efficiency"), getNum(t, direct, "efficiency"))
+		}
+	}
+	unmeasured := filepath.Join(dir, "unmeasured.json")
+	os.WriteFile(unmeasured, []byte(`{"flush": {"alpha_measured": null}, "nonblocking": {"alpha": null}}`), 0o644)
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"writers": []}`), 0o644)
 	for _, c := range [][]string{
@@ -41,6 +54,8 @@ func TestAlphaFrom(t *testing.T) {
 		append(args, "--alpha-from", filepath.Join(dir, "missing.json")),
 		append(args, "--alpha-from", report, "--alpha", "0.1"),
 		append(args, "--read-rate", "1GB/s"),
+		append(args, "--alpha-from", unmeasured),
+		append(args, "--alpha-from", run, "--read-rate", "1GB/s"),
 	} {
 		if code, _, stderr := runCLI(t, c...); code != exitUsage || stderr == "" {
 			t.Errorf("%v: exit %d (%q), want a usage error", c[len(c)-2:], code, stderr)

@@ -62,6 +62,11 @@ directory, removed at the end.`,
 		var modes []string
 		switch *flushMode {
 		case "none":
+			for _, name := range []string{"flush-every", "shared-bandwidth", "flush-interval", "flush-busy"} {
+				if c.Flags().Changed(name) {
+					return usagef("--%s applies to the flushing runs: add --flush blocking, nonblocking or compare", name)
+				}
+			}
 		case "blocking", "nonblocking":
 			modes = []string{*flushMode}
 		case "compare":

@@ -328,11 +328,13 @@ type runFlags struct {
 	stageRate           *quantity
 	flushBusy           *string
 	sharedBandwidth     *quantity
+	changed             func(name string) bool // the flag was given
 }
 
 func addRunFlags(c *cobra.Command) *runFlags {
 	fs := c.Flags()
 	return &runFlags{
+		changed:         fs.Changed,
 		nodes:           fs.Int("nodes", 0, "simulated nodes, each with its own cache directory (default: one per rank)"),
 		redundancy:      fs.String("redundancy", "", "protection of cached checkpoints: single, partner, xor:S, rs:K+M (default xor over the nodes, at most 8)"),
 		shared:          fs.String("shared", "", "shared tier: a directory or s3://BUCKET/PREFIX (default none)"),
@@ -407,7 +409,20 @@ func (f *runFlags) spec(ranks int, program string, args []string) (runSpec, erro
 	} else if *f.injectDist != "exp" || *f.injKind != "rank" {
 		return s, usagef("--inject-dist and --inject-kind need --inject-mtti")
 	}
+	if err := checkSharedLocation(s.shared); err != nil {
+		return s, err
+	}
+	if s.shared == "" && f.changed("flush-every") {
+		return s, usagef("--flush-every %s: needs --shared, the tier flushes go to", *f.flushEvery)
+	}
 	s.stagingServers = *f.stagingServers
+	if s.stagingServers == 0 {
+		for _, name := range []string{"flush-busy", "stage-writers", "stage-rate"} {
+			if f.changed(name) {
+				return s, usagef("--%s applies to non-blocking flushes: add --staging-servers S", name)
+			}
+		}
+	}
 	switch {
 	case s.stagingServers < 0:
 		return s, usagef("--staging-servers %d: need ≥ 0", s.stagingServers)
@@ -444,6 +459,15 @@ func (f *runFlags) spec(ranks int, program string, args []string) (runSpec, erro
 	return s, nil
 }
 
+// checkSharedLocation refuses a shared-tier location that looks like a
+// mistyped object store address (it would become a local directory).
+func checkSharedLocation(loc string) error {
+	if scheme, _, ok := strings.Cut(loc, ":"); ok && strings.EqualFold(scheme, "s3") && !strings.HasPrefix(loc, "s3://") {
+		return usagef("--shared %q: an object store location is written s3://BUCKET/PREFIX", loc)
+	}
+	return nil
+}
+
 // jobName names a job's directory after its command line: the same
 // command resumes from its checkpoints, another does not see them.
 func jobName(program string, args []string) string {
@@ -477,13 +501,23 @@ from is reported as it happens.
 cache) at random times, exponential or Weibull, seeded: paper 003's fault
 injector. 'ckpt halt' stops the job cleanly after its next checkpoint.
 
+With --shared every --flush-every-th checkpoint also goes to the shared
+tier: copied by the ranks (blocking), or, with --staging-servers S, pulled
+by S staging servers ('ckpt stage', started here) while the job computes
+(non-blocking; docs/STAGING.md). --flush-every auto:MTTI lets the
+multi-level Markov model choose K from the costs the job measures; a flush
+due while the previous one still runs is skipped or waited for
+(--flush-busy).
+
 The job's caches live in --cache-root (default: one directory per command
 line under the temp directory). A job that failed for good, or was halted,
 resumes from its checkpoints when started again with the same root; a job
 that finished has its caches removed (--keep-cache keeps them).
 
   ckpt run -n 8 --nodes 4 --redundancy xor:4 -- ckpt example himeno
-  ckpt run -n 8 --nodes 4 --inject-mtti 3s --inject-kind node -- ckpt example himeno`,
+  ckpt run -n 8 --nodes 4 --inject-mtti 3s --inject-kind node -- ckpt example himeno
+  ckpt run -n 8 --nodes 4 --shared /lustre/job --staging-servers 2 --flush-every auto:1h \
+      -- ckpt example himeno`,
 		Args: cobra.MinimumNArgs(1),
 	}
 	n := c.Flags().IntP("ranks", "n", 0, "ranks (processes) of the job")

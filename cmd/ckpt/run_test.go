@@ -224,6 +224,18 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"inject-kind", "host"}, []string{"run", "-n", "2", "--inject-mtti", "5s", "--inject-kind", "host", "--", "true"}},
 		{[]string{"--flush-every"}, []string{"run", "-n", "2", "--flush-every", "0", "--", "true"}},
 		{[]string{"--cache-durability"}, []string{"run", "-n", "2", "--cache-durability", "disk", "--", "true"}},
+		{[]string{"--flush-every 3", "--shared"}, []string{"run", "-n", "2", "--flush-every", "3", "--", "true"}},
+		{[]string{"--stage-rate", "--staging-servers"}, []string{"run", "-n", "2", "--stage-rate", "5MB/s", "--", "true"}},
+		{[]string{"--flush-busy", "--staging-servers"}, []string{"run", "-n", "2", "--flush-busy", "wait", "--", "true"}},
+		{[]string{"--staging-servers 2", "--shared"}, []string{"run", "-n", "2", "--staging-servers", "2", "--", "true"}},
+		{[]string{"--shared", "s3:bucket", "s3://"}, []string{"run", "-n", "2", "--shared", "s3:bucket", "--", "true"}},
+		{[]string{"--flush-every", "--flush"}, []string{"demo", "--flush-every", "3"}},
+		{[]string{"--flush-busy", "never"}, []string{"demo", "--flush", "nonblocking", "--flush-busy", "never"}},
+		{[]string{"--shared", "s3://"}, []string{"stage", "--shared", "s3:/bad", "--token", "t"}},
+		{[]string{"--token"}, []string{"stage", "--shared", "/nonexistent-dir-of-ckpt"}},
+		{[]string{"--listen", "nonsense"}, []string{"stage", "--shared", "/nonexistent-dir-of-ckpt", "--token", "t", "--listen", "nonsense"}},
+		{[]string{"--buffer", "1 MB"}, []string{"stage", "--shared", "/nonexistent-dir-of-ckpt", "--token", "t", "--chunk-size", "2MB", "--buffer", "1MB"}},
+		{[]string{"--writers 0"}, []string{"stage", "--shared", "/nonexistent-dir-of-ckpt", "--token", "t", "--writers", "0"}},
 	} {
 		checkBadInput(t, tc.mention, tc.args...)
 	}

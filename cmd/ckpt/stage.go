@@ -64,7 +64,7 @@ seconds, reason.`,
 	bandwidth := bandwidthFlag(fs, "shared-bandwidth", "cap this server's writes to the shared tier (models a shared parallel file system)")
 	addrFile := fs.String("addr-file", "", "write the listening address to this file once listening")
 	verbose := fs.BoolP("verbose", "v", false, "log every announcement and flush on stderr")
-	asJSON := jsonFlag(c)
+	asJSON := fs.Bool("json", false, "print one JSON object per finished flush on stdout, one a line (SI units; non-finite values are null)")
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		loc := *shared
 		if loc == "" {
@@ -76,6 +76,9 @@ seconds, reason.`,
 		}
 		if loc == "" {
 			return usagef("--shared is required (or CKPT_SHARED): the directory or s3:// location to write to")
+		}
+		if err := checkSharedLocation(loc); err != nil {
+			return err
 		}
 		if tok == "" {
 			return usagef("--token is required (or CKPT_STAGE_TOKEN): the job's staging secret its clients present")
@@ -98,7 +101,11 @@ seconds, reason.`,
 		}
 		if buffer.set {
 			cfg.Buffer = int64(buffer.v)
-			if cs := max(cfg.ChunkSize, 4<<20); cfg.Buffer < int64(cs) {
+			cs := cfg.ChunkSize
+			if cs == 0 {
+				cs = 4 << 20 // the server's default
+			}
+			if cfg.Buffer < int64(cs) {
 				return usagef("--buffer %s: cannot hold one chunk of %s", units.FormatSize(buffer.v), units.FormatSize(float64(cs)))
 			}
 		}
@@ -107,6 +114,9 @@ seconds, reason.`,
 				return usagef("--rate %g: want a positive bandwidth such as 200MB/s", rate.v)
 			}
 			cfg.Rate = rate.v
+		}
+		if _, _, err := net.SplitHostPort(*listen); err != nil {
+			return usagef("--listen %q: want HOST:PORT (port 0 picks one): %v", *listen, err)
 		}
 		b, err := ckpt.OpenShared(c.Context(), loc)
 		if err != nil {
