@@ -78,13 +78,13 @@ func TestServerRestartMidFlush(t *testing.T) {
 	}
 }
 
-// Restarted after one rank's object is durable, the server pulls only the
-// rest: the journal remembers what is durable.
-func TestServerRestartKeepsDurableRanks(t *testing.T) {
-	shared, journal := mem.New(), mem.New()
-	cp := makeCheckpoint(t, "ckpt.2", 2, 2, 1, []int{1 << 20}, 4)
+// closeAfterRank0 flushes cp (ranks 0 and 1 of node0) through a server
+// with one writer and a journal, and closes the server once rank 0 is
+// durable (and journaled) and rank 1's pull has begun. The source's
+// counts start again from zero.
+func closeAfterRank0(t *testing.T, shared, journal storage.Backend, cp *testCheckpoint) (*hookSource, string, *Client) {
+	t.Helper()
 	src := newHookSource(newSource(cp))
-	// One writer: rank 1 starts once rank 0 is durable and journaled.
 	rank1 := make(chan struct{})
 	var once sync.Once
 	src.onOpen = func(name string, rank int, file string, off int64) {
@@ -92,7 +92,7 @@ func TestServerRestartKeepsDurableRanks(t *testing.T) {
 			once.Do(func() { close(rank1) })
 		}
 	}
-	srv1, addr := startServer(t, Config{Shared: shared, Journal: journal, Writers: 1, ChunkSize: 32 << 10, Rate: 4 << 20})
+	srv, addr := startServer(t, Config{Shared: shared, Journal: journal, Writers: 1, ChunkSize: 32 << 10, Rate: 4 << 20})
 	c := startClient(t, addr, "node0", src)
 	if err := c.Announce(cp.name, cp.encoded, cp.ranks("node0")); err != nil {
 		t.Fatal(err)
@@ -102,15 +102,24 @@ func TestServerRestartKeepsDurableRanks(t *testing.T) {
 	case <-time.After(guard):
 		t.Fatal("rank 1 never pulled")
 	}
-	srv1.Close()
-	checkAbsent(t, shared, cp.name)
-	if _, err := shared.Stat(context.Background(), sharedtier.DataObject(cp.name, 0)); err != nil {
-		t.Fatalf("rank 0's object, durable before the close: %v", err)
-	}
+	srv.Close()
 	src.mu.Lock()
 	src.onOpen = nil
 	src.mu.Unlock()
 	src.resetCounts()
+	return src, addr, c
+}
+
+// Restarted after one rank's object is durable, the server pulls only the
+// rest: the journal remembers what is durable.
+func TestServerRestartKeepsDurableRanks(t *testing.T) {
+	shared, journal := mem.New(), mem.New()
+	cp := makeCheckpoint(t, "ckpt.2", 2, 2, 1, []int{1 << 20}, 4)
+	src, addr, c := closeAfterRank0(t, shared, journal, cp)
+	checkAbsent(t, shared, cp.name)
+	if _, err := shared.Stat(context.Background(), sharedtier.DataObject(cp.name, 0)); err != nil {
+		t.Fatalf("rank 0's object, durable before the close: %v", err)
+	}
 
 	srv2, _ := serveAt(t, Config{Shared: shared, Journal: journal, Writers: 1, ChunkSize: 32 << 10}, addr)
 	waitState(t, c, cp.name, Committed)

@@ -8,7 +8,6 @@ import (
 	"net"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -72,31 +71,10 @@ func TestFailedFlushRecordOutlivesIt(t *testing.T) {
 func TestJournalRecordWithoutObjects(t *testing.T) {
 	shared, journal := mem.New(), mem.New()
 	cp := makeCheckpoint(t, "ckpt.6", 6, 2, 1, []int{1 << 20}, 6)
-	src := newHookSource(newSource(cp))
-	// One writer: rank 1 starts once rank 0 is durable and journaled.
-	rank1 := make(chan struct{})
-	var once sync.Once
-	src.onOpen = func(name string, rank int, file string, off int64) {
-		if rank == 1 {
-			once.Do(func() { close(rank1) })
-		}
-	}
-	srv1, addr := startServer(t, Config{Shared: shared, Journal: journal, Writers: 1, ChunkSize: 32 << 10, Rate: 4 << 20})
-	c := startClient(t, addr, "node0", src)
-	c.Announce(cp.name, cp.encoded, cp.ranks("node0"))
-	select {
-	case <-rank1:
-	case <-time.After(guard):
-		t.Fatal("rank 1 never pulled")
-	}
-	srv1.Close()
+	src, addr, c := closeAfterRank0(t, shared, journal, cp)
 	if err := shared.Remove(context.Background(), sharedtier.DataObject(cp.name, 0)); err != nil {
 		t.Fatalf("rank 0's object, durable before the close: %v", err)
 	}
-	src.mu.Lock()
-	src.onOpen = nil
-	src.mu.Unlock()
-	src.resetCounts()
 	serveAt(t, Config{Shared: shared, Journal: journal, Writers: 1, ChunkSize: 32 << 10}, addr)
 	waitState(t, c, cp.name, Committed)
 	checkShared(t, shared, cp)
