@@ -332,12 +332,7 @@ func TestAnswerAfterGivingUp(t *testing.T) {
 	p := dialPeer(t, addr)
 	p.hello("tok", "node0")
 	p.send(&Announce{Name: cp.name, Manifest: cp.encoded, Ranks: []int{0}})
-	var pulls []*Pull
-	for len(pulls) < 3 {
-		if m, ok := p.recv().(*Pull); ok {
-			pulls = append(pulls, m)
-		}
-	}
+	pulls := p.recvPulls(3)
 	p.send(&PullError{ID: pulls[0].ID, Reason: "gone"})
 	for {
 		m := p.recv()
@@ -392,12 +387,7 @@ func TestAbandonedChunkBuffer(t *testing.T) {
 	p := dialPeer(t, addr)
 	p.hello("tok", "node1")
 	p.send(&Announce{Name: bad.name, Manifest: bad.encoded, Ranks: []int{1}})
-	var pulls []*Pull
-	for len(pulls) < 2 {
-		if m, ok := p.recv().(*Pull); ok {
-			pulls = append(pulls, m)
-		}
-	}
+	pulls := p.recvPulls(2)
 	data := bad.data["1/f0"]
 	out := Append(nil, &Data{ID: pulls[0].ID, Length: chunk})
 	out = append(out, data[:chunk]...)

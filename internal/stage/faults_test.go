@@ -312,6 +312,18 @@ func (p *peer) recvData(n int) []byte {
 	return b
 }
 
+// recvPulls reads until n Pulls came, skipping other frames.
+func (p *peer) recvPulls(n int) []*Pull {
+	p.t.Helper()
+	var pulls []*Pull
+	for len(pulls) < n {
+		if m, ok := p.recv().(*Pull); ok {
+			pulls = append(pulls, m)
+		}
+	}
+	return pulls
+}
+
 // expectClosed reads until the other end closes the connection, skipping
 // the frames (and Data bytes) it sends meanwhile; it fails the test if
 // the connection stays open.
