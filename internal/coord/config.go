@@ -12,9 +12,12 @@ import (
 // Defaults of the zero fields of Config and RelayConfig.
 const (
 	DefaultHeartbeatTimeout = 30 * time.Second
-	DefaultMaxContrib       = 64 << 10
-	DefaultMaxStore         = 64 << 20
-	DefaultMaxWaits         = 16
+	// DefaultJoinTimeout is generous: ranks started by srun or mpirun on
+	// a busy machine may start minutes apart.
+	DefaultJoinTimeout = 10 * time.Minute
+	DefaultMaxContrib  = 64 << 10
+	DefaultMaxStore    = 64 << 20
+	DefaultMaxWaits    = 16
 )
 
 // ErrConfig is wrapped by the errors of New and NewRelay.
@@ -47,6 +50,13 @@ type Config struct {
 	// without a message before it sends a Heartbeat. Default a third of
 	// HeartbeatTimeout; it must be shorter than the timeout.
 	HeartbeatInterval time.Duration
+	// JoinTimeout bounds admission: if some rank has not joined this long
+	// after the machine's first event, the job aborts with a reason naming
+	// the ranks missing. Ranks that joined wait for the others without
+	// heartbeats either way (see the package documentation), so this, not
+	// the heartbeat timeout, is how long ranks may start apart. Default
+	// DefaultJoinTimeout.
+	JoinTimeout time.Duration
 	// MaxContrib bounds one rank's contribution to a collective, in bytes,
 	// so that the coordinator holds at most Size*MaxContrib per collective.
 	// Default DefaultMaxContrib. Results are read with a frame limit of
@@ -101,6 +111,12 @@ func (c *Config) setDefaults() error {
 	}
 	if err := heartbeatDefaults(&c.HeartbeatTimeout, &c.HeartbeatInterval); err != nil {
 		return err
+	}
+	if c.JoinTimeout < 0 {
+		return fmt.Errorf("coord: %w: JoinTimeout %v is negative", ErrConfig, c.JoinTimeout)
+	}
+	if c.JoinTimeout == 0 {
+		c.JoinTimeout = DefaultJoinTimeout
 	}
 	if err := limitDefault("MaxContrib", &c.MaxContrib, DefaultMaxContrib, wire.DefaultLimit); err != nil {
 		return err

@@ -26,7 +26,12 @@
 //     yet and a restarted client may take them. When every rank has joined,
 //     every client gets the same Welcome (NoticeStarted). Joins after that
 //     are refused: losing a rank aborts the job, so there is nothing to
-//     replace.
+//     replace. A client whose ranks joined waits for the others: it is
+//     sent nothing before Welcome (no Heartbeat; only its last word,
+//     Abort, should the job fail) and is not timed out for its silence,
+//     since ranks started by srun or mpirun may start minutes apart.
+//     Config.JoinTimeout bounds admission instead: a job not complete by
+//     then aborts, naming the ranks missing.
 //   - Running: collectives, the key–value service and Leave (see below).
 //     The loss of a rank that has not left — its connection closed or lost,
 //     silent for longer than the heartbeat timeout, breaking the protocol,
@@ -80,11 +85,12 @@
 //
 // # Clients
 //
-// A client (the rank side, in internal/coord/net) sends Hello first, then
+// A client (the rank side, in internal/coordnet) sends Hello first, then
 // requests; it sends Heartbeat whenever it has sent nothing for the
 // heartbeat interval — also while it waits for Welcome or a Result, which
 // may take long — and treats Abort, Refused, Error or the end of the
-// connection as the failure of the job.
+// connection as the failure of the job. While it waits for Welcome it
+// ignores a Heartbeat: coordinators before the join timeout sent them.
 //
 // # The driver's obligations
 //

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// coord size=N [token=T] [inc=I] [timeout=D] [interval=D] [decide=max]
+// coord size=N [token=T] [inc=I] [timeout=D] [interval=D] [join=D] [decide=max]
 // [maxvalue=N] [maxstore=N] [maxwaits=N] [maxcontrib=N]
 //
 // Creates the coordinator, forgetting every relay and client. Token and incarnation become the defaults of
@@ -19,6 +19,7 @@ func (e *env) cmdCoord(c *command) {
 		Incarnation:       e.inc,
 		HeartbeatTimeout:  e.dur(c, "timeout", 10*time.Second),
 		HeartbeatInterval: e.dur(c, "interval", 0),
+		JoinTimeout:       e.dur(c, "join", 0),
 		MaxValue:          e.int(c, "maxvalue", 0),
 		MaxStore:          e.int(c, "maxstore", 0),
 		MaxWaits:          e.int(c, "maxwaits", 0),

@@ -59,6 +59,11 @@ type Machine struct {
 	commitName string
 	commitSeq  uint64
 
+	// origin is the time of the first event: admission must complete
+	// within JoinTimeout of it.
+	origin time.Duration
+	seen   bool
+
 	heartbeat *wire.Heartbeat // shared: every Heartbeat sent is the same
 	rd        Ready
 }
@@ -112,6 +117,9 @@ func (m *Machine) Value(key string) ([]byte, bool) {
 func (m *Machine) begin(now time.Duration) {
 	m.rd.reset()
 	m.now = max(m.now, now)
+	if !m.seen {
+		m.seen, m.origin = true, m.now
+	}
 }
 
 func (m *Machine) send(c *conn, msg wire.Msg) {
@@ -145,27 +153,58 @@ func (m *Machine) Disconnect(c ConnID, err error, now time.Duration) Ready {
 	return m.rd
 }
 
-// Tick fails connections silent for longer than the heartbeat timeout and
-// sends Heartbeat on connections idle for the heartbeat interval. It costs
-// time in proportion to the connections.
+// Tick aborts a job still joining after the join timeout, fails
+// connections silent for longer than the heartbeat timeout and sends
+// Heartbeat on welcomed connections idle for the heartbeat interval. It
+// costs time in proportion to the connections.
+//
+// A connection whose ranks joined but were not yet welcomed is neither
+// timed out nor sent heartbeats: its client may be waiting for ranks that
+// start minutes later, and a client waiting for Welcome expects nothing
+// else (older clients died of a Heartbeat there). The join timeout bounds
+// that wait instead.
 func (m *Machine) Tick(now time.Duration) Ready {
 	m.begin(now)
+	if m.phase == Joining && m.now-m.origin > m.cfg.JoinTimeout {
+		m.abort(m.joinReason())
+		return m.rd
+	}
 	// Failures first: a connection that times out gets no heartbeat, and an
 	// abort empties m.conns, which ends both loops.
 	for i := 0; i < len(m.conns); {
 		cn := m.conns[i]
-		if silent := m.now - cn.lastSeen; silent > m.cfg.HeartbeatTimeout {
+		if silent := m.now - cn.lastSeen; silent > m.cfg.HeartbeatTimeout && !m.waiting(cn) {
 			m.lose(cn, silentCause(silent), true) // removes cn from m.conns
 			continue
 		}
 		i++
 	}
 	for _, cn := range m.conns {
-		if m.now-cn.lastSent >= m.cfg.HeartbeatInterval {
+		if cn.joined && m.phase != Joining && m.now-cn.lastSent >= m.cfg.HeartbeatInterval {
 			m.send(cn, m.heartbeat)
 		}
 	}
 	return m.rd
+}
+
+// waiting tells whether cn's ranks joined and wait for the job to start.
+func (m *Machine) waiting(cn *conn) bool { return cn.joined && m.phase == Joining }
+
+// joinReason says which ranks did not join in time. It costs time in
+// proportion to the job's size, once.
+func (m *Machine) joinReason() string {
+	var missing []int32
+	for r, o := range m.t.owner {
+		if o == nil {
+			missing = append(missing, int32(r))
+		}
+	}
+	who := "ranks " + wire.FormatRanks(missing)
+	if len(missing) == 1 {
+		who = fmt.Sprintf("rank %d", missing[0])
+	}
+	return clip(fmt.Sprintf("%s did not join within the join timeout of %v (%d of %d ranks joined)",
+		who, m.cfg.JoinTimeout, m.t.joined, m.cfg.Size))
 }
 
 // Receive handles message msg from connection c.
@@ -256,6 +295,9 @@ func (m *Machine) hello(cn *conn, h *wire.Hello) {
 		for _, c := range m.conns {
 			if c.joined {
 				m.send(c, w)
+				// Silence counts from now: before, the client had nothing
+				// to say and was not expected to say it.
+				c.lastSeen = m.now
 			}
 		}
 		m.notice(Notice{Kind: NoticeStarted})

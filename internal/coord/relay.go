@@ -167,20 +167,25 @@ func (r *Relay) Disconnect(c ConnID, err error, now time.Duration) Ready {
 }
 
 // Tick fails silent local connections, aborts the node if the coordinator
-// is silent, and sends heartbeats both ways.
+// is silent after the job started, and sends heartbeats: upstream always,
+// down only to welcomed ranks. As on the coordinator, local ranks waiting
+// for Welcome are neither timed out nor sent heartbeats, and the
+// coordinator's silence before Welcome means nothing: it sends a waiting
+// connection nothing, and its join timeout bounds the wait.
 func (r *Relay) Tick(now time.Duration) Ready {
 	r.begin(now)
 	for i := 0; i < len(r.conns); {
 		cn := r.conns[i]
-		if silent := r.now - cn.lastSeen; silent > r.cfg.HeartbeatTimeout {
+		if silent := r.now - cn.lastSeen; silent > r.cfg.HeartbeatTimeout && !(cn.joined && r.phase == Joining) {
 			r.lose(cn, silentCause(silent), true)
 			continue
 		}
 		i++
 	}
-	// The coordinator sends heartbeats too, so its silence means it hung
-	// (or the network did): the node must not wait for it forever.
-	if r.up.connected && (r.phase == Joining || r.phase == Running) {
+	// The coordinator sends heartbeats too once the job runs, so its
+	// silence then means it hung (or the network did): the node must not
+	// wait for it forever.
+	if r.up.connected && r.phase == Running {
 		if silent := r.now - r.up.lastSeen; silent > r.cfg.HeartbeatTimeout {
 			reason := fmt.Sprintf("coordinator silent for %v", silent)
 			r.closeUp(reason)
@@ -188,7 +193,7 @@ func (r *Relay) Tick(now time.Duration) Ready {
 		}
 	}
 	for _, cn := range r.conns {
-		if r.now-cn.lastSent >= r.cfg.HeartbeatInterval {
+		if cn.joined && r.phase != Joining && r.now-cn.lastSent >= r.cfg.HeartbeatInterval {
 			r.send(cn, r.heartbeat)
 		}
 	}
@@ -456,6 +461,10 @@ func (r *Relay) fromUpstream(msg wire.Msg) {
 		r.phase = Running
 		r.size = x.Size
 		r.broadcast(x)
+		for _, c := range r.conns {
+			// Silence counts from now, as on the coordinator.
+			c.lastSeen = r.now
+		}
 		r.notice(Notice{Kind: NoticeStarted})
 	case *wire.Refused:
 		r.end(x, "refused: "+x.Reason)
