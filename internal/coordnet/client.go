@@ -107,36 +107,46 @@ func Dial(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	}
 	br := bufio.NewReaderSize(nc, connBuffer)
 	// The Welcome comes when every rank has joined: however long that
-	// takes, ctx bounds it.
+	// takes, ctx bounds it (and the coordinator's join timeout). The rank
+	// heartbeats meanwhile, as the protocol asks, and skips Heartbeats:
+	// coordinators before the join timeout sent them to waiting ranks.
+	c.wg.Add(1)
+	go c.heartbeat()
 	stop := context.AfterFunc(ctx, func() { nc.SetReadDeadline(time.Now()) })
-	msg, err := wire.ReadFrame(br, cfg.ReadLimit)
+	var msg wire.Msg
+	for {
+		msg, err = wire.ReadFrame(br, cfg.ReadLimit)
+		if _, ok := msg.(*wire.Heartbeat); !ok || err != nil {
+			break
+		}
+	}
 	stopped := stop()
+	// failDial stops the heartbeats and closes the connection.
+	failDial := func(err error) (*Client, error) {
+		c.fail(err)
+		c.wg.Wait()
+		return nil, err
+	}
 	if err != nil {
-		nc.Close()
 		if !stopped {
 			err = ctx.Err()
 		}
-		return nil, fmt.Errorf("coordnet: rank %d: waiting to be welcomed: %w", cfg.Rank, err)
+		return failDial(fmt.Errorf("coordnet: rank %d: waiting to be welcomed: %w", cfg.Rank, err))
 	}
 	switch m := msg.(type) {
 	case *wire.Welcome:
 		if int(m.Size) != cfg.Size {
-			nc.Close()
-			return nil, fmt.Errorf("coordnet: rank %d: the coordinator runs a job of %d ranks, not %d", cfg.Rank, m.Size, cfg.Size)
+			return failDial(fmt.Errorf("coordnet: rank %d: the coordinator runs a job of %d ranks, not %d", cfg.Rank, m.Size, cfg.Size))
 		}
 	case *wire.Refused:
-		nc.Close()
-		return nil, fmt.Errorf("coordnet: rank %d: %w: %s", cfg.Rank, ErrRefused, m.Reason)
+		return failDial(fmt.Errorf("coordnet: rank %d: %w: %s", cfg.Rank, ErrRefused, m.Reason))
 	case *wire.Abort:
-		nc.Close()
-		return nil, fmt.Errorf("coordnet: rank %d: %w: %s", cfg.Rank, ErrAborted, m.Reason)
+		return failDial(fmt.Errorf("coordnet: rank %d: %w: %s", cfg.Rank, ErrAborted, m.Reason))
 	default:
-		nc.Close()
-		return nil, fmt.Errorf("coordnet: rank %d: expected Welcome, got %s", cfg.Rank, msg)
+		return failDial(fmt.Errorf("coordnet: rank %d: expected Welcome, got %s", cfg.Rank, msg))
 	}
-	c.wg.Add(2)
+	c.wg.Add(1)
 	go c.read(br)
-	go c.heartbeat()
 	go func() { c.wg.Wait(); close(c.done) }()
 	return c, nil
 }
