@@ -8,13 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt/ckpt/internal/coord"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
 )
 
 func newCoordinatorCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "coordinator --ranks N [--listen ADDR] [--token T] [--incarnation I] [--interval P]",
+		Use:   "coordinator --ranks N [--listen ADDR] [--token T] [--incarnation I] [--interval P] [--join-timeout D]",
 		Short: "Run a job's coordinator for ranks started by another launcher (srun, mpirun)",
 		Long: `Runs the coordinator of one launch of a job whose ranks another launcher
 starts — srun, mpirun — and prints the environment the ranks need. Ranks
@@ -24,6 +25,10 @@ each other at their host names (CKPT_ADVERTISE overrides). The coordinator
 exits when every rank has finished (status 0) or the job fails (status 1,
 with the reason); a batch script relaunches the job from its checkpoints by
 starting a coordinator with the next --incarnation and the ranks again.
+
+Ranks may start far apart: those that joined wait, unbothered, until every
+rank has. If some have not joined within --join-timeout (default 10m), the
+job fails naming them, and the coordinator exits 1.
 
   ckpt coordinator --ranks 64 --listen :7077 > coord.env &
   srun -n 64 env $(cat coord.env) ./app`,
@@ -35,6 +40,7 @@ starting a coordinator with the next --incarnation and the ranks again.
 	inc := c.Flags().Uint64("incarnation", 0, "the launch's number: 0, then one more per relaunch")
 	interval := c.Flags().String("interval", "auto", "checkpoint policy the ranks decide with (give them the same CKPT_INTERVAL)")
 	heartbeat := durationFlag(c.Flags(), "heartbeat-timeout", "a rank silent this long has failed (default 30s)")
+	join := durationFlag(c.Flags(), "join-timeout", "how long the ranks may take to join, from the coordinator's start (default 10m)")
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		if *ranks < 1 {
 			return usagef("--ranks %d: need at least 1", *ranks)
@@ -47,11 +53,18 @@ starting a coordinator with the next --incarnation and the ranks again.
 		if heartbeat.set {
 			hb = time.Duration(heartbeat.v * float64(time.Second))
 		}
+		jt := coord.DefaultJoinTimeout
+		if join.set {
+			if join.v <= 0 {
+				return usagef("--join-timeout %gs: need a positive duration", join.v)
+			}
+			jt = time.Duration(join.v * float64(time.Second))
+		}
 		tok := *token
 		if tok == "" {
 			tok = launch.NewToken()
 		}
-		f := &launch.Coordinators{Ranks: *ranks, Nodes: 1, Policy: p, HeartbeatTimeout: hb, Listen: *listen}
+		f := &launch.Coordinators{Ranks: *ranks, Nodes: 1, Policy: p, HeartbeatTimeout: hb, JoinTimeout: jt, Listen: *listen}
 		co, err := f.New(*inc, tok)
 		if err != nil {
 			return err

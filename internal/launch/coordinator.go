@@ -22,6 +22,10 @@ type Coordinators struct {
 	Ranks, Nodes     int
 	Policy           policy.Policy
 	HeartbeatTimeout time.Duration
+	// JoinTimeout bounds how long the ranks of an attempt may take to
+	// join; the attempt then fails naming the ranks missing. Default
+	// coord.DefaultJoinTimeout.
+	JoinTimeout time.Duration
 	// Tree gives every node a sub-coordinator its ranks connect to.
 	Tree bool
 	// Listen is the coordinator's address (default "127.0.0.1:0": this
@@ -56,7 +60,7 @@ func (f *Coordinators) New(inc uint64, token string) (Coordinator, error) {
 	f.started = time.Now()
 	f.mu.Unlock()
 	cfg := coord.Config{Size: f.Ranks, Token: token, Incarnation: inc,
-		HeartbeatTimeout: f.HeartbeatTimeout, Decide: f.decide}
+		HeartbeatTimeout: f.HeartbeatTimeout, JoinTimeout: f.JoinTimeout, Decide: f.decide}
 	listen := f.Listen
 	if listen == "" {
 		listen = "127.0.0.1:0"
