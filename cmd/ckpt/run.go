@@ -36,6 +36,7 @@ type runSpec struct {
 	cacheRoot    string
 	retries      int
 	heartbeat    time.Duration
+	joinTimeout  time.Duration // how long an attempt's ranks may take to join (0: the coordinator's default)
 	tree         bool
 	keepCache    bool           // keep the node caches after the job finished
 	verbose      bool           // report every checkpoint committed
@@ -74,7 +75,7 @@ func (s runSpec) haltFile() string { return filepath.Join(s.cacheRoot, "halt") }
 // it runs with.
 func (s runSpec) config() (launch.Config, *launch.Coordinators, error) {
 	coords := &launch.Coordinators{Ranks: s.ranks, Nodes: s.nodes, Policy: s.interval,
-		HeartbeatTimeout: s.heartbeat, Tree: s.tree}
+		HeartbeatTimeout: s.heartbeat, JoinTimeout: s.joinTimeout, Tree: s.tree}
 	env := []string{"CKPT_INTERVAL=" + s.interval.String()}
 	if s.redundancy != "" {
 		env = append(env, "CKPT_REDUNDANCY="+s.redundancy)
@@ -317,6 +318,7 @@ type runFlags struct {
 	cacheRoot           *string
 	retries             *int
 	heartbeat           *quantity
+	joinTimeout         *quantity
 	tree                *bool
 	keepCache           *bool
 	verbose             *bool
@@ -344,6 +346,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 		cacheRoot:       fs.String("cache-root", "", "directory of the node caches (default: a directory per job under the temp directory)"),
 		retries:         fs.Int("retries", 10, "relaunches allowed after failures"),
 		heartbeat:       durationFlag(fs, "heartbeat-timeout", "a rank silent this long has failed (default 10s)"),
+		joinTimeout:     durationFlag(fs, "join-timeout", joinTimeoutUsage),
 		tree:            fs.Bool("tree", false, "one sub-coordinator per node, which its ranks connect to (paper 002's tree)"),
 		keepCache:       fs.Bool("keep-cache", false, "keep the node caches after the job finished (default: removed; a failed job's always stay)"),
 		verbose:         fs.BoolP("verbose", "v", false, "report every checkpoint committed"),
@@ -372,6 +375,9 @@ func (f *runFlags) spec(ranks int, program string, args []string) (runSpec, erro
 	}
 	if s.nodes < 1 || s.nodes > ranks {
 		return s, usagef("--nodes %d: need 1 to %d (the number of ranks)", s.nodes, ranks)
+	}
+	if err := f.admission(&s); err != nil {
+		return s, err
 	}
 	if s.redundancy != "" {
 		if _, err := redundancy.ParseScheme(s.redundancy); err != nil {
