@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/resource"
 )
 
 // Config is a grid size. I, J and K are the array extents of the original
@@ -100,4 +102,26 @@ func split(n, p, r int) (lo, hi int) {
 		hi++
 	}
 	return lo, hi
+}
+
+// MemoryNeed estimates the bytes rank rank of size ranks needs for grid c:
+// the solver's 14 float32 arrays over its planes and their two halos, the
+// halo message buffers and the residual sums, plus one copy of its
+// checkpoint state (its planes' inner points). The arithmetic saturates:
+// an absurd grid gives an absurd need, never a small one that wrapped
+// around. It assumes New would accept the arguments.
+func (c Config) MemoryNeed(rank, size int) int64 {
+	if size < 1 || rank < 0 || rank >= size || c.I < 4 || c.J < 4 || c.K < 4 {
+		return 0
+	}
+	lo, hi := split(c.I-3, size, rank)
+	n := int64(hi - lo)
+	plane := resource.Mul(int64(c.J), int64(c.K))
+	inner := resource.Mul(int64(c.J-3), int64(c.K-3))
+	return resource.Add(
+		resource.Mul(14*4, n+2, plane), // the arrays
+		resource.Mul(2*4, inner),       // msg and rbuf
+		resource.Mul(8, n),             // sums
+		resource.Mul(4, n, inner),      // the state's copy
+	)
 }

@@ -7,6 +7,8 @@ import (
 	"math"
 
 	"github.com/zeebo/xxh3"
+
+	"github.com/ckpt/ckpt/internal/resource"
 )
 
 // Config describes a multiplication.
@@ -319,4 +321,21 @@ func (s *Solver) Checksum(ctx context.Context, c Comm) (uint64, error) {
 		cat = append(cat, d...)
 	}
 	return xxh3.Hash(cat), nil
+}
+
+// MemoryNeed estimates the bytes rank rank of size ranks needs for cfg: its
+// rows of A and C, the widest block of B and the two message buffers, plus
+// one copy of its checkpoint state (rows of C and a block of B). The
+// arithmetic saturates: an absurd N gives an absurd need, never a small
+// one that wrapped around. It assumes New would accept the arguments.
+func (c Config) MemoryNeed(rank, size int) int64 {
+	if size < 1 || rank < 0 || rank >= size || c.N < 1 {
+		return 0
+	}
+	lo, hi := split(c.N, size, rank)
+	n, rows := int64(c.N), int64(hi-lo)
+	width := (n + int64(size) - 1) / int64(size)
+	// 8 bytes per float64: A, C and the state's C (3 rows); B, its
+	// state copy and the send and receive buffers (4 widths).
+	return resource.Mul(8, n, resource.Add(resource.Mul(3, rows), resource.Mul(4, width)))
 }

@@ -21,6 +21,9 @@ func Probe() Have {
 	return Have{Procs: probeProcs(), FDs: probeFDs(), Memory: probeMemory()}
 }
 
+// ProbeMemory is Probe's Memory alone, for a rank that needs nothing else.
+func ProbeMemory() Limit { return probeMemory() }
+
 const rlimitNproc = 6 // RLIMIT_NPROC on Linux; syscall does not name it
 
 func probeProcs() Limit {

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/ckpt/ckpt/internal/resource"
+)
+
+// fakeMemory makes the machine have avail bytes of memory left.
+func fakeMemory(t *testing.T, avail int64) {
+	t.Helper()
+	old := probeMemory
+	probeMemory = func() resource.Limit { return resource.Limit{Avail: avail, From: "MemAvailable in /proc/meminfo"} }
+	t.Cleanup(func() { probeMemory = old })
+}
+
+// Sizes whose arrays cannot fit are refused before anything is allocated:
+// one line naming the flag, what is needed and what is there, exit status
+// 2 (a configuration error), not the Go runtime's out-of-memory crash (which
+// would also kill this test binary).
+func TestExampleAbsurdSizesRefused(t *testing.T) {
+	fakeMemory(t, 1<<30)
+	checkBadInput(t, []string{"--n 1000000", "this rank (of 1) needs 56 TB of memory", "1.07 GB available", "MemAvailable"},
+		"example", "matmul", "--n", "1000000")
+	checkBadInput(t, []string{"--size 65536x65536x64", "needs 16.4 TB of memory", "1.07 GB available"},
+		"example", "himeno", "--size", "65536x65536x64")
+	// What fits runs.
+	if code, _, stderr := runCLI(t, "example", "matmul", "--n", "64"); code != exitOK {
+		t.Errorf("matmul --n 64 with 1 GiB: exit %d, %s", code, stderr)
+	}
+}
+
+// The real probe refuses a grid no machine holds (16 PB).
+func TestExampleAbsurdSizeOnThisMachine(t *testing.T) {
+	if runtime.GOOS != "linux" || !resource.ProbeMemory().Known() {
+		t.Skip("this machine's free memory cannot be read (only Linux's is probed): the size would be allocated and crash the test")
+	}
+	code, _, stderr := runCLI(t, "example", "himeno", "--size", "65536x65536x65536")
+	if code != exitUsage || !strings.Contains(stderr, "--size 65536x65536x65536: this rank (of 1) needs") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
