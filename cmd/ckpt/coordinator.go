@@ -11,6 +11,7 @@ import (
 	"github.com/ckpt/ckpt/internal/coord"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
+	"github.com/ckpt/ckpt/internal/wire"
 )
 
 func newCoordinatorCmd() *cobra.Command {
@@ -64,7 +65,17 @@ job fails naming them, and the coordinator exits 1.
 		if tok == "" {
 			tok = launch.NewToken()
 		}
-		f := &launch.Coordinators{Ranks: *ranks, Nodes: 1, Policy: p, HeartbeatTimeout: hb, JoinTimeout: jt, Listen: *listen}
+		stderr := c.ErrOrStderr()
+		f := &launch.Coordinators{Ranks: *ranks, Nodes: 1, Policy: p, HeartbeatTimeout: hb, JoinTimeout: jt, Listen: *listen,
+			OnNotice: func(_ uint64, n coord.Notice) {
+				// A rank lost before the start is not a failure yet (a
+				// restarted one may take its place), but the operator
+				// should see it rather than wait in silence.
+				if n.Kind == coord.NoticeDropped {
+					fmt.Fprintf(stderr, "ckpt coordinator: ranks %s left before the job started (%s); waiting for them to join again\n",
+						wire.FormatRanks(n.Ranks), n.Reason)
+				}
+			}}
 		co, err := f.New(*inc, tok)
 		if err != nil {
 			return err

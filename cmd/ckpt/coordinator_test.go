@@ -6,12 +6,15 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ckpt/ckpt/internal/coordnet"
+	"github.com/ckpt/ckpt/internal/wire"
 )
 
 // coordinatorRun is `ckpt coordinator` running in this process.
@@ -172,5 +175,49 @@ func TestCoordinatorLateRank(t *testing.T) {
 	}
 	if code := c.exit(t); code != exitOK {
 		t.Errorf("exit %d, want 0; stderr %q", code, c.errText())
+	}
+}
+
+// A rank that joins and drops out before the job started is reported on
+// stderr (the coordinator waits for a replacement, not in silence), and a
+// replacement completes the job.
+func TestCoordinatorReportsRankDroppedBeforeStart(t *testing.T) {
+	c := startCoordinator(t, "--ranks", "2")
+	nc, err := net.Dial("tcp", c.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Hello, then the end of the stream: the coordinator reads them in
+	// this order, so rank 1 joins and then drops.
+	if err := wire.WriteFrame(nc, &wire.Hello{Token: c.token, Incarnation: c.inc, Node: "gone", Ranks: []int32{1}}); err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(c.errText(), "ckpt coordinator: ranks [1] left before the job started") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no report of the dropped rank within 60s; stderr %q", c.errText())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	clients := make([]*coordnet.Client, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Go(func() { clients[r], errs[r] = c.dial(ctx, r, 2) })
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	for _, cl := range clients {
+		cl.Leave()
+	}
+	if code := c.exit(t); code != exitOK {
+		t.Errorf("exit %d; stderr %q", code, c.errText())
 	}
 }

@@ -34,6 +34,10 @@ type Coordinators struct {
 	// OnCommit, if set, is called with the incarnation and the name of
 	// every checkpoint the job commits (from the coordinator's loop).
 	OnCommit func(inc uint64, name string)
+	// OnNotice, if set, is called with every notice of the coordinator of
+	// attempt inc (from its loop): joins, ranks dropped before the start,
+	// the start, the end.
+	OnNotice func(inc uint64, n coord.Notice)
 
 	mu       sync.Mutex
 	state    policy.State
@@ -66,10 +70,13 @@ func (f *Coordinators) New(inc uint64, token string) (Coordinator, error) {
 		listen = "127.0.0.1:0"
 	}
 	var opts coordnet.Options
-	if f.OnCommit != nil {
+	if f.OnCommit != nil || f.OnNotice != nil {
 		opts.OnNotice = func(n coord.Notice) {
-			if n.Kind == coord.NoticeCommitted {
+			if n.Kind == coord.NoticeCommitted && f.OnCommit != nil {
 				f.OnCommit(inc, n.Name)
+			}
+			if f.OnNotice != nil {
+				f.OnNotice(inc, n)
 			}
 		}
 	}
