@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +101,31 @@ func TestRunJoinAllowance(t *testing.T) {
 	}
 	if coords.JoinTimeout != 90*time.Second {
 		t.Errorf("the coordinators get a join timeout of %v", coords.JoinTimeout)
+	}
+}
+
+// Ranks that start further apart than the heartbeat interval (which is all
+// the time `ckpt run` used to leave them to join: a third of the heartbeat
+// timeout) still make a job: rank 1 starts two seconds, four heartbeat
+// timeouts, after rank 0.
+func TestRunRanksStartingApartJoin(t *testing.T) {
+	t.Setenv(asCkpt, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := reference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `if [ "$CKPT_RANK" = 1 ]; then sleep 2; fi; exec "$0" "$@"`
+	args := append([]string{"run", "-n", "2", "--heartbeat-timeout", "0.5s", "--retries", "0",
+		"--cache-root", filepath.Join(t.TempDir(), "caches"), "--", "/bin/sh", "-c", script, exe}, himenoArgs...)
+	code, stdout, stderr := runCLI(t, args...)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, want) {
+		t.Errorf("stdout %q, want the result %q", stdout, want)
 	}
 }
