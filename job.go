@@ -137,7 +137,8 @@ const messagesFile = "ckpt.messages"
 // Join joins this process to its job: it connects to the coordinator named
 // by the environment, starts the rank's endpoint for messages from other
 // ranks and publishes its address, and opens the checkpoint store. It
-// returns when every rank of the job has joined.
+// returns when every rank of the job has joined, however far apart they
+// started; ctx and the coordinator's join timeout bound the wait.
 func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 	j := &Job{start: time.Now()}
 	interval := opts.Interval

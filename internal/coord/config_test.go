@@ -23,6 +23,7 @@ func TestNewErrors(t *testing.T) {
 		{Config{Size: 1, MaxContrib: -1}, "MaxContrib"},
 		{Config{Size: 1, MaxStore: -1}, "MaxStore"},
 		{Config{Size: 1, MaxWaits: -1}, "MaxWaits"},
+		{Config{Size: 1, JoinTimeout: -time.Second}, "JoinTimeout"},
 	} {
 		_, err := New(tc.cfg)
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
@@ -34,7 +35,7 @@ func TestNewErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c := m.cfg; c.HeartbeatTimeout != DefaultHeartbeatTimeout || c.HeartbeatInterval != DefaultHeartbeatTimeout/3 ||
-		c.MaxValue != wire.MaxValue || c.MaxContrib != DefaultMaxContrib || c.Decide == nil {
+		c.MaxValue != wire.MaxValue || c.MaxContrib != DefaultMaxContrib || c.Decide == nil || c.JoinTimeout != DefaultJoinTimeout {
 		t.Fatalf("defaults not applied: %+v", c)
 	}
 }
