@@ -30,13 +30,22 @@ type Coordinators struct {
 	// OnCommit, if set, is called with the incarnation and the name of
 	// every checkpoint the job commits (from the coordinator's loop).
 	OnCommit func(inc uint64, name string)
+	// OnDecision, if set, is told the step and the answer of every
+	// decision round (from the coordinator's loop).
+	OnDecision func(step int64, d policy.Decision)
 
 	mu       sync.Mutex
 	state    policy.State
 	attempts int
 	started  time.Time // of the current attempt
 	halt     atomic.Bool
+	now      atomic.Bool // a checkpoint was asked for (CheckpointNow)
 }
+
+// CheckpointNow asks the job to checkpoint at its next decision round,
+// without stopping ('ckpt checkpoint'). Policy None holds no rounds: the
+// request waits forever.
+func (f *Coordinators) CheckpointNow() { f.now.Store(true) }
 
 // State is what the policy learned so far.
 func (f *Coordinators) State() policy.State {
@@ -112,10 +121,17 @@ func (f *Coordinators) decide(_ uint64, contribs [][]byte) []byte {
 	if f.halt.Load() {
 		reports[0].Halt = true
 	}
+	decide := policy.Decide
+	if f.now.Swap(false) {
+		decide = policy.DecideNow
+	}
 	f.mu.Lock()
-	d, st := policy.Decide(f.Policy, f.state, reports)
+	d, st := decide(f.Policy, f.state, reports)
 	f.state = st
 	f.mu.Unlock()
+	if f.OnDecision != nil && len(reports) > 0 {
+		f.OnDecision(reports[0].Step, d)
+	}
 	b, err := d.MarshalBinary()
 	if err != nil {
 		return nil
