@@ -354,7 +354,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 		flushEvery:      fs.String("flush-every", "1", "flush every K-th checkpoint to the shared tier, or auto:MTTI: K from the multi-level Markov model, MTTI the mean time between failures the caches cannot survive"),
 		interval:        fs.String("interval", "auto", "when to checkpoint: 100steps, 30s, auto (Daly's interval from the measured cost and MTTI), auto:MTTI, none"),
 		durability:      fs.String("cache-durability", "", "node (sync: survives the node's crash) or process (no sync: survives the processes' crash)"),
-		cacheRoot:       fs.String("cache-root", "", "directory of the node caches (default: a directory per job under the temp directory)"),
+		cacheRoot:       fs.String("cache-root", "", "the job's directory, holding its node caches: new, empty, or a job's (default: --job's directory under the temp directory's ckpt-run)"),
 		retries:         fs.Int("retries", 10, "relaunches allowed after failures"),
 		heartbeat:       durationFlag(fs, "heartbeat-timeout", "a rank silent this long has failed (default 10s)"),
 		tree:            fs.Bool("tree", false, "one sub-coordinator per node, which its ranks connect to (paper 002's tree)"),
@@ -510,10 +510,17 @@ multi-level Markov model choose K from the costs the job measures; a flush
 due while the previous one still runs is skipped or waited for
 (--flush-busy).
 
-The job's caches live in --cache-root (default: one directory per command
-line under the temp directory). A job that failed for good, or was halted,
-resumes from its checkpoints when started again with the same root; a job
-that finished has its caches removed (--keep-cache keeps them).
+Every job has a name, --job NAME (default: the program's name and a hash of
+everything that defines the job — program, arguments, -n, --nodes,
+--redundancy, --shared — or Slurm's job name and the hash), and a directory
+of that name under the default root ($TMPDIR/ckpt-run), or --cache-root
+DIR. The directory is locked while the job runs: a second run of the same
+job is refused, naming the PID that runs it, and a run of the same name
+with another configuration is refused too. A job that failed for good, or
+was halted, resumes from its checkpoints when started again; a job that
+finished has what it made removed (--keep-cache keeps it), and nothing
+else. 'ckpt status', 'ckpt checkpoint' and 'ckpt halt' act on a running job
+by its name; 'ckpt ls' lists the jobs and, with --job, their checkpoints.
 
   ckpt run -n 8 --nodes 4 --redundancy xor:4 -- ckpt example himeno
   ckpt run -n 8 --nodes 4 --inject-mtti 3s --inject-kind node -- ckpt example himeno
