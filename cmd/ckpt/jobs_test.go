@@ -296,3 +296,38 @@ func TestJobNamesStayInTheirRoot(t *testing.T) {
 		t.Errorf("the foreign directory's file: %q, %v", b, err)
 	}
 }
+
+// TestLsAfterRun: after `ckpt run --keep-cache`, `ckpt ls` (no flags) finds
+// the job, and `ckpt ls --job NAME` its checkpoints: one default root for
+// every command.
+func TestLsAfterRun(t *testing.T) {
+	jobsRoot(t)
+	t.Setenv(asCkpt, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, append([]string{"run", "-n", "2", "--interval", "5steps", "--keep-cache", "--json", "--", exe}, himenoArgs...)...)
+	if code != exitOK {
+		t.Fatalf("ckpt run: exit %d\n%s", code, stderr)
+	}
+	jobs := runJSON(t, "ls", "--json")["jobs"].([]any)
+	if len(jobs) != 1 {
+		t.Fatalf("ckpt ls lists %d jobs after one run, want 1: %v", len(jobs), jobs)
+	}
+	job := jobs[0].(map[string]any)
+	name, _ := job["job"].(string)
+	if !strings.Contains(stderr, "job "+name) {
+		t.Errorf("ckpt run did not name its job %q as it started:\n%s", name, stderr)
+	}
+	if n, _ := toFloat(job["checkpoints"]); n < 1 || job["running"] != false {
+		t.Errorf("ckpt ls: %v, want a finished job with checkpoints", job)
+	}
+	ckpts := runJSON(t, "ls", "--job", name, "--json")["checkpoints"].([]any)
+	if len(ckpts) < 1 {
+		t.Errorf("ckpt ls --job %s lists no checkpoints after a run that kept its caches", name)
+	}
+	if code, stdout, _ := runCLI(t, "ls"); code != exitOK || !strings.Contains(stdout, name) {
+		t.Errorf("ckpt ls: exit %d\n%s", code, stdout)
+	}
+}
