@@ -230,7 +230,7 @@ there is).
 			failures += " (last: " + st.LastFailure + ")"
 		}
 		t.row("failures", failures)
-		if st.HaltRequested {
+		if st.HaltRequested && running {
 			t.row("halt", "requested: stops after its next checkpoint")
 		}
 		return t.flush()
