@@ -331,3 +331,43 @@ func TestLsAfterRun(t *testing.T) {
 		t.Errorf("ckpt ls: exit %d\n%s", code, stdout)
 	}
 }
+
+// TestCheckpointRequests works on a job whose lock this test holds, as
+// its runner would: --wait 0 only leaves the request, in the job's
+// directory; a job that never checkpoints is refused; a bad --wait is bad
+// input.
+func TestCheckpointRequests(t *testing.T) {
+	root := jobsRoot(t)
+	d, err := jobdir.Named(root, "held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := d.Acquire(jobdir.Spec{Program: "app", Ranks: 1, Nodes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if err := d.WriteStatus(jobdir.Status{Job: "held", PID: os.Getpid(), State: "running", Attempt: 1, Interval: "auto"}); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, "checkpoint", "--job", "held", "--wait", "0")
+	if code != exitOK || !strings.Contains(stdout, "requested") {
+		t.Fatalf("checkpoint --wait 0: exit %d, %q %q", code, stdout, stderr)
+	}
+	if !d.Take(jobdir.CheckpointFile) {
+		t.Error("no request left in the job's directory")
+	}
+	checkBadInput(t, []string{"--wait"}, "checkpoint", "--job", "held", "--wait", "-1s")
+	d.WriteStatus(jobdir.Status{Job: "held", PID: os.Getpid(), State: "running", Attempt: 1, Interval: "none"})
+	code, _, stderr = runCLI(t, "checkpoint", "--job", "held")
+	if code != exitError || !strings.Contains(stderr, "--interval none") {
+		t.Errorf("checkpoint of a job that never checkpoints: exit %d, %q", code, stderr)
+	}
+	if d.Pending(jobdir.CheckpointFile) {
+		t.Error("a refused request was left")
+	}
+	// The one running job is meant when none is named.
+	if st := runJSON(t, "status", "--json"); st["job"] != "held" || st["running"] != true {
+		t.Errorf("status without --job: %v", st)
+	}
+}
