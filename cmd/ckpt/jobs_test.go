@@ -371,3 +371,18 @@ func TestCheckpointRequests(t *testing.T) {
 		t.Errorf("status without --job: %v", st)
 	}
 }
+
+// TestJobCommandsHelp: the commands that act on a job teach how to name it.
+func TestJobCommandsHelp(t *testing.T) {
+	for _, cmd := range []string{"status", "checkpoint", "halt", "ls", "inspect", "verify", "run"} {
+		code, stdout, stderr := runCLI(t, cmd, "--help")
+		if code != exitOK || stderr != "" {
+			t.Errorf("ckpt %s --help: exit %d, stderr %q", cmd, code, stderr)
+		}
+		for _, want := range []string{"--job", "--cache-root"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("ckpt %s --help does not mention %s", cmd, want)
+			}
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 func newLsCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "ls [--job NAME | --cache-root DIR | --cache NODE=DIR ...] [--shared DIR]",
-		Short: "List the checkpoints in the node caches and on the shared tier",
+		Short: "List the jobs 'ckpt run' ran, or the checkpoints of a job's node caches and the shared tier",
 		Long: `Lists every checkpoint with a manifest in a node's cache or on the shared
 tier, newest first. It reads manifests only; 'ckpt verify' checks the data.
 On one machine a job's node caches live in its directory, one directory per
