@@ -12,7 +12,7 @@ import (
 
 func newInspectCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "inspect NAME [--cache-root DIR | --cache NODE=DIR ...] [--shared DIR]",
+		Use:   "inspect NAME [--job NAME | --cache-root DIR | --cache NODE=DIR ...] [--shared DIR]",
 		Short: "Show a checkpoint's manifest: redundancy sets, every rank's files, sizes and hashes",
 		Args:  cobra.ExactArgs(1),
 	}

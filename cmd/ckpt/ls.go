@@ -10,17 +10,23 @@ import (
 
 func newLsCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "ls [--cache-root DIR | --cache NODE=DIR ...] [--shared DIR]",
-		Short: "List the checkpoints in the node caches and on the shared tier",
+		Use:   "ls [--job NAME | --cache-root DIR | --cache NODE=DIR ...] [--shared DIR]",
+		Short: "List the jobs 'ckpt run' ran, or the checkpoints of a job's node caches and the shared tier",
 		Long: `Lists every checkpoint with a manifest in a node's cache or on the shared
 tier, newest first. It reads manifests only; 'ckpt verify' checks the data.
-On one machine the node caches live below --cache-root, one directory per
-node (the default is where stores put them when nothing is configured).`,
+On one machine a job's node caches live in its directory, one directory per
+node: name the job with --job (or --cache-root for a job started with one).
+Without a job named (and without --shared) it lists the jobs in the default
+root, the one 'ckpt run' uses: their names, whether they run, their
+checkpoints. A --cache-root or --job that does not exist is an error.`,
 		Args: cobra.NoArgs,
 	}
 	tf := addTierFlags(c.Flags())
 	asJSON := jsonFlag(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
+		if !tf.named() && tf.shared == "" {
+			return listJobs(c, *asJSON)
+		}
 		_, list, err := tf.list(c.Context())
 		if err != nil {
 			return err

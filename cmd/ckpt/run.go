@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"math"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/ckpt/ckpt"
 	"github.com/ckpt/ckpt/internal/inject"
+	"github.com/ckpt/ckpt/internal/jobdir"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/internal/redundancy"
@@ -33,7 +33,9 @@ type runSpec struct {
 	flushEvery   policy.FlushEvery
 	interval     policy.Policy
 	durability   string
-	cacheRoot    string
+	cacheRoot    string       // the job's directory
+	job          string       // the job's name ("": the directory's base name)
+	lock         *jobdir.Lock // held while the job runs (claim)
 	retries      int
 	heartbeat    time.Duration
 	joinTimeout  time.Duration // how long an attempt's ranks may take to join (0: the coordinator's default)
@@ -69,7 +71,7 @@ type runResult struct {
 	StagingRestarts int
 }
 
-func (s runSpec) haltFile() string { return filepath.Join(s.cacheRoot, "halt") }
+func (s runSpec) haltFile() string { return s.dir().File(jobdir.HaltFile) }
 
 // config is the launcher's configuration of the job, and the coordinators
 // it runs with.
@@ -122,6 +124,9 @@ func (s runSpec) config() (launch.Config, *launch.Coordinators, error) {
 func (s runSpec) run(ctx context.Context) (runResult, error) {
 	cfg, coords, err := s.config()
 	if err != nil {
+		if s.lock != nil {
+			s.lock.Release()
+		}
 		return runResult{}, err
 	}
 	return s.launch(ctx, cfg, coords)
@@ -130,9 +135,10 @@ func (s runSpec) run(ctx context.Context) (runResult, error) {
 // launch runs the job the launcher is configured for.
 func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.Coordinators) (runResult, error) {
 	res := runResult{Restarts: map[string]int{}}
-	if err := os.MkdirAll(s.cacheRoot, 0o755); err != nil {
+	if err := s.claim(); err != nil {
 		return res, err
 	}
+	tracker := s.track(&cfg, coords)
 	if s.sharedBandwidth > 0 {
 		// Every rank writes its own object at once in a blocking flush:
 		// each gets its share of the tier.
@@ -142,6 +148,8 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 	if s.stagingServers > 0 {
 		var err error
 		if st, err = s.startStaging(); err != nil {
+			tracker.finish(launch.Report{}, err)
+			s.lock.Release()
 			return res, err
 		}
 		if s.onStaging != nil {
@@ -167,6 +175,7 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 		return []string{"CKPT_FLUSH_PRIOR=" + string(b)}
 	}
 	rep, err := launch.Run(ctx, cfg)
+	tracker.finish(rep, err)
 	res.Report, res.Policy = rep, coords.State()
 	if st != nil {
 		// The job is over: what the servers still pull has no one to
@@ -177,8 +186,11 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 	res.Flush = flushStats(rep.Attempts)
 	if err == nil && !s.keepCache && !rep.Halted {
 		// The job is done: its cached checkpoints served their purpose
-		// (what it flushed to the shared tier stays).
-		os.RemoveAll(s.cacheRoot)
+		// (what it flushed to the shared tier stays). Only what it made
+		// goes: never another job's, nor anything else in the directory.
+		s.lock.Remove()
+	} else {
+		s.lock.Release()
 	}
 	for _, a := range rep.Attempts[min(1, len(rep.Attempts)):] {
 		res.Restarts[a.Restored]++
@@ -330,6 +342,7 @@ type runFlags struct {
 	stageRate           *quantity
 	flushBusy           *string
 	sharedBandwidth     *quantity
+	job                 *string
 	changed             func(name string) bool // the flag was given
 }
 
@@ -343,7 +356,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 		flushEvery:      fs.String("flush-every", "1", "flush every K-th checkpoint to the shared tier, or auto:MTTI: K from the multi-level Markov model, MTTI the mean time between failures the caches cannot survive"),
 		interval:        fs.String("interval", "auto", "when to checkpoint: 100steps, 30s, auto (Daly's interval from the measured cost and MTTI), auto:MTTI, none"),
 		durability:      fs.String("cache-durability", "", "node (sync: survives the node's crash) or process (no sync: survives the processes' crash)"),
-		cacheRoot:       fs.String("cache-root", "", "directory of the node caches (default: a directory per job under the temp directory)"),
+		cacheRoot:       fs.String("cache-root", "", "the job's directory, holding its node caches: new, empty, or a job's (default: --job's directory under the temp directory's ckpt-run)"),
 		retries:         fs.Int("retries", 10, "relaunches allowed after failures"),
 		heartbeat:       durationFlag(fs, "heartbeat-timeout", "a rank silent this long has failed (default 10s)"),
 		joinTimeout:     durationFlag(fs, "join-timeout", joinTimeoutUsage),
@@ -359,6 +372,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 		stageRate:       bandwidthFlag(fs, "stage-rate", "cap on the bytes per second each staging server pulls (bounds the interference α)"),
 		flushBusy:       fs.String("flush-busy", "skip", "a non-blocking flush due while the previous one runs: skip it, or wait for the previous one"),
 		sharedBandwidth: bandwidthFlag(fs, "shared-bandwidth", "cap the shared tier's bandwidth, divided among its concurrent writers (models a parallel file system the job shares)"),
+		job:             fs.String("job", "", "the job's name, its directory under the default root (default: the program's name and a hash of everything that defines the job, or Slurm's job name and the hash)"),
 	}
 }
 
@@ -458,9 +472,8 @@ func (f *runFlags) spec(ranks int, program string, args []string) (runSpec, erro
 		}
 		s.sharedBandwidth = f.sharedBandwidth.v
 	}
-	s.cacheRoot = *f.cacheRoot
-	if s.cacheRoot == "" {
-		s.cacheRoot = filepath.Join(os.TempDir(), "ckpt-run", jobName(program, args))
+	if s.job, s.cacheRoot, err = runJobDir(*f.job, *f.cacheRoot, s.jobSpec()); err != nil {
+		return s, err
 	}
 	return s, nil
 }
@@ -472,18 +485,6 @@ func checkSharedLocation(loc string) error {
 		return usagef("--shared %q: an object store location is written s3://BUCKET/PREFIX", loc)
 	}
 	return nil
-}
-
-// jobName names a job's directory after its command line: the same
-// command resumes from its checkpoints, another does not see them.
-func jobName(program string, args []string) string {
-	h := fnv.New32a()
-	h.Write([]byte(program))
-	for _, a := range args {
-		h.Write([]byte{0})
-		h.Write([]byte(a))
-	}
-	return fmt.Sprintf("%s-%08x", strings.TrimSuffix(filepath.Base(program), filepath.Ext(program)), h.Sum32())
 }
 
 func newRunCmd() *cobra.Command {
@@ -515,10 +516,17 @@ multi-level Markov model choose K from the costs the job measures; a flush
 due while the previous one still runs is skipped or waited for
 (--flush-busy).
 
-The job's caches live in --cache-root (default: one directory per command
-line under the temp directory). A job that failed for good, or was halted,
-resumes from its checkpoints when started again with the same root; a job
-that finished has its caches removed (--keep-cache keeps them).
+Every job has a name, --job NAME (default: the program's name and a hash of
+everything that defines the job — program, arguments, -n, --nodes,
+--redundancy, --shared — or Slurm's job name and the hash), and a directory
+of that name under the default root ($TMPDIR/ckpt-run), or --cache-root
+DIR. The directory is locked while the job runs: a second run of the same
+job is refused, naming the PID that runs it, and a run of the same name
+with another configuration is refused too. A job that failed for good, or
+was halted, resumes from its checkpoints when started again; a job that
+finished has what it made removed (--keep-cache keeps it), and nothing
+else. 'ckpt status', 'ckpt checkpoint' and 'ckpt halt' act on a running job
+by its name; 'ckpt ls' lists the jobs and, with --job, their checkpoints.
 
   ckpt run -n 8 --nodes 4 --redundancy xor:4 -- ckpt example himeno
   ckpt run -n 8 --nodes 4 --inject-mtti 3s --inject-kind node -- ckpt example himeno
@@ -538,8 +546,11 @@ that finished has its caches removed (--keep-cache keeps them).
 			return err
 		}
 		spec.output, spec.progress = c.ErrOrStderr(), c.ErrOrStderr()
-		fmt.Fprintf(spec.progress, "ckpt run: %d ranks on %d nodes, caches in %s (halt: touch %s)\n",
-			spec.ranks, spec.nodes, spec.cacheRoot, spec.haltFile())
+		if err := spec.claim(); err != nil {
+			return err
+		}
+		fmt.Fprintf(spec.progress, "ckpt run: job %s: %d ranks on %d nodes, caches in %s (ckpt status|checkpoint|halt %s)\n",
+			spec.dir().Name, spec.ranks, spec.nodes, spec.cacheRoot, spec.jobRef())
 		res, runErr := spec.run(c.Context())
 		mtti := 0.0
 		if spec.inject != nil {
@@ -613,37 +624,4 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 			100*pred.efficiency, sec(pred.interval), sec(pred.restart)))
 	}
 	return t.flush()
-}
-
-func newHaltCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "halt [--cache-root DIR | --job NAME]",
-		Short: "Ask a job started by 'ckpt run' to stop cleanly after its next checkpoint",
-		Long: `Writes the halt file of a job started by 'ckpt run': the launcher sees it,
-the ranks take one more checkpoint at their next decision step and leave.
-Name the job by its cache root, or by its directory's name under the default
-root (both shown by 'ckpt run' as it starts).`,
-		Args: cobra.NoArgs,
-	}
-	root := c.Flags().String("cache-root", "", "the job's --cache-root")
-	job := c.Flags().String("job", "", "the job's directory name under the default root (shown by 'ckpt run' as it starts)")
-	c.RunE = func(c *cobra.Command, _ []string) error {
-		dir := *root
-		switch {
-		case dir == "" && *job == "":
-			return usagef("name the job: --cache-root DIR or --job NAME")
-		case dir == "":
-			dir = filepath.Join(os.TempDir(), "ckpt-run", *job)
-		}
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return usagef("no job at %s (its cache root does not exist)", dir)
-		}
-		f := filepath.Join(dir, "halt")
-		if err := os.WriteFile(f, nil, 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.OutOrStdout(), "halt requested: %s\n", f)
-		return nil
-	}
-	return c
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/internal/jobdir"
 	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/local"
 )
@@ -17,13 +18,15 @@ import (
 // outside a job: where the node caches and the shared tier are.
 type tierFlags struct {
 	root   string
+	job    string
 	caches []string
 	shared string
 }
 
 func addTierFlags(fs *pflag.FlagSet) *tierFlags {
 	t := &tierFlags{}
-	fs.StringVar(&t.root, "cache-root", ckpt.DefaultCacheRoot(), "directory holding one cache directory per node, named after the node")
+	fs.StringVar(&t.root, "cache-root", "", "directory holding one cache directory per node, named after the node: a job's directory (default: the job --job names)")
+	fs.StringVar(&t.job, "job", "", "the job whose caches to read, by its name under the default root (default: the one job there; 'ckpt ls' lists them)")
 	fs.StringArrayVar(&t.caches, "cache", nil, "a node's cache as NODE=DIR (repeatable; replaces --cache-root)")
 	fs.StringVar(&t.shared, "shared", "", "the shared tier: a directory, or s3://BUCKET/PREFIX (endpoint and credentials from CKPT_S3_ENDPOINT, AWS_*)")
 	return t
@@ -44,16 +47,21 @@ func (t *tierFlags) open() (ckpt.Tiers, error) {
 			}
 			tiers.Caches[node] = b
 		}
+	} else if root, err := t.cacheRoot(); err != nil {
+		return tiers, err
+	} else if root == "" {
+		tiers.Caches = map[string]storage.Backend{} // the shared tier alone
 	} else {
-		caches, err := ckpt.OpenCacheRoot(t.root)
-		switch {
-		case os.IsNotExist(err):
-			tiers.Caches = map[string]storage.Backend{}
-		case err != nil:
-			return tiers, usagef("--cache-root %s: %v", t.root, err)
-		default:
-			tiers.Caches = caches
+		caches, err := ckpt.OpenCacheRoot(root)
+		if err != nil {
+			// Missing or misspelled: an error, never an empty list.
+			flag := "--cache-root"
+			if t.root == "" {
+				flag = "--job " + t.job
+			}
+			return tiers, usagef("%s: %v", flag, err)
 		}
+		tiers.Caches = caches
 	}
 	if t.shared != "" {
 		if !strings.HasPrefix(t.shared, "s3://") {
@@ -69,6 +77,48 @@ func (t *tierFlags) open() (ckpt.Tiers, error) {
 		tiers.Shared = b
 	}
 	return tiers, nil
+}
+
+// named says whether the command line names the caches to read.
+func (t *tierFlags) named() bool { return t.root != "" || t.job != "" || len(t.caches) > 0 }
+
+// cacheRoot is the directory of the node caches to read: --cache-root,
+// the job --job names, or the one job under the default root; "" for the
+// shared tier alone (--shared and no job named).
+func (t *tierFlags) cacheRoot() (string, error) {
+	switch {
+	case t.root != "" && t.job != "":
+		return "", usagef("--job %s and --cache-root %s: give one", t.job, t.root)
+	case t.root != "":
+		return t.root, nil
+	case t.job != "":
+		d, err := jobdir.Named(jobdir.DefaultRoot(), t.job)
+		if err != nil {
+			return "", usagef("--job: %v", err)
+		}
+		if !d.Exists() {
+			return "", usagef("--job %s: no such job in %s ('ckpt ls' lists the jobs)", t.job, jobdir.DefaultRoot())
+		}
+		return d.Path, nil
+	case t.shared != "":
+		return "", nil
+	}
+	root := jobdir.DefaultRoot()
+	jobs, err := jobdir.List(root)
+	if err != nil && !os.IsNotExist(err) {
+		return "", err
+	}
+	switch len(jobs) {
+	case 0:
+		return "", usagef("no jobs in %s: name the caches with --job NAME, --cache-root DIR or --cache NODE=DIR", root)
+	case 1:
+		return jobs[0].Path, nil
+	}
+	names := make([]string, len(jobs))
+	for i, d := range jobs {
+		names[i] = d.Name
+	}
+	return "", usagef("name the job with --job: %s holds %s", root, strings.Join(names, ", "))
 }
 
 // list opens the tiers and lists their checkpoints, newest first.

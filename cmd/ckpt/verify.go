@@ -14,7 +14,7 @@ var errNotRecoverable = errors.New("not recoverable")
 
 func newVerifyCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "verify [NAME] [--cache-root DIR | --cache NODE=DIR ...] [--shared DIR]",
+		Use:   "verify [NAME] [--job NAME | --cache-root DIR | --cache NODE=DIR ...] [--shared DIR]",
 		Short: "Recompute every hash and say whether each checkpoint is recoverable, and how",
 		Long: `Reads every byte of a checkpoint (or of every checkpoint) — each rank's files
 and parity in the cache of the node that wrote them, and the shared tier's

@@ -38,13 +38,22 @@ type Coordinators struct {
 	// attempt inc (from its loop): joins, ranks dropped before the start,
 	// the start, the end.
 	OnNotice func(inc uint64, n coord.Notice)
+	// OnDecision, if set, is told the step and the answer of every
+	// decision round (from the coordinator's loop).
+	OnDecision func(step int64, d policy.Decision)
 
 	mu       sync.Mutex
 	state    policy.State
 	attempts int
 	started  time.Time // of the current attempt
 	halt     atomic.Bool
+	now      atomic.Bool // a checkpoint was asked for (CheckpointNow)
 }
+
+// CheckpointNow asks the job to checkpoint at its next decision round,
+// without stopping ('ckpt checkpoint'). Policy None holds no rounds: the
+// request waits forever.
+func (f *Coordinators) CheckpointNow() { f.now.Store(true) }
 
 // State is what the policy learned so far.
 func (f *Coordinators) State() policy.State {
@@ -123,10 +132,17 @@ func (f *Coordinators) decide(_ uint64, contribs [][]byte) []byte {
 	if f.halt.Load() {
 		reports[0].Halt = true
 	}
+	decide := policy.Decide
+	if f.now.Swap(false) {
+		decide = policy.DecideNow
+	}
 	f.mu.Lock()
-	d, st := policy.Decide(f.Policy, f.state, reports)
+	d, st := decide(f.Policy, f.state, reports)
 	f.state = st
 	f.mu.Unlock()
+	if f.OnDecision != nil && len(reports) > 0 {
+		f.OnDecision(reports[0].Step, d)
+	}
 	b, err := d.MarshalBinary()
 	if err != nil {
 		return nil

@@ -173,6 +173,18 @@ func FirstDecisionStep(p Policy, start int64) int64 {
 // measured window on, so that a step time measured over few steps is
 // trusted for few steps.
 func Decide(p Policy, st State, reports []Report) (Decision, State) {
+	return decide(p, st, reports, false)
+}
+
+// DecideNow is Decide for a round at which the job was asked to checkpoint
+// at once (ckpt checkpoint): it checkpoints at this step, as a halt does,
+// but does not stop, and for Time and Auto the interval starts again from
+// this checkpoint. None has no rounds, so it never checkpoints.
+func DecideNow(p Policy, st State, reports []Report) (Decision, State) {
+	return decide(p, st, reports, true)
+}
+
+func decide(p Policy, st State, reports []Report, now bool) (Decision, State) {
 	a := aggregate(reports)
 	st.Decisions++
 	if a.cost > 0 {
@@ -193,7 +205,7 @@ func Decide(p Policy, st State, reports []Report) (Decision, State) {
 	case Time, Auto:
 		d.Interval = interval(p, st, a)
 		since := a.since
-		if a.halt || addSat(since, a.stepTime/2) >= d.Interval {
+		if a.halt || now || addSat(since, a.stepTime/2) >= d.Interval {
 			d.Checkpoint = true
 			since = 0
 		}
@@ -205,7 +217,7 @@ func Decide(p Policy, st State, reports []Report) (Decision, State) {
 		}
 		d.NextDecisionStep = addStep(a.step, gap)
 	}
-	if a.halt && p.Kind != None {
+	if (a.halt || now) && p.Kind != None {
 		d.Checkpoint = true
 	}
 	if d.Checkpoint {

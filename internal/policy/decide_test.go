@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -499,5 +500,34 @@ func TestCostSurvivesALaunchCutShort(t *testing.T) {
 	res := sim{policy: Policy{Kind: Steps, Steps: 100}, steps: 1000, stepTime: constStep(step), cost: constCost(cost)}.run(t)
 	if want := []int64{100, 200, 300, 400, 500, 600, 700, 800, 900, 1000}; !reflect.DeepEqual(res.decisions, want) {
 		t.Errorf("every 100 steps: decision rounds %v, want %v", res.decisions, want)
+	}
+}
+
+// TestDecideNow: a round asked to checkpoint at once checkpoints where
+// Decide would not, without halting, and the interval starts from it.
+func TestDecideNow(t *testing.T) {
+	reports := []Report{
+		{Step: 100, Elapsed: time.Minute, SinceCheckpoint: 10 * time.Second, StepTime: 10 * time.Millisecond, Window: 50},
+		{Step: 100, Elapsed: time.Minute, SinceCheckpoint: 10 * time.Second, StepTime: 10 * time.Millisecond, Window: 50},
+	}
+	for _, p := range []Policy{{Kind: Time, Period: time.Hour}, {Kind: Auto, MTTI: 1000 * time.Hour}} {
+		plain, _ := Decide(p, State{Cost: time.Second}, reports)
+		if plain.Checkpoint {
+			t.Fatalf("%v: Decide checkpoints 10 s into an interval of %v", p, plain.Interval)
+		}
+		d, st := DecideNow(p, State{Cost: time.Second}, reports)
+		if !d.Checkpoint || d.Halt || st.Checkpoints != 1 || st.Decisions != 1 {
+			t.Errorf("%v: DecideNow = %+v, state %+v; want a checkpoint, no halt, counted", p, d, st)
+		}
+		if d.NextDecisionStep <= 100 || d.NextDecisionStep > plain.NextDecisionStep {
+			t.Errorf("%v: next round at %d after a checkpoint at 100; Decide's was %d", p, d.NextDecisionStep, plain.NextDecisionStep)
+		}
+	}
+	steps := Policy{Kind: Steps, Steps: 100}
+	if a, b := fmt.Sprint(Decide(steps, State{}, reports)), fmt.Sprint(DecideNow(steps, State{}, reports)); a != b {
+		t.Errorf("steps: DecideNow %s, Decide %s; a round of Steps always checkpoints", b, a)
+	}
+	if d, _ := DecideNow(Policy{Kind: None}, State{}, reports); d.Checkpoint || d.Halt {
+		t.Errorf("none: DecideNow = %+v, want no checkpoint", d)
 	}
 }

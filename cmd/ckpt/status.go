@@ -1,0 +1,417 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/internal/jobdir"
+)
+
+// jobFlags name the job a command acts on: --job NAME under the default
+// root, or --cache-root DIR for a job started with --cache-root.
+type jobFlags struct {
+	job, root *string
+}
+
+func addJobFlags(c *cobra.Command) *jobFlags {
+	return &jobFlags{
+		job:  c.Flags().String("job", "", "the job's name (shown by 'ckpt run' as it starts; 'ckpt ls' lists the jobs)"),
+		root: c.Flags().String("cache-root", "", "the job's directory, for a job started with --cache-root"),
+	}
+}
+
+// find resolves the job. Without --job or --cache-root it is the one job
+// under the default root (the one running job, if preferRunning and one
+// runs); several, or none, is an error that lists them.
+func (f *jobFlags) find(preferRunning bool) (jobdir.Dir, error) {
+	switch {
+	case *f.job != "" && *f.root != "":
+		return jobdir.Dir{}, usagef("--job %s and --cache-root %s: give one", *f.job, *f.root)
+	case *f.root != "":
+		st, err := os.Stat(*f.root)
+		if err != nil {
+			return jobdir.Dir{}, usagef("--cache-root %s: %v", *f.root, err)
+		}
+		if !st.IsDir() {
+			return jobdir.Dir{}, usagef("--cache-root %s: not a directory", *f.root)
+		}
+		return jobdir.At(*f.root), nil
+	case *f.job != "":
+		root := jobdir.DefaultRoot()
+		d, err := jobdir.Named(root, *f.job)
+		if err != nil {
+			return d, usagef("--job: %v", err)
+		}
+		if !d.Exists() {
+			return d, usagef("--job %s: no such job in %s ('ckpt ls' lists the jobs)", *f.job, root)
+		}
+		return d, nil
+	}
+	root := jobdir.DefaultRoot()
+	jobs, err := jobdir.List(root)
+	if err != nil && !os.IsNotExist(err) {
+		return jobdir.Dir{}, err
+	}
+	if preferRunning {
+		var running []jobdir.Dir
+		for _, d := range jobs {
+			if _, ok, _ := d.Holder(); ok {
+				running = append(running, d)
+			}
+		}
+		if len(running) > 0 {
+			jobs = running
+		}
+	}
+	switch len(jobs) {
+	case 0:
+		return jobdir.Dir{}, usagef("no jobs in %s: name one with --job NAME or --cache-root DIR", root)
+	case 1:
+		return jobs[0], nil
+	}
+	names := make([]string, len(jobs))
+	for i, d := range jobs {
+		names[i] = d.Name
+	}
+	return jobdir.Dir{}, usagef("name the job with --job: %s holds %s", root, strings.Join(names, ", "))
+}
+
+func newHaltCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "halt [--job NAME | --cache-root DIR]",
+		Short: "Ask a job started by 'ckpt run' to stop cleanly after its next checkpoint",
+		Long: `Asks a running job to halt: it takes one more checkpoint at its next decision
+round and stops, and its caches stay for a later 'ckpt run' of the same job
+to resume from. Name the job by --job (its name, shown by 'ckpt run' as it
+starts and by 'ckpt ls'), or by --cache-root if it was started with one;
+without either, the one job running is meant.
+
+A job that is not running is refused: there is nothing to halt, and a
+request left for it would halt its next run instead.
+
+  ckpt halt --job himeno-3f2a9c01d4e5`,
+		Args: cobra.NoArgs,
+	}
+	jf := addJobFlags(c)
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		d, err := jf.find(true)
+		if err != nil {
+			return err
+		}
+		pid, running, err := d.Holder()
+		if err != nil {
+			return err
+		}
+		if !running {
+			return fmt.Errorf("job %s is not running: nothing to halt (its checkpoints stay in %s for its next 'ckpt run')", d.Name, d.Path)
+		}
+		if err := d.Request(jobdir.HaltFile); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.OutOrStdout(), "halt requested: job %s (pid %d) stops after its next checkpoint\n", d.Name, pid)
+		return nil
+	}
+	return c
+}
+
+func newStatusCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "status [--job NAME | --cache-root DIR] [--json]",
+		Short: "Show what a job started by 'ckpt run' is doing: attempt, step, last checkpoint, failures",
+		Long: `Shows what a job is doing, from the status its 'ckpt run' keeps in the job's
+directory: whether it runs (and its PID), its attempt (1, then one more for
+every relaunch after a failure), the step of its last decision round, its
+last committed checkpoint (name, the step that called for it, its level and
+redundancy), the failures so far and where the current attempt restored
+from. Of a job that is not running it shows the last status its run left.
+What the runner does not know is left out, never guessed: a checkpoint the
+application took of its own accord has no step.
+
+Without --job or --cache-root it shows the one job running (or the one job
+there is).
+
+  ckpt status --job himeno-3f2a9c01d4e5
+  ckpt status --json`,
+		Args: cobra.NoArgs,
+	}
+	jf := addJobFlags(c)
+	asJSON := jsonFlag(c)
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		d, err := jf.find(true)
+		if err != nil {
+			return err
+		}
+		pid, running, err := d.Holder()
+		if err != nil {
+			return err
+		}
+		st, stErr := d.ReadStatus()
+		haveStatus := stErr == nil
+		if stErr != nil && !os.IsNotExist(stErr) {
+			return stErr
+		}
+		w := c.OutOrStdout()
+		if *asJSON {
+			var pidV, step, restored, last, flush, updated any
+			if running {
+				pidV = pid
+			}
+			if haveStatus {
+				updated = st.Updated.Format(time.RFC3339Nano)
+				if st.Step != nil {
+					step = *st.Step
+				}
+				if st.Restored != nil {
+					restored = st.Restored
+				}
+				if st.LastCheckpoint != nil {
+					last = st.LastCheckpoint
+				}
+				if st.Flush != nil {
+					flush = json.RawMessage(st.Flush)
+				}
+			}
+			state := st.State
+			if !haveStatus {
+				state = "unknown"
+			}
+			return writeJSON(w, object{
+				{"job", d.Name}, {"dir", d.Path}, {"running", running}, {"pid", pidV},
+				{"state", state}, {"attempt", st.Attempt}, {"incarnation", st.Incarnation},
+				{"interval", st.Interval}, {"step", step}, {"last_checkpoint", last},
+				{"checkpoints", st.Checkpoints}, {"failures", st.Failures}, {"last_failure", st.LastFailure},
+				{"restored", restored}, {"halt_requested", st.HaltRequested},
+				{"checkpoint_requests", st.CheckpointRequests}, {"flush", flush}, {"updated", updated},
+			})
+		}
+		t := newTable(w)
+		if running {
+			t.row("job", d.Name, fmt.Sprintf("(running, pid %d)", pid))
+		} else {
+			t.row("job", d.Name, "(not running: no process holds its lock)")
+		}
+		t.row("dir", d.Path)
+		if !haveStatus {
+			t.row("status", "none written yet")
+			return t.flush()
+		}
+		if running {
+			t.row("state", statusLine(st))
+		} else {
+			t.row("last state", statusLine(st), "(as its run left it, "+st.Updated.Format(time.RFC3339)+")")
+		}
+		t.row("interval", st.Interval)
+		if r := st.Restored; r != nil {
+			if r.Source == "none" {
+				t.row("restored", "nothing: started from scratch")
+			} else {
+				t.row("restored", fmt.Sprintf("%s from %s", r.Checkpoint, r.Source))
+			}
+		}
+		if lc := st.LastCheckpoint; lc != nil {
+			step := "step unknown (taken by the application itself)"
+			if lc.Step != nil {
+				step = fmt.Sprintf("step %d", *lc.Step)
+			}
+			t.row("last checkpoint", fmt.Sprintf("%s at %s, level %s (%s), %s ago", lc.Name, step, lc.Level, lc.Redundancy,
+				time.Since(lc.Committed).Round(100*time.Millisecond)))
+		} else {
+			t.row("last checkpoint", "none yet")
+		}
+		t.row("checkpoints", fmt.Sprintf("%d committed", st.Checkpoints), fmt.Sprintf("(%d taken on request)", st.CheckpointRequests))
+		failures := fmt.Sprint(st.Failures)
+		if st.LastFailure != "" {
+			failures += " (last: " + st.LastFailure + ")"
+		}
+		t.row("failures", failures)
+		if st.HaltRequested && running {
+			t.row("halt", "requested: stops after its next checkpoint")
+		}
+		return t.flush()
+	}
+	return c
+}
+
+func newCheckpointCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "checkpoint [--job NAME | --cache-root DIR] [--wait DURATION]",
+		Short: "Ask a job started by 'ckpt run' to checkpoint now, and wait for it",
+		Long: `Asks a running job to take a checkpoint at its next decision round (the step
+at which its ranks next agree whether to checkpoint: within a second or so
+with --interval auto or a time, at the next multiple with Nsteps), without
+stopping, and waits until the job commits its next checkpoint (at most
+--wait; 0 only asks). A job with --interval none holds no decision rounds
+and is refused.
+
+  ckpt checkpoint --job himeno-3f2a9c01d4e5`,
+		Args: cobra.NoArgs,
+	}
+	jf := addJobFlags(c)
+	wait := durationFlag(c.Flags(), "wait", "how long to wait for the checkpoint to commit (default 2m; 0: only ask)")
+	asJSON := jsonFlag(c)
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		limit := 2 * time.Minute
+		if wait.set {
+			if wait.v < 0 {
+				return usagef("--wait %gs: need ≥ 0", wait.v)
+			}
+			limit = time.Duration(wait.v * float64(time.Second))
+		}
+		d, err := jf.find(true)
+		if err != nil {
+			return err
+		}
+		pid, running, err := d.Holder()
+		if err != nil {
+			return err
+		}
+		if !running {
+			return fmt.Errorf("job %s is not running: nothing to checkpoint", d.Name)
+		}
+		before, _ := d.ReadStatus()
+		if before.Interval == "none" {
+			return fmt.Errorf("job %s checkpoints never (--interval none): it holds no decision round to take a checkpoint at", d.Name)
+		}
+		if err := d.Request(jobdir.CheckpointFile); err != nil {
+			return err
+		}
+		w := c.OutOrStdout()
+		report := func(lc *jobdir.Checkpoint) error {
+			if *asJSON {
+				var name, step any
+				if lc != nil {
+					name = lc.Name
+					if lc.Step != nil {
+						step = *lc.Step
+					}
+				}
+				return writeJSON(w, object{{"job", d.Name}, {"pid", pid}, {"requested", true}, {"checkpoint", name}, {"step", step}})
+			}
+			if lc == nil {
+				fmt.Fprintf(w, "checkpoint requested: job %s (pid %d) takes one at its next decision round\n", d.Name, pid)
+			} else if lc.Step != nil {
+				fmt.Fprintf(w, "checkpoint %s committed at step %d (job %s)\n", lc.Name, *lc.Step, d.Name)
+			} else {
+				fmt.Fprintf(w, "checkpoint %s committed (job %s)\n", lc.Name, d.Name)
+			}
+			return nil
+		}
+		if limit == 0 {
+			return report(nil)
+		}
+		deadline := time.Now().Add(limit)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-c.Context().Done():
+				return c.Context().Err()
+			case <-tick.C:
+			}
+			if st, err := d.ReadStatus(); err == nil && st.Checkpoints > before.Checkpoints && st.LastCheckpoint != nil {
+				return report(st.LastCheckpoint)
+			}
+			if _, running, _ := d.Holder(); !running {
+				return fmt.Errorf("job %s ended before it committed a checkpoint", d.Name)
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("job %s committed no checkpoint within %v; the request stands ('ckpt status --job %s' shows it)", d.Name, limit, d.Name)
+			}
+		}
+	}
+	return c
+}
+
+// listJobs lists the jobs in the default root: `ckpt ls` with no job named.
+func listJobs(c *cobra.Command, asJSON bool) error {
+	root := jobdir.DefaultRoot()
+	jobs, err := jobdir.List(root)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	type row struct {
+		d       jobdir.Dir
+		pid     int
+		running bool
+		spec    *jobdir.Spec
+		ckpts   int
+		newest  string
+		listErr error
+	}
+	rows := make([]row, len(jobs))
+	for i, d := range jobs {
+		r := row{d: d}
+		r.pid, r.running, _ = d.Holder()
+		if sp, err := d.ReadSpec(); err == nil {
+			r.spec = &sp
+		}
+		caches, err := ckpt.OpenCacheRoot(d.Path)
+		if err == nil {
+			var list []ckpt.Listing
+			list, err = ckpt.ListCheckpoints(c.Context(), ckpt.Tiers{Caches: caches})
+			r.ckpts = len(list)
+			if len(list) > 0 {
+				r.newest = list[0].Name
+			}
+		}
+		r.listErr = err
+		rows[i] = r
+	}
+	w := c.OutOrStdout()
+	if asJSON {
+		items := []object{}
+		for _, r := range rows {
+			var pid, newest, spec, lerr any
+			if r.running {
+				pid = r.pid
+			}
+			if r.newest != "" {
+				newest = r.newest
+			}
+			if r.spec != nil {
+				spec = r.spec
+			}
+			if r.listErr != nil {
+				lerr = r.listErr.Error()
+			}
+			items = append(items, object{{"job", r.d.Name}, {"dir", r.d.Path}, {"running", r.running}, {"pid", pid},
+				{"checkpoints", r.ckpts}, {"newest", newest}, {"spec", spec}, {"error", lerr}})
+		}
+		return writeJSON(w, object{{"root", root}, {"jobs", items}})
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(w, "no jobs in %s\n", root)
+		return nil
+	}
+	t := newTable(w)
+	t.row("JOB", "STATE", "CHECKPOINTS", "NEWEST", "CONFIGURATION")
+	for _, r := range rows {
+		state := "stopped"
+		if r.running {
+			state = fmt.Sprintf("running (pid %d)", r.pid)
+		}
+		n := fmt.Sprint(r.ckpts)
+		if r.listErr != nil {
+			n = "? (" + r.listErr.Error() + ")"
+		}
+		newest, conf := r.newest, ""
+		if newest == "" {
+			newest = "-"
+		}
+		if r.spec != nil {
+			conf = r.spec.String()
+		}
+		t.row(r.d.Name, state, n, newest, conf)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "(in %s; 'ckpt ls --job NAME' lists a job's checkpoints)\n", root)
+	return nil
+}

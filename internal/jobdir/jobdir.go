@@ -1,0 +1,300 @@
+// Package jobdir owns the directory of a job run by `ckpt run`: its name
+// (the job's identity), where it lives (one default root shared by every
+// command), the lock held while the job runs, the record of the
+// configuration its checkpoints belong to, the requests other commands
+// leave for it (halt, checkpoint now) and the status it publishes.
+//
+// A job directory ROOT/NAME holds the node caches (node0, node1, ...), the
+// staging servers' journals (staging) and the job's own files:
+//
+//	job.lock     flock(2)ed by the `ckpt run` that runs the job, which
+//	             writes its PID in it; the kernel releases the lock on any
+//	             exit, SIGKILL included, so a lock that can be taken means
+//	             the job is not running
+//	job.json     the configuration the checkpoints belong to (Spec); a run
+//	             of the same name with another configuration is refused,
+//	             so it can neither restore nor delete them
+//	status.json  what the running job is doing (Status), replaced atomically
+//	halt         a request to stop after the next checkpoint
+//	checkpoint   a request to checkpoint at the next decision round
+//
+// The names of jobs obey the rule of checkpoint names (one path component,
+// no leading '.', no control character), so that a name can never reach
+// outside the root.
+package jobdir
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ckpt/ckpt/internal/manifest"
+)
+
+// The job's own files in its directory.
+const (
+	LockFile       = "job.lock"
+	SpecFile       = "job.json"
+	StatusFile     = "status.json"
+	HaltFile       = "halt"
+	CheckpointFile = "checkpoint"
+	StagingDir     = "staging"
+)
+
+// DefaultRoot is where jobs live when no --cache-root names one: the
+// directory every command looks in by default.
+func DefaultRoot() string { return filepath.Join(os.TempDir(), "ckpt-run") }
+
+// ErrBadName is wrapped by ValidName's errors.
+var ErrBadName = errors.New("invalid job name")
+
+// ValidName checks a job name: the rule of checkpoint names
+// (manifest.ValidName), so that ROOT/NAME is always a directory directly
+// below ROOT.
+func ValidName(name string) error {
+	if err := manifest.ValidName(name); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadName, err)
+	}
+	return nil
+}
+
+// Spec is what defines a job: what its checkpoints are checkpoints of.
+// Two runs with the same Spec are the same job and resume from each
+// other's checkpoints; runs with different Specs must never meet.
+type Spec struct {
+	Program    string   `json:"program"`
+	Args       []string `json:"args"`
+	Ranks      int      `json:"ranks"`
+	Nodes      int      `json:"nodes"`
+	Redundancy string   `json:"redundancy"` // "" = the store's default
+	Shared     string   `json:"shared"`     // "" = none
+}
+
+func (s Spec) equal(o Spec) bool {
+	return s.Program == o.Program && slices.Equal(s.Args, o.Args) && s.Ranks == o.Ranks &&
+		s.Nodes == o.Nodes && s.Redundancy == o.Redundancy && s.Shared == o.Shared
+}
+
+// String is the spec as a `ckpt run` command line.
+func (s Spec) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "-n %d --nodes %d", s.Ranks, s.Nodes)
+	if s.Redundancy != "" {
+		fmt.Fprintf(&b, " --redundancy %s", s.Redundancy)
+	}
+	if s.Shared != "" {
+		fmt.Fprintf(&b, " --shared %s", s.Shared)
+	}
+	b.WriteString(" -- ")
+	b.WriteString(s.Program)
+	for _, a := range s.Args {
+		b.WriteString(" ")
+		b.WriteString(a)
+	}
+	return b.String()
+}
+
+// DefaultName is the name of a job that was given none: a readable prefix
+// (the Slurm job's name when getenv finds SLURM_JOB_NAME, else the
+// program's base name) and a hash of everything in the Spec, so that jobs
+// differing in any of it get different directories, and the same job
+// started again finds its own.
+func (s Spec) DefaultName(getenv func(string) string) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	enc.Encode(s) // a struct of strings and ints: cannot fail
+	prefix := getenv("SLURM_JOB_NAME")
+	if prefix == "" {
+		prefix = strings.TrimSuffix(filepath.Base(s.Program), filepath.Ext(s.Program))
+	}
+	return sanitize(prefix) + "-" + hex.EncodeToString(h.Sum(nil)[:6])
+}
+
+// sanitize makes a prefix that passes ValidName with a hash appended:
+// separators and control characters become '_', leading dots go, and it
+// is cut to 64 bytes.
+func sanitize(p string) string {
+	p = strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r < 0x20 || r == 0x7f || 0x80 <= r && r < 0xa0 || r == utf8.RuneError {
+			return '_'
+		}
+		return r
+	}, p)
+	p = strings.TrimLeft(p, ".")
+	for len(p) > 64 {
+		_, n := utf8.DecodeLastRuneInString(p)
+		p = p[:len(p)-n]
+	}
+	if p == "" {
+		p = "job"
+	}
+	return p
+}
+
+// Dir is a job's directory.
+type Dir struct {
+	Name string // the job's name (the directory's base name)
+	Path string
+}
+
+// Named is the directory of job name under root; the name must be valid.
+func Named(root, name string) (Dir, error) {
+	if err := ValidName(name); err != nil {
+		return Dir{}, err
+	}
+	return Dir{Name: name, Path: filepath.Join(root, name)}, nil
+}
+
+// At is the job directory at path (a --cache-root given as such).
+func At(path string) Dir {
+	path = filepath.Clean(path)
+	return Dir{Name: filepath.Base(path), Path: path}
+}
+
+func (d Dir) file(name string) string { return filepath.Join(d.Path, name) }
+
+// File is the path of one of the job's own files (LockFile, HaltFile, ...).
+func (d Dir) File(name string) string { return d.file(name) }
+
+// Exists says whether the directory exists.
+func (d Dir) Exists() bool {
+	st, err := os.Stat(d.Path)
+	return err == nil && st.IsDir()
+}
+
+// ReadSpec reads the configuration recorded in the directory.
+func (d Dir) ReadSpec() (Spec, error) {
+	var s Spec
+	b, err := os.ReadFile(d.file(SpecFile))
+	if err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("%s: %w", d.file(SpecFile), err)
+	}
+	return s, nil
+}
+
+// isJobEntry says whether a directory entry is one a job makes: a node
+// cache, the staging journals or one of the job's files. A directory of
+// nothing else may be taken over as a job's.
+func isJobEntry(name string) bool {
+	switch name {
+	case LockFile, SpecFile, StatusFile, HaltFile, CheckpointFile, StagingDir:
+		return true
+	}
+	if n, ok := strings.CutPrefix(name, "node"); ok && n != "" {
+		return strings.Trim(n, "0123456789") == ""
+	}
+	// A status or configuration being written.
+	return strings.HasPrefix(name, StatusFile+".") || strings.HasPrefix(name, SpecFile+".")
+}
+
+// ErrNotJobDir is wrapped when a directory holds files no job made: the
+// job will not adopt it (and so will never delete what is in it).
+var ErrNotJobDir = errors.New("not a ckpt job directory")
+
+// ErrOtherSpec is wrapped when a directory holds a job of another
+// configuration.
+var ErrOtherSpec = errors.New("holds the checkpoints of another configuration")
+
+// checkAdoptable refuses a directory with foreign entries.
+func (d Dir) checkAdoptable() error {
+	entries, err := os.ReadDir(d.Path)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !isJobEntry(e.Name()) {
+			return fmt.Errorf("%s: %w: it holds %q, which no job made", d.Path, ErrNotJobDir, e.Name())
+		}
+	}
+	return nil
+}
+
+// checkSpec records spec as the directory's configuration, or refuses a
+// directory that records another.
+func (d Dir) checkSpec(spec Spec) error {
+	old, err := d.ReadSpec()
+	switch {
+	case err == nil:
+		if !old.equal(spec) {
+			return fmt.Errorf("job %s (%s) %w: %s; run it with that configuration, choose another --job, or remove the directory",
+				d.Name, d.Path, ErrOtherSpec, old)
+		}
+		return nil
+	case !os.IsNotExist(err):
+		return err
+	}
+	b, err := json.MarshalIndent(spec, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(d.file(SpecFile), append(b, '\n'))
+}
+
+// RemoveOwn removes what a job of spec made in the directory (its node
+// caches, the staging journals, its files but the lock) and the directory
+// too if nothing else is left: never anything it did not make.
+func (d Dir) removeOwn(spec Spec) {
+	for i := range spec.Nodes {
+		os.RemoveAll(d.file(fmt.Sprintf("node%d", i)))
+	}
+	os.RemoveAll(d.file(StagingDir))
+	for _, f := range []string{SpecFile, StatusFile, HaltFile, CheckpointFile} {
+		os.Remove(d.file(f))
+	}
+}
+
+// writeAtomic writes a file whole: a reader sees the old content or the
+// new, never a part.
+func writeAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// List finds the jobs under root: its subdirectories that hold a job's
+// lock or configuration, sorted by name. A root that does not exist is an
+// error (os.IsNotExist).
+func List(root string) ([]Dir, error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
+	}
+	var out []Dir
+	for _, e := range entries {
+		if !e.IsDir() || ValidName(e.Name()) != nil {
+			continue
+		}
+		d := Dir{Name: e.Name(), Path: filepath.Join(root, e.Name())}
+		if fileExists(d.file(SpecFile)) || fileExists(d.file(LockFile)) {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
