@@ -69,7 +69,10 @@ bandwidths 400MB/s; rates are per second (or 3/h, 1/y). Every command prints a
 table by default and one JSON object in SI units with --json.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	// --version prints one line a bug report can quote.
+	root.SetVersionTemplate("ckpt {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
