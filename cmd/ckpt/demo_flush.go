@@ -104,8 +104,8 @@ func runFlushVariants(ctx context.Context, modes []string, d flushDemo, mtti flo
 	progress io.Writer, refSecs float64) ([]flushRun, error) {
 	var out []flushRun
 	for _, mode := range modes {
-		fmt.Fprintf(progress, "%s flushing: every %d-th checkpoint to a shared tier of %s/s, checkpoint every %gs\n",
-			mode, d.every, fmtBytes(d.bandwidth), d.interval)
+		fmt.Fprintf(progress, "%s flushing: %s to a shared tier of %s/s, checkpoint every %gs\n",
+			mode, everyNth(d.every), fmtBytes(d.bandwidth), d.interval)
 		s, logs, err := spec(mode, fmt.Sprintf("%gs", d.interval), true)
 		if err != nil {
 			return nil, err

@@ -351,7 +351,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 		injectDist:      fs.String("inject-dist", "exp", "distribution of the time between injected failures: exp or weibull:SHAPE"),
 		injKind:         fs.String("inject-kind", "rank", "what a failure does: rank (kills one process), node (its ranks and its cache), hang (stops one rank without killing it)"),
 		seed:            fs.Uint64("seed", 1, "seed of the injected failures"),
-		stagingServers:  fs.Int("staging-servers", 0, "staging servers that flush non-blocking: they pull every --flush-every-th checkpoint from the nodes while the job computes (needs --shared)"),
+		stagingServers:  fs.Int("staging-servers", 0, "staging servers that flush non-blocking: they pull one checkpoint in --flush-every (K) from the nodes while the job computes (needs --shared)"),
 		stageWriters:    fs.Int("stage-writers", 4, "shared-tier writers of each staging server"),
 		stageRate:       bandwidthFlag(fs, "stage-rate", "cap on the bytes per second each staging server pulls (bounds the interference α)"),
 		flushBusy:       fs.String("flush-busy", "skip", "a non-blocking flush due while the previous one runs: skip it, or wait for the previous one"),
@@ -586,10 +586,10 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 	if f := r.Flush; f.Due > 0 {
 		switch f.Mode {
 		case "blocking":
-			t.row("flushes", fmt.Sprintf("%d blocking, %s each; every %d-th checkpoint", f.Started, sec(f.MeanSeconds()), f.K))
+			t.row("flushes", fmt.Sprintf("%d blocking, %s each; %s", f.Started, sec(f.MeanSeconds()), everyNth(f.K)))
 		case "nonblocking":
-			t.row("flushes", fmt.Sprintf("%d due (every %d-th checkpoint), %d announced to staging servers, %d skipped (previous still running), %d durable, %d failed",
-				f.Due, f.K, f.Started, f.Skipped, f.Durable, f.Failed))
+			t.row("flushes", fmt.Sprintf("%d due (%s), %d announced to staging servers, %d skipped (previous still running), %d durable, %d failed",
+				f.Due, everyNth(f.K), f.Started, f.Skipped, f.Durable, f.Failed))
 			t.row("", fmt.Sprintf("latency %s each; waited %s; α measured %s", sec(f.MeanLatency()), sec(f.Waited), fmtAlpha(f.Alpha())))
 			if f.LastFailure != "" {
 				t.row("", "last failure: "+f.LastFailure)
