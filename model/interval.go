@@ -88,6 +88,17 @@ func GroppLusk(cost, mtti float64) float64 { return math.Sqrt(2 * cost * mtti) }
 // computed and is negative when δ > 2M.
 func DalyFirstOrder(cost, mtti float64) float64 { return math.Sqrt(2*cost*mtti) - cost }
 
+// DalyFirstOrderInterval is DalyFirstOrder within its domain δ < 2M; at
+// δ ≥ 2M the formula gives an interval ≤ 0, which is no interval at all, and
+// the error says so (the higher-order estimate, Daly, answers τ = M there).
+func DalyFirstOrderInterval(cost, mtti float64) (float64, error) {
+	tau := DalyFirstOrder(cost, mtti)
+	if !(tau > 0) {
+		return math.NaN(), fmt.Errorf("%w: Daly's first-order estimate √(2δM) − δ = %g s ≤ 0 for cost δ = %g s and mtti M = %g s: it holds only for δ < 2M (here 2M = %g s); --method daly answers τ = M there", ErrNoOptimum, tau, cost, mtti, 2*mtti)
+	}
+	return tau, nil
+}
+
 // Daly is Daly's higher-order optimum, 000 eq. 2:
 //
 //	τ = √(2δM) [1 + ⅓ (δ/2M)^½ + δ/(9·2M)] − δ   for δ < 2M
@@ -178,7 +189,7 @@ func OptimalInterval(m Method, in IntervalInput, at float64) (IntervalResult, er
 	case MethodDaly:
 		res.Interval = Daly(in.Cost, in.MTTI)
 	case MethodDalyFirstOrder:
-		res.Interval = DalyFirstOrder(in.Cost, in.MTTI)
+		res.Interval, err = DalyFirstOrderInterval(in.Cost, in.MTTI)
 	case MethodFialho:
 		res.Interval, err = FialhoInterval(in)
 	case MethodFialhoParallel:

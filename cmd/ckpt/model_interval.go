@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -33,8 +32,8 @@ func newIntervalCmd() *cobra.Command {
 
   young            Young 1974, √(2δM)
   daly             Daly's higher-order estimate, 000 eq. 2 (τ = M when δ ≥ 2M)
-  daly1            Daly's first-order estimate, √(2δM) − δ (negative when δ > 2M;
-                   printed as computed)
+  daly1            Daly's first-order estimate, √(2δM) − δ; it holds for δ < 2M
+                   only (beyond, it is ≤ 0: exit 2, use daly)
   gropp            Gropp and Lusk, √(2δM) (same optimum as Young)
   fialho           Fialho serial or coordinated, 003 eq. 6; also the overhead of
                    eq. 5 per MTTI window
@@ -121,9 +120,6 @@ so one command line can be run with every method. When a formula has no real
 		}
 		if len(ignored) > 0 {
 			t.row("ignored", "--"+strings.Join(ignored, ", --")+" (not used by this method)")
-		}
-		if res.Interval < 0 || math.IsNaN(res.Interval) {
-			t.row("note", "the optimum is not positive: the checkpoint costs more than the failures it protects against")
 		}
 		return t.flush()
 	}
