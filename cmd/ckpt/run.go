@@ -38,7 +38,7 @@ type runSpec struct {
 	heartbeat    time.Duration
 	tree         bool
 	keepCache    bool           // keep the node caches after the job finished
-	verbose      bool           // report every checkpoint committed
+	verbose      bool           // also report every staging flush
 	inject       *inject.Config // nil: no failures injected
 	output       io.Writer      // the ranks' output
 	progress     io.Writer      // one line per event
@@ -100,10 +100,10 @@ func (s runSpec) config() (launch.Config, *launch.Coordinators, error) {
 			fmt.Fprintf(s.progress, "  %6.2fs  %s\n", e.At.Seconds(), describe(e))
 		},
 	}
-	if s.verbose {
-		coords.OnCommit = func(inc uint64, name string) {
-			cfg.Event(launch.Event{Kind: "checkpoint", At: time.Since(start), Incarnation: inc, Checkpoint: name})
-		}
+	// Every checkpoint committed is reported as it happens, one line, so
+	// that a user sees the job progress between launch and finish.
+	coords.OnCommit = func(inc uint64, name string) {
+		cfg.Event(launch.Event{Kind: "checkpoint", At: time.Since(start), Incarnation: inc, Checkpoint: name})
 	}
 	if s.inject != nil {
 		sched, err := inject.NewSchedule(*s.inject)
@@ -346,7 +346,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 		heartbeat:       durationFlag(fs, "heartbeat-timeout", "a rank silent this long has failed (default 10s)"),
 		tree:            fs.Bool("tree", false, "one sub-coordinator per node, which its ranks connect to (paper 002's tree)"),
 		keepCache:       fs.Bool("keep-cache", false, "keep the node caches after the job finished (default: removed; a failed job's always stay)"),
-		verbose:         fs.BoolP("verbose", "v", false, "report every checkpoint committed"),
+		verbose:         fs.BoolP("verbose", "v", false, "also report every staging server's flush as it finishes (launches, failures, restores and checkpoints are always reported)"),
 		injectMTTI:      durationFlag(fs, "inject-mtti", "inject failures with this mean time between them (job time)"),
 		injectDist:      fs.String("inject-dist", "exp", "distribution of the time between injected failures: exp or weibull:SHAPE"),
 		injKind:         fs.String("inject-kind", "rank", "what a failure does: rank (kills one process), node (its ranks and its cache), hang (stops one rank without killing it)"),
