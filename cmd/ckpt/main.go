@@ -40,7 +40,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	err := checkSplitUnit(root, args)
+	if err == nil {
+		err = root.Execute()
+	}
 	if err == nil {
 		return exitOK
 	}
