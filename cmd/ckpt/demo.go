@@ -176,6 +176,7 @@ directory, removed at the end.`,
 			t.row("failures injected", fmt.Sprint(res.Injected))
 			t.row("restarts", fmt.Sprintf("from cache %d, rebuilt from parity %d, from the shared tier %d, from scratch %d",
 				res.Restarts["cache"], res.Restarts["rebuild"], res.Restarts["shared"], res.Restarts["none"]))
+			t.row("failures", res.Account.String())
 			t.row("checkpoint cost", sec(res.Policy.Cost.Seconds()), "(measured)")
 			t.row("time", fmt.Sprintf("%.2f s with failures, %.2f s without", runSecs, refSecs))
 			t.row("efficiency", fmt.Sprintf("%.1f%%", 100*eff))

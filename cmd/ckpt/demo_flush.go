@@ -193,8 +193,9 @@ func printFlushRuns(w io.Writer, runs []flushRun, d flushDemo, mtti, refSecs flo
 	}
 	row("failures injected", func(r flushRun) string { return fmt.Sprint(r.res.Injected) })
 	row("restarts", func(r flushRun) string {
-		return fmt.Sprintf("cache %d, rebuild %d, shared %d", r.res.Restarts["cache"], r.res.Restarts["rebuild"], r.res.Restarts["shared"])
+		return fmt.Sprintf("cache %d, rebuild %d, shared %d, scratch %d", r.res.Restarts["cache"], r.res.Restarts["rebuild"], r.res.Restarts["shared"], r.res.Restarts["none"])
 	})
+	row("failures", func(r flushRun) string { return r.res.Account.String() })
 	row("time", func(r flushRun) string { return fmt.Sprintf("%.2f s (reference %.2f s)", r.secs, refSecs) })
 	row("efficiency", func(r flushRun) string { return fmt.Sprintf("%.1f%%", 100*r.eff) })
 	row("Markov model", func(r flushRun) string {

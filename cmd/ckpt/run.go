@@ -60,8 +60,11 @@ type runResult struct {
 	// Restarts counts the attempts after the first by where they restored
 	// from: cache, rebuild, shared, none.
 	Restarts map[string]int
-	// Flush sums what the flushes to the shared tier did over the attempts.
+	// Flush sums what the flushes to the shared tier did over the attempts
+	// (non-blocking: the outcomes as the staging servers reported them).
 	Flush ckpt.FlushStats
+	// Account says where every failure went.
+	Account accounting
 	// Staged lists the flushes the staging servers finished, and
 	// StagingRestarts counts the servers started again after dying.
 	Staged          []launch.StageEvent
@@ -165,6 +168,8 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 		}
 		return []string{"CKPT_FLUSH_PRIOR=" + string(b)}
 	}
+	var commits commitLog
+	commits.watch(coords)
 	rep, err := launch.Run(ctx, cfg)
 	res.Report, res.Policy = rep, coords.State()
 	if st != nil {
@@ -173,7 +178,8 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 		st.Stop()
 		res.Staged, res.StagingRestarts = st.Events(), st.Restarts()
 	}
-	res.Flush = flushStats(rep.Attempts)
+	res.Flush = withStaged(flushStats(rep.Attempts), res.Staged)
+	res.Account = account(rep.Attempts, commits.counts())
 	if err == nil && !s.keepCache && !rep.Halted {
 		// The job is done: its cached checkpoints served their purpose
 		// (what it flushed to the shared tier stays).
@@ -567,6 +573,9 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 			{"restarts_from_rebuild", r.Restarts["rebuild"]},
 			{"restarts_from_shared", r.Restarts["shared"]},
 			{"restarts_from_scratch", r.Restarts["none"]},
+			{"scratch_no_checkpoint", r.Account.ScratchNoCheckpoint},
+			{"scratch_unrecoverable", r.Account.ScratchUnrecoverable},
+			{"relaunches_never_restored", r.Account.NeverRestored},
 			{"elapsed_seconds", num(r.Elapsed.Seconds())},
 			{"checkpoint_seconds", num(r.Policy.Cost.Seconds())},
 			{"restart_seconds", num(pred.restart)},
@@ -579,6 +588,7 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 	t.row("attempts", fmt.Sprint(len(r.Attempts)), fmt.Sprintf("(%d failures, %d injected)", failures, r.Injected))
 	t.row("restarts", fmt.Sprintf("cache %d, rebuild %d, shared %d, scratch %d",
 		r.Restarts["cache"], r.Restarts["rebuild"], r.Restarts["shared"], r.Restarts["none"]))
+	t.row("failures", r.Account.String())
 	t.row("elapsed", sec(r.Elapsed.Seconds()))
 	if r.Policy.Cost > 0 {
 		t.row("checkpoint cost", sec(r.Policy.Cost.Seconds()), "(measured, smoothed)")
