@@ -15,11 +15,11 @@ type Method string
 
 const (
 	MethodYoung          Method = "young"           // Young (1974): √(2δM)
-	MethodDaly           Method = "daly"            // Daly's higher-order estimate, 000 eq. 2
+	MethodDaly           Method = "daly"            // Daly's higher-order estimate, Oldfield et al. 2007, eq. 2
 	MethodDalyFirstOrder Method = "daly1"           // Daly's first-order estimate: √(2δM) − δ
 	MethodGroppLusk      Method = "gropp"           // Gropp and Lusk (2004): √(2δM)
-	MethodFialho         Method = "fialho"          // 003 eqs. 5–6, serial or coordinated
-	MethodFialhoParallel Method = "fialho-parallel" // 003 eqs. 10–11, uncoordinated with message logging
+	MethodFialho         Method = "fialho"          // Fialho et al. 2011, eqs. 5–6, serial or coordinated
+	MethodFialhoParallel Method = "fialho-parallel" // Fialho et al. 2011, eqs. 10–11, uncoordinated with message logging
 )
 
 // Methods lists every method, in the order the tools present them.
@@ -125,11 +125,11 @@ func FialhoInterval(in IntervalInput) (float64, error) {
 	tc := in.Cost
 	rad := tc*tc - 2*tc*in.Detect - 2*tc*in.Restart + 2*in.MTTI*tc
 	if rad < 0 {
-		return math.NaN(), fmt.Errorf("%w: 003 eq. 6 has a negative radicand (%g s²) because detect + restart (%g s) exceed mtti + cost/2 (%g s): failures come faster than the job can recover", ErrNoOptimum, rad, in.Detect+in.Restart, in.MTTI+tc/2)
+		return math.NaN(), fmt.Errorf("%w: Fialho et al. 2011, eq. 6 has a negative radicand (%g s²) because detect + restart (%g s) exceed mtti + cost/2 (%g s): failures come faster than the job can recover", ErrNoOptimum, rad, in.Detect+in.Restart, in.MTTI+tc/2)
 	}
 	sigma := math.Sqrt(rad) - tc
 	if sigma <= 0 {
-		return math.NaN(), fmt.Errorf("%w: 003 eq. 6 gives σ = %g s ≤ 0 because detect + restart (%g s) reach the mtti (%g s): eq. 5 then only grows with σ", ErrNoOptimum, sigma, in.Detect+in.Restart, in.MTTI)
+		return math.NaN(), fmt.Errorf("%w: Fialho et al. 2011, eq. 6 gives σ = %g s ≤ 0 because detect + restart (%g s) reach the mtti (%g s): eq. 5 then only grows with σ", ErrNoOptimum, sigma, in.Detect+in.Restart, in.MTTI)
 	}
 	return sigma, nil
 }
@@ -154,11 +154,11 @@ func FialhoParallelInterval(in IntervalInput) (float64, error) {
 	tc := in.Cost
 	inner := tc + 2*in.MTTI - 2*in.Detect - 2*in.Restart - 2*in.LogReplay
 	if inner < 0 {
-		return math.NaN(), fmt.Errorf("%w: 003 eq. 11 has a negative radicand because detect + restart + log-replay (%g s) exceed mtti + cost/2 (%g s)", ErrNoOptimum, in.Detect+in.Restart+in.LogReplay, in.MTTI+tc/2)
+		return math.NaN(), fmt.Errorf("%w: Fialho et al. 2011, eq. 11 has a negative radicand because detect + restart + log-replay (%g s) exceed mtti + cost/2 (%g s)", ErrNoOptimum, in.Detect+in.Restart+in.LogReplay, in.MTTI+tc/2)
 	}
 	sigma := math.Sqrt(in.Phi*tc*inner)/in.Phi - tc
 	if sigma <= 0 {
-		return math.NaN(), fmt.Errorf("%w: 003 eq. 11 gives σ = %g s ≤ 0: with these times eq. 10 only grows with σ", ErrNoOptimum, sigma)
+		return math.NaN(), fmt.Errorf("%w: Fialho et al. 2011, eq. 11 gives σ = %g s ≤ 0: with these times eq. 10 only grows with σ", ErrNoOptimum, sigma)
 	}
 	return sigma, nil
 }

@@ -229,7 +229,7 @@ func printFlushRuns(w io.Writer, runs []flushRun, d flushDemo, mtti, refSecs flo
 	if err := t.flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "model: λ1 = 1/%gs (node failures, all survivable by XOR), λ2 = 0; t = %gs, K = %d (SPEC-markov §4, §5)\n", mtti, d.interval, d.every)
+	fmt.Fprintf(w, "model: λ1 = 1/%gs (node failures, all survivable by XOR), λ2 = 0; t = %gs, K = %d (the multi-level Markov model, blocking and non-blocking: docs/MODELS.md)\n", mtti, d.interval, d.every)
 	return nil
 }
 

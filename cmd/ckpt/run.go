@@ -350,7 +350,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 		cacheRoot:       fs.String("cache-root", "", "directory of the node caches (default: a directory per job under the temp directory)"),
 		retries:         fs.Int("retries", 10, "relaunches allowed after failures"),
 		heartbeat:       durationFlag(fs, "heartbeat-timeout", "a rank silent this long has failed (default 10s)"),
-		tree:            fs.Bool("tree", false, "one sub-coordinator per node, which its ranks connect to (paper 002's tree)"),
+		tree:            fs.Bool("tree", false, "one sub-coordinator per node, which its ranks connect to (Cao et al.'s tree)"),
 		keepCache:       fs.Bool("keep-cache", false, "keep the node caches after the job finished (default: removed; a failed job's always stay)"),
 		verbose:         fs.BoolP("verbose", "v", false, "also report every staging server's flush as it finishes (launches, failures, restores and checkpoints are always reported)"),
 		injectMTTI:      durationFlag(fs, "inject-mtti", "inject failures with this mean time between them (job time)"),
@@ -504,7 +504,7 @@ the shared tier — up to --retries times. Each restart and where it restored
 from is reported as it happens.
 
 --inject-mtti kills ranks (or with --inject-kind node whole nodes with their
-cache) at random times, exponential or Weibull, seeded: paper 003's fault
+cache) at random times, exponential or Weibull, seeded: Fialho et al.'s fault
 injector. 'ckpt halt' stops the job cleanly after its next checkpoint.
 
 With --shared every --flush-every-th checkpoint also goes to the shared
@@ -613,7 +613,7 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 		t.row("staging", fmt.Sprintf("%d server restarts", r.StagingRestarts))
 	}
 	if !math.IsNaN(pred.efficiency) {
-		t.row("model", fmt.Sprintf("efficiency %.1f%% expected (Daly's run time, 000 eq. 1, at Daly's interval %s, with restart %s measured and the injector's MTTI)",
+		t.row("model", fmt.Sprintf("efficiency %.1f%% expected (Daly's run time, Oldfield et al. 2007, eq. 1, at Daly's interval %s, with restart %s measured and the injector's MTTI)",
 			100*pred.efficiency, sec(pred.interval), sec(pred.restart)))
 	}
 	return t.flush()
