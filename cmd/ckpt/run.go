@@ -93,6 +93,7 @@ func (s runSpec) config() (launch.Config, *launch.Coordinators, error) {
 	}
 	var mu sync.Mutex // events come from the launcher and the coordinator
 	start := time.Now()
+	seen := false // a checkpoint was committed or restored: a restart from scratch lost it
 	cfg := launch.Config{
 		Ranks: s.ranks, Nodes: s.nodes, Program: s.program, Args: s.args, Env: env,
 		CacheRoot: s.cacheRoot, Retries: s.retries, NewCoordinator: coords.New,
@@ -100,7 +101,12 @@ func (s runSpec) config() (launch.Config, *launch.Coordinators, error) {
 		Event: func(e launch.Event) {
 			mu.Lock()
 			defer mu.Unlock()
-			fmt.Fprintf(s.progress, "  %6.2fs  %s\n", e.At.Seconds(), describe(e))
+			line := describe(e)
+			if e.Kind == "restored" && e.Source == "none" && e.Incarnation > 0 {
+				line += scratchWhy(seen)
+			}
+			seen = seen || e.Kind == "checkpoint" || (e.Kind == "restored" && e.Source != "none")
+			fmt.Fprintf(s.progress, "  %6.2fs  %s\n", e.At.Seconds(), line)
 		},
 	}
 	// Every checkpoint committed is reported as it happens, one line, so
@@ -303,6 +309,15 @@ func describe(e launch.Event) string {
 		return "finished"
 	}
 	return e.Kind
+}
+
+// scratchWhy says why a relaunch started from scratch, given whether a
+// checkpoint had been committed or restored before it.
+func scratchWhy(seen bool) string {
+	if seen {
+		return ": no checkpoint recoverable"
+	}
+	return ": no checkpoint committed yet"
 }
 
 func joinInts(v []int) string {
