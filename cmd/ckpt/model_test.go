@@ -373,7 +373,8 @@ func TestTableOutput(t *testing.T) {
 		want []string
 	}{
 		{[]string{"model", "interval", "--method", "fialho", "--cost", "5m", "--mtti", "24h", "--restart", "5m"}, []string{"interval", "6893.75 s", "overhead"}},
-		{[]string{"model", "interval", "--method", "daly1", "--cost", "100", "--mtti", "10"}, []string{"not positive"}},
+		// Outside its domain (cost ≥ 2·MTTI) daly1 exits 2: TestIntervalDaly1Domain.
+		{[]string{"model", "interval", "--method", "daly1", "--cost", "5m", "--mtti", "24h"}, []string{"interval", "first order"}},
 		{[]string{"model", "runtime", "--work", "500d", "--interval", "115m", "--cost", "5m", "--mtti", "24h", "--restart", "5m"}, []string{"efficiency"}},
 		{[]string{"model", "phi", "--deps", "8,2,2,2,2,2,2,2"}, []string{"0.34375"}},
 		{[]string{"model", "oldfield", "--system", "red-storm", "--procs", "65536"}, []string{"storage", "Red Storm"}},
