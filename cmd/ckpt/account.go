@@ -187,5 +187,9 @@ func withStaged(f ckpt.FlushStats, evs []launch.StageEvent) ckpt.FlushStats {
 	if f.Durable > 0 {
 		f.Latency = mean * float64(f.Durable)
 	}
+	// What the servers finished was announced, and due: rank 0's last
+	// counts may have been lost with it.
+	f.Started = max(f.Started, f.Durable+f.Failed)
+	f.Due = max(f.Due, f.Started+f.Skipped)
 	return f
 }

@@ -103,6 +103,12 @@ func TestWithStaged(t *testing.T) {
 	if m := f.MeanLatency(); math.Abs(m-2) > 1e-12 {
 		t.Errorf("mean latency %g, want rank 0's 2 s", m)
 	}
+	// Rank 0's counts lost with it: what the servers finished was
+	// announced and due.
+	f = withStaged(ckpt.FlushStats{Mode: "nonblocking", Due: 2, Started: 2, Skipped: 1}, evs)
+	if f.Started != 6 || f.Due != 7 {
+		t.Errorf("withStaged: %d started, %d due; want 6 (3 durable + 3 failed) and 7 (+1 skipped)", f.Started, f.Due)
+	}
 	// Blocking flushes have no servers: unchanged.
 	b := ckpt.FlushStats{Mode: "blocking", Started: 3, Failed: 0}
 	if got := withStaged(b, evs); got != b {
