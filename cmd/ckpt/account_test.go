@@ -80,6 +80,23 @@ func TestAccountAddsUp(t *testing.T) {
 	if !strings.Contains(b.String(), "2 failed again before restoring") {
 		t.Errorf("ckpt run's summary does not account for every failure:\n%s", b.String())
 	}
+	// And its JSON: the counts add up there too.
+	b.Reset()
+	r.Restarts = map[string]int{"rebuild": 10, "none": 1, "": 2}
+	if err := printRun(&b, r, predict(0, 0, 0, r), true); err != nil {
+		t.Fatal(err)
+	}
+	obj := decodeOne(t, b.String())
+	jsum := 0.0
+	for _, k := range []string{"restarts_from_cache", "restarts_from_rebuild", "restarts_from_shared", "restarts_from_scratch", "relaunches_never_restored"} {
+		jsum += getNum(t, obj, k)
+	}
+	if f := getNum(t, obj, "failures"); jsum != f || f != 13 {
+		t.Errorf("ckpt run --json: restarts and relaunches never restored sum to %g, failures %g; want both 13", jsum, f)
+	}
+	if getNum(t, obj, "scratch_no_checkpoint") != 1 || getNum(t, obj, "scratch_unrecoverable") != 0 {
+		t.Errorf("ckpt run --json: scratch_no_checkpoint %v, scratch_unrecoverable %v; want 1, 0", obj["scratch_no_checkpoint"], obj["scratch_unrecoverable"])
+	}
 }
 
 // TestWithStaged: the summary said "0 failed" flushes while the progress
