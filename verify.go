@@ -163,10 +163,15 @@ func VerifyCheckpoint(ctx context.Context, t Tiers, l Listing) Verification {
 		if lost > 0 {
 			lostSets++
 		}
-		if lost > m.M {
+		if lost > m.M && len(l.InCache) > 0 {
 			rebuildable = false
 			v.Reason = fmt.Sprintf("set %v lost %d members, %s rebuilds %d", set, lost, m.Scheme, m.M)
 		}
+	}
+	if len(l.InCache) == 0 {
+		// No node cache holds its manifest: normal once a finished job's
+		// caches were removed, and no loss of members to report.
+		v.Reason = "in no node cache"
 	}
 	switch {
 	case len(l.InCache) > 0 && lostSets == 0:

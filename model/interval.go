@@ -15,11 +15,11 @@ type Method string
 
 const (
 	MethodYoung          Method = "young"           // Young (1974): √(2δM)
-	MethodDaly           Method = "daly"            // Daly's higher-order estimate, 000 eq. 2
+	MethodDaly           Method = "daly"            // Daly's higher-order estimate, Oldfield et al. 2007, eq. 2
 	MethodDalyFirstOrder Method = "daly1"           // Daly's first-order estimate: √(2δM) − δ
 	MethodGroppLusk      Method = "gropp"           // Gropp and Lusk (2004): √(2δM)
-	MethodFialho         Method = "fialho"          // 003 eqs. 5–6, serial or coordinated
-	MethodFialhoParallel Method = "fialho-parallel" // 003 eqs. 10–11, uncoordinated with message logging
+	MethodFialho         Method = "fialho"          // Fialho et al. 2011, eqs. 5–6, serial or coordinated
+	MethodFialhoParallel Method = "fialho-parallel" // Fialho et al. 2011, eqs. 10–11, uncoordinated with message logging
 )
 
 // Methods lists every method, in the order the tools present them.
@@ -88,6 +88,17 @@ func GroppLusk(cost, mtti float64) float64 { return math.Sqrt(2 * cost * mtti) }
 // computed and is negative when δ > 2M.
 func DalyFirstOrder(cost, mtti float64) float64 { return math.Sqrt(2*cost*mtti) - cost }
 
+// DalyFirstOrderInterval is DalyFirstOrder within its domain δ < 2M; at
+// δ ≥ 2M the formula gives an interval ≤ 0, which is no interval at all, and
+// the error says so (the higher-order estimate, Daly, answers τ = M there).
+func DalyFirstOrderInterval(cost, mtti float64) (float64, error) {
+	tau := DalyFirstOrder(cost, mtti)
+	if !(tau > 0) {
+		return math.NaN(), fmt.Errorf("%w: Daly's first-order estimate √(2δM) − δ = %g s ≤ 0 for cost δ = %g s and mtti M = %g s: it holds only for δ < 2M (here 2M = %g s); --method daly answers τ = M there", ErrNoOptimum, tau, cost, mtti, 2*mtti)
+	}
+	return tau, nil
+}
+
 // Daly is Daly's higher-order optimum, 000 eq. 2:
 //
 //	τ = √(2δM) [1 + ⅓ (δ/2M)^½ + δ/(9·2M)] − δ   for δ < 2M
@@ -114,11 +125,11 @@ func FialhoInterval(in IntervalInput) (float64, error) {
 	tc := in.Cost
 	rad := tc*tc - 2*tc*in.Detect - 2*tc*in.Restart + 2*in.MTTI*tc
 	if rad < 0 {
-		return math.NaN(), fmt.Errorf("%w: 003 eq. 6 has a negative radicand (%g s²) because detect + restart (%g s) exceed mtti + cost/2 (%g s): failures come faster than the job can recover", ErrNoOptimum, rad, in.Detect+in.Restart, in.MTTI+tc/2)
+		return math.NaN(), fmt.Errorf("%w: Fialho et al. 2011, eq. 6 has a negative radicand (%g s²) because detect + restart (%g s) exceed mtti + cost/2 (%g s): failures come faster than the job can recover", ErrNoOptimum, rad, in.Detect+in.Restart, in.MTTI+tc/2)
 	}
 	sigma := math.Sqrt(rad) - tc
 	if sigma <= 0 {
-		return math.NaN(), fmt.Errorf("%w: 003 eq. 6 gives σ = %g s ≤ 0 because detect + restart (%g s) reach the mtti (%g s): eq. 5 then only grows with σ", ErrNoOptimum, sigma, in.Detect+in.Restart, in.MTTI)
+		return math.NaN(), fmt.Errorf("%w: Fialho et al. 2011, eq. 6 gives σ = %g s ≤ 0 because detect + restart (%g s) reach the mtti (%g s): eq. 5 then only grows with σ", ErrNoOptimum, sigma, in.Detect+in.Restart, in.MTTI)
 	}
 	return sigma, nil
 }
@@ -143,11 +154,11 @@ func FialhoParallelInterval(in IntervalInput) (float64, error) {
 	tc := in.Cost
 	inner := tc + 2*in.MTTI - 2*in.Detect - 2*in.Restart - 2*in.LogReplay
 	if inner < 0 {
-		return math.NaN(), fmt.Errorf("%w: 003 eq. 11 has a negative radicand because detect + restart + log-replay (%g s) exceed mtti + cost/2 (%g s)", ErrNoOptimum, in.Detect+in.Restart+in.LogReplay, in.MTTI+tc/2)
+		return math.NaN(), fmt.Errorf("%w: Fialho et al. 2011, eq. 11 has a negative radicand because detect + restart + log-replay (%g s) exceed mtti + cost/2 (%g s)", ErrNoOptimum, in.Detect+in.Restart+in.LogReplay, in.MTTI+tc/2)
 	}
 	sigma := math.Sqrt(in.Phi*tc*inner)/in.Phi - tc
 	if sigma <= 0 {
-		return math.NaN(), fmt.Errorf("%w: 003 eq. 11 gives σ = %g s ≤ 0: with these times eq. 10 only grows with σ", ErrNoOptimum, sigma)
+		return math.NaN(), fmt.Errorf("%w: Fialho et al. 2011, eq. 11 gives σ = %g s ≤ 0: with these times eq. 10 only grows with σ", ErrNoOptimum, sigma)
 	}
 	return sigma, nil
 }
@@ -178,7 +189,7 @@ func OptimalInterval(m Method, in IntervalInput, at float64) (IntervalResult, er
 	case MethodDaly:
 		res.Interval = Daly(in.Cost, in.MTTI)
 	case MethodDalyFirstOrder:
-		res.Interval = DalyFirstOrder(in.Cost, in.MTTI)
+		res.Interval, err = DalyFirstOrderInterval(in.Cost, in.MTTI)
 	case MethodFialho:
 		res.Interval, err = FialhoInterval(in)
 	case MethodFialhoParallel:

@@ -359,11 +359,17 @@ func TestDalyHigherOrder(t *testing.T) {
 	if !(DalyFirstOrder(300, 100) < 0) || DalyFirstOrder(200, 100) != 0 {
 		t.Errorf("DalyFirstOrder: %g at δ = 3M, %g at δ = 2M; want < 0 and 0", DalyFirstOrder(300, 100), DalyFirstOrder(200, 100))
 	}
-	res, err := OptimalInterval(MethodDalyFirstOrder, IntervalInput{Cost: 300, MTTI: 100}, 0)
-	if err != nil || !(res.Interval < 0) {
-		t.Errorf("OptimalInterval(daly1, δ = 3M) = %g, %v; want the negative value as computed", res.Interval, err)
+	// As an optimum it is outside its domain there: no interval, an error.
+	for _, cost := range []float64{300, 200} {
+		res, err := OptimalInterval(MethodDalyFirstOrder, IntervalInput{Cost: cost, MTTI: 100}, 0)
+		if !errors.Is(err, ErrNoOptimum) {
+			t.Errorf("OptimalInterval(daly1, δ = %g, M = 100) = %g, %v; want ErrNoOptimum", cost, res.Interval, err)
+		}
 	}
-	res, err = OptimalInterval(MethodDaly, IntervalInput{Cost: 300, MTTI: 100}, 0)
+	if res, err := OptimalInterval(MethodDalyFirstOrder, IntervalInput{Cost: 199, MTTI: 100}, 0); err != nil || !(res.Interval > 0) {
+		t.Errorf("OptimalInterval(daly1, δ just below 2M) = %g, %v; want a positive interval", res.Interval, err)
+	}
+	res, err := OptimalInterval(MethodDaly, IntervalInput{Cost: 300, MTTI: 100}, 0)
 	if err != nil || res.Interval != 100 {
 		t.Errorf("OptimalInterval(daly, δ = 3M) = %g, %v; want M", res.Interval, err)
 	}

@@ -306,7 +306,7 @@ func LogOverheadFor(in model.IntervalInput, sigma float64) (float64, error) {
 	}
 	useful := in.MTTI - model.FialhoParallelOverhead(sigma, in)
 	if !(useful > 0) {
-		return 0, &model.ParamError{Param: "log-protect", Value: in.LogProtect, Reason: fmt.Sprintf("003 eq. 10 gives an overhead of %g s per window of %g s: no time is left to work", in.MTTI-useful, in.MTTI)}
+		return 0, &model.ParamError{Param: "log-protect", Value: in.LogProtect, Reason: fmt.Sprintf("Fialho et al. 2011, eq. 10 gives an overhead of %g s per window of %g s: no time is left to work", in.MTTI-useful, in.MTTI)}
 	}
 	return in.LogProtect / useful, nil
 }

@@ -132,7 +132,7 @@ decision to checkpoint, the commit vote, leaving):
 
   flat   every rank connects to the coordinator;
   tree   ranks connect to their node's sub-coordinator (P ranks per node),
-         which speaks for them to the coordinator (paper 002 §III-C);
+         which speaks for them to the coordinator (Cao et al. 2016 §III-C);
   raw    the limit: bare TCP clients connect to a server that accepts them
          all, reads one byte from each, then writes one byte to each.
 
@@ -210,7 +210,7 @@ func newBenchOverheadCmd() *cobra.Command {
 through a real coordinator, exchanging halos over TCP) with checkpointing
 off, then with it on but never due (interval 1000h: the ranks still ask
 "checkpoint now?" every step and decide together about once a second),
-T times each, alternating, and compares the fastest runs (paper 002 reports
+T times each, alternating, and compares the fastest runs (Cao et al. 2016 reports
 under 1% for DMTCP). It also counts the decision rounds and their time
 directly: the overhead free of the noise between runs.`,
 		Args: cobra.NoArgs,
@@ -272,8 +272,8 @@ directly: the overhead free of the noise between runs.`,
 func newBenchStageCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "stage [--dir DIR] [--size B] [--quick] [--json]",
-		Short: "Non-blocking flush: staging throughput against writers and servers, and its overhead on Himeno (paper 001 Figs. 9-11)",
-		Long: `Reproduces the shape of paper 001's Figures 9, 10 and 11 on this machine,
+		Short: "Non-blocking flush: staging throughput against writers and servers, and its overhead on Himeno (Sato et al. 2012 Figs. 9-11)",
+		Long: `Reproduces the shape of Sato et al.'s Figures 9, 10 and 11 on this machine,
 with staging servers and clients in this process over loopback TCP (the
 real code path: clients send from the node caches with sendfile, servers
 pull in chunks, check content hashes and write the shared tier). The shared
@@ -291,13 +291,13 @@ tier and the node caches are directories below DIR; the checkpoint is
            factor alpha = T(x)/T0 - 1 (the median of 5 pairs of adjacent
            runs, repeated while other processes take CPU) against the
            measured read rate x, and the slope c of alpha = c·x fitted
-           through the origin, beside 001's c = 0.008768 per GB/s.
+           through the origin, beside Sato et al.'s c = 0.008768 per GB/s.
 
 Every throughput is also given as a ratio to the best raw write of the run
 (stage_write_ratio: one server at its best W). On one machine with one
 disk, more servers share the same disk and cores: Fig. 10's plateau comes
 early. The servers of Fig. 11 run on the same cores as Himeno, so alpha
-counts both ends of the transfer, where 001's compute node carried only
+counts both ends of the transfer, where Sato et al.'s compute node carried only
 the client's. --quick runs tiny sizes in a few seconds (for tests).`,
 		Args: cobra.NoArgs,
 	}
@@ -391,7 +391,7 @@ the client's. --quick runs tiny sizes in a few seconds (for tests).`,
 			t.row(bw(p.Rate), bw(p.Measured), fmt.Sprintf("%.3f s", p.Baseline), fmt.Sprintf("%.3f s", p.Seconds), fmt.Sprintf("%+.4f", p.Alpha))
 		}
 		t.flush()
-		fmt.Fprintf(w, "slope c = %.4g per GB/s (paper 001: %g); alpha at %s: %.4g (001: %.3g)\n",
+		fmt.Fprintf(w, "slope c = %.4g per GB/s (Sato et al. 2012: %g); alpha at %s: %.4g (Sato et al. 2012: %.3g)\n",
 			r.AlphaSlope, bench.PaperAlphaSlope, bw(bench.PaperReadRate), r.AlphaAtPaperRate, bench.PaperAlphaSlope*bench.PaperReadRate/1e9)
 		return nil
 	}

@@ -176,10 +176,11 @@ directory, removed at the end.`,
 			t.row("failures injected", fmt.Sprint(res.Injected))
 			t.row("restarts", fmt.Sprintf("from cache %d, rebuilt from parity %d, from the shared tier %d, from scratch %d",
 				res.Restarts["cache"], res.Restarts["rebuild"], res.Restarts["shared"], res.Restarts["none"]))
+			t.row("failures", res.Account.String())
 			t.row("checkpoint cost", sec(res.Policy.Cost.Seconds()), "(measured)")
 			t.row("time", fmt.Sprintf("%.2f s with failures, %.2f s without", runSecs, refSecs))
 			t.row("efficiency", fmt.Sprintf("%.1f%%", 100*eff))
-			t.row("model", fmt.Sprintf("%.1f%% (Daly's run time, 000 eq. 1: δ = %s measured, R = %s measured, M = %gs, τ = %s); measured − model = %+.1f%% of the model",
+			t.row("model", fmt.Sprintf("%.1f%% (Daly's run time, Oldfield et al. 2007, eq. 1: δ = %s measured, R = %s measured, M = %gs, τ = %s); measured − model = %+.1f%% of the model",
 				100*pred.efficiency, sec(res.Policy.Cost.Seconds()), sec(pred.restart), m, sec(pred.interval), 100*pred.err))
 			t.row("result", res.Result)
 			t.row("reference", refRes.Result)

@@ -104,8 +104,8 @@ func runFlushVariants(ctx context.Context, modes []string, d flushDemo, mtti flo
 	progress io.Writer, refSecs float64) ([]flushRun, error) {
 	var out []flushRun
 	for _, mode := range modes {
-		fmt.Fprintf(progress, "%s flushing: every %d-th checkpoint to a shared tier of %s/s, checkpoint every %gs\n",
-			mode, d.every, fmtBytes(d.bandwidth), d.interval)
+		fmt.Fprintf(progress, "%s flushing: %s to a shared tier of %s/s, checkpoint every %gs\n",
+			mode, everyNth(d.every), fmtBytes(d.bandwidth), d.interval)
 		s, logs, err := spec(mode, fmt.Sprintf("%gs", d.interval), true)
 		if err != nil {
 			return nil, err
@@ -163,6 +163,11 @@ func flushRunJSON(r flushRun, ref string) object {
 		{"restarts_from_cache", r.res.Restarts["cache"]},
 		{"restarts_from_rebuild", r.res.Restarts["rebuild"]},
 		{"restarts_from_shared", r.res.Restarts["shared"]},
+		{"restarts_from_scratch", r.res.Restarts["none"]},
+		{"failures", r.res.Account.Failures},
+		{"scratch_no_checkpoint", r.res.Account.ScratchNoCheckpoint},
+		{"scratch_unrecoverable", r.res.Account.ScratchUnrecoverable},
+		{"relaunches_never_restored", r.res.Account.NeverRestored},
 		{"run_seconds", num(r.secs)},
 		{"efficiency", num(r.eff)},
 		{"markov_efficiency", num(r.model)},
@@ -193,8 +198,9 @@ func printFlushRuns(w io.Writer, runs []flushRun, d flushDemo, mtti, refSecs flo
 	}
 	row("failures injected", func(r flushRun) string { return fmt.Sprint(r.res.Injected) })
 	row("restarts", func(r flushRun) string {
-		return fmt.Sprintf("cache %d, rebuild %d, shared %d", r.res.Restarts["cache"], r.res.Restarts["rebuild"], r.res.Restarts["shared"])
+		return fmt.Sprintf("cache %d, rebuild %d, shared %d, scratch %d", r.res.Restarts["cache"], r.res.Restarts["rebuild"], r.res.Restarts["shared"], r.res.Restarts["none"])
 	})
+	row("failures", func(r flushRun) string { return r.res.Account.String() })
 	row("time", func(r flushRun) string { return fmt.Sprintf("%.2f s (reference %.2f s)", r.secs, refSecs) })
 	row("efficiency", func(r flushRun) string { return fmt.Sprintf("%.1f%%", 100*r.eff) })
 	row("Markov model", func(r flushRun) string {
@@ -228,7 +234,7 @@ func printFlushRuns(w io.Writer, runs []flushRun, d flushDemo, mtti, refSecs flo
 	if err := t.flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "model: λ1 = 1/%gs (node failures, all survivable by XOR), λ2 = 0; t = %gs, K = %d (SPEC-markov §4, §5)\n", mtti, d.interval, d.every)
+	fmt.Fprintf(w, "model: λ1 = 1/%gs (node failures, all survivable by XOR), λ2 = 0; t = %gs, K = %d (the multi-level Markov model, blocking and non-blocking: docs/MODELS.md)\n", mtti, d.interval, d.every)
 	return nil
 }
 

@@ -40,7 +40,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	err := checkSplitUnit(root, args)
+	if err == nil {
+		err = root.Execute()
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -69,7 +72,10 @@ bandwidths 400MB/s; rates are per second (or 3/h, 1/y). Every command prints a
 table by default and one JSON object in SI units with --json.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	// --version prints one line a bug report can quote.
+	root.SetVersionTemplate("ckpt {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})

@@ -10,13 +10,13 @@ func newModelCmd() *cobra.Command {
 
   interval    optimal checkpoint interval: Young, Daly (first and higher order),
               Gropp–Lusk, Fialho serial and parallel (uncoordinated + logging)
-  runtime     expected run time and efficiency under Daly's model (000 eq. 1)
-  phi         the inter-process dependency factor φ (003 eq. 12)
+  runtime     expected run time and efficiency under Daly's model (Oldfield et al. 2007, eq. 1)
+  phi         the inter-process dependency factor φ (Fialho et al. 2011, eq. 12)
   oldfield    checkpoint overhead from link, bisection and storage bandwidth,
-              LWFS start-up and overlay buffering (000 §3–4)
-  fill-time   the Checkpoint-Fill-Time Law (002 §III-D)
+              LWFS start-up and overlay buffering (Oldfield et al. 2007, §3–4)
+  fill-time   the Checkpoint-Fill-Time Law (Cao et al. 2016, §III-D)
   multilevel  the multi-level Markov model, blocking or non-blocking, and
-              its optimiser (001 §V, Moody et al.)
+              its optimiser (Sato et al. 2012, §V, Moody et al.)
   figures     regenerate the papers' model figures as PNG and SVG
 
 docs/MODELS.md explains each model, its assumptions and where the papers

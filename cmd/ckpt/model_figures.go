@@ -16,8 +16,8 @@ func newFiguresCmd() *cobra.Command {
 		Short: "Regenerate the papers' model figures as PNG and SVG",
 		Long: `Writes the model figures of the papers, computed from ckpt's own models, as
 PNG and SVG files into DIR, with an index (figures.md) that states every
-figure's parameters: 000 Figs. 2, 3, 4, 7, 8, 9, 10; 001 Figs. 13, 14, 15;
-003 Fig. 4. 001 Fig. 13 and 003 Fig. 4 also show seeded simulations (package
+figure's parameters: Oldfield et al. 2007, Figs. 2, 3, 4, 7, 8, 9, 10; Sato et al. 2012, Figs. 13, 14, 15;
+Fialho et al. 2011, Fig. 4. Sato et al. 2012, Fig. 13 and Fialho et al. 2011, Fig. 4 also show seeded simulations (package
 sim) of what the models describe. Progress goes to stderr.`,
 		Example: `  ckpt model figures --out figures/`,
 		Args:    cobra.NoArgs,

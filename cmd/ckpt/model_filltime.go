@@ -12,8 +12,8 @@ import (
 func newFillTimeCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "fill-time (--system NAME | --ram B --disk-storage B --disk-size B --disk-bw R)",
-		Short: "Ideal full-memory checkpoint time by the Checkpoint-Fill-Time Law (002 §III-D)",
-		Long: `The Checkpoint-Fill-Time Law of 002 §III-D:
+		Short: "Ideal full-memory checkpoint time by the Checkpoint-Fill-Time Law (Cao et al. 2016, §III-D)",
+		Long: `The Checkpoint-Fill-Time Law of Cao et al. 2016, §III-D:
 
   CkptTime = Storage_RAM / Storage_disks × SingleDiskFillTime
 
@@ -21,7 +21,7 @@ the ideal time to dump all memory when every disk of the storage system writes
 at its own bandwidth (single-disk fill time = disk size / disk bandwidth). The
 paper finds real checkpoints about ten times slower.
 
-Presets (002 Table I, decimal units): stampede, jaguar, titan,
+Presets (Cao et al. 2016, Table I, decimal units): stampede, jaguar, titan,
 sunway-taihulight, ccr, ssd-node, exascale. Unknown entries of the table are
 filled from the ratio the paper assumes; where our value differs from the
 printed one the output says why.`,
@@ -30,7 +30,7 @@ printed one the output says why.`,
 		Args: cobra.NoArgs,
 	}
 	fs := c.Flags()
-	system := fs.String("system", "", "a 002 Table I system (see above)")
+	system := fs.String("system", "", "a system of Cao et al. 2016, Table I (see above)")
 	ram := sizeFlag(fs, "ram", "memory to dump, Storage_RAM")
 	diskStorage := sizeFlag(fs, "disk-storage", "total capacity of the storage system, Storage_disks")
 	diskSize := sizeFlag(fs, "disk-size", "capacity of one disk")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,11 +17,11 @@ var methodInfo = map[model.Method]struct {
 	uses   []string
 }{
 	model.MethodYoung:          {"Young 1974: √(2δM)", nil},
-	model.MethodDaly:           {"Daly higher order, 000 eq. 2", nil},
+	model.MethodDaly:           {"Daly higher order, as in Oldfield et al. 2007, eq. 2", nil},
 	model.MethodDalyFirstOrder: {"Daly first order: √(2δM) − δ", nil},
 	model.MethodGroppLusk:      {"Gropp and Lusk 2004: √(2δM)", nil},
-	model.MethodFialho:         {"Fialho serial/coordinated, 003 eqs. 5–6", []string{"restart", "detect", "interval"}},
-	model.MethodFialhoParallel: {"Fialho uncoordinated with message logging, 003 eqs. 10–11", []string{"restart", "detect", "phi", "log-protect", "log-replay", "interval"}},
+	model.MethodFialho:         {"Fialho et al. 2011, serial/coordinated, eqs. 5–6", []string{"restart", "detect", "interval"}},
+	model.MethodFialhoParallel: {"Fialho et al. 2011, uncoordinated with message logging, eqs. 10–11", []string{"restart", "detect", "phi", "log-protect", "log-replay", "interval"}},
 }
 
 func newIntervalCmd() *cobra.Command {
@@ -32,17 +31,19 @@ func newIntervalCmd() *cobra.Command {
 		Long: `Computes the optimal interval (compute time between checkpoints) of one method:
 
   young            Young 1974, √(2δM)
-  daly             Daly's higher-order estimate, 000 eq. 2 (τ = M when δ ≥ 2M)
-  daly1            Daly's first-order estimate, √(2δM) − δ (negative when δ > 2M;
-                   printed as computed)
+  daly             Daly's higher-order estimate (Oldfield et al. 2007, eq. 2;
+                   τ = M when δ ≥ 2M)
+  daly1            Daly's first-order estimate, √(2δM) − δ; it holds for δ < 2M
+                   only (beyond, it is ≤ 0: exit 2, use daly)
   gropp            Gropp and Lusk, √(2δM) (same optimum as Young)
-  fialho           Fialho serial or coordinated, 003 eq. 6; also the overhead of
-                   eq. 5 per MTTI window
-  fialho-parallel  Fialho uncoordinated with pessimistic receiver-based message
-                   logging, 003 eq. 11; needs --phi; overhead of eq. 10
+  fialho           Fialho et al. 2011, serial or coordinated, eq. 6; also the
+                   overhead of eq. 5 per MTTI window
+  fialho-parallel  Fialho et al. 2011, uncoordinated with pessimistic
+                   receiver-based message logging, eq. 11; needs --phi;
+                   overhead of eq. 10
 
-In 003's symbols: t_c = --cost, α = --mtti, t_l = --restart, t_d = --detect,
-Δ_lp = --log-protect, Δ_lr = --log-replay. Flags a method does not use are
+In the symbols of Fialho et al. 2011: t_c = --cost, α = --mtti, t_l = --restart,
+t_d = --detect, Δ_lp = --log-protect, Δ_lr = --log-replay. Flags a method does not use are
 still checked for range, then ignored and listed as such ("ignored" in JSON),
 so one command line can be run with every method. When a formula has no real
 (positive) optimum the command exits 2 and says why.`,
@@ -121,9 +122,6 @@ so one command line can be run with every method. When a formula has no real
 		}
 		if len(ignored) > 0 {
 			t.row("ignored", "--"+strings.Join(ignored, ", --")+" (not used by this method)")
-		}
-		if res.Interval < 0 || math.IsNaN(res.Interval) {
-			t.row("note", "the optimum is not positive: the checkpoint costs more than the failures it protects against")
 		}
 		return t.flush()
 	}

@@ -16,8 +16,8 @@ func newMultilevelCmd() *cobra.Command {
 		Use:   "multilevel --rates λ1,λ2[,…] --cost c1,c2[,…] --restart r1,r2[,…] [flags]",
 		Short: "Multi-level Markov model, blocking or non-blocking, with its optimiser",
 		Long: `The multi-level checkpointing model of Moody et al. (blocking, any number of
-levels) and its two-level non-blocking extension after Sato et al. (001 §V),
-exactly as docs/MODELS.md and SPEC-markov specify.
+levels) and its two-level non-blocking extension after Sato et al. (2012, §V),
+exactly as docs/MODELS.md specifies.
 
 Level 1 is the cheapest (node-local) and the last level the most resilient
 (the shared tier). λ_i (--rates, per second) is the rate of failures of level
@@ -34,8 +34,8 @@ alone for one level) to evaluate that schedule, or neither to optimise both.
 checkpoint; the checkpoint closing a period is also copied to the shared tier
 in the background, taking --flush-latency of wall-clock time and slowing
 computation by (1 + --alpha) meanwhile. The second --cost entry is then the
-part of a level-2 checkpoint the application waits for (SPEC §5 takes it
-equal to c1). A copy that outlasts the period is infeasible (exit 2).
+part of a level-2 checkpoint the application waits for (the non-blocking
+model of docs/MODELS.md takes it equal to c1). A copy that outlasts the period is infeasible (exit 2).
 
 Efficiency is ideal time (failure-free, checkpoint-free compute) over
 expected time; expected_seconds is the expected wall-clock time of one

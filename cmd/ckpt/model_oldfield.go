@@ -13,26 +13,26 @@ import (
 func newOldfieldCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "oldfield (--system NAME | --bytes-per-proc B --link-bw R --bisection-bw R --storage-bw R --mtti D) --procs N [flags]",
-		Short: "Checkpoint overhead from link, bisection and storage bandwidth (000 §3.1, §4)",
+		Short: "Checkpoint overhead from link, bisection and storage bandwidth (Oldfield et al. 2007, §3.1, §4)",
 		Long: `Evaluates Oldfield et al.'s checkpoint overhead model for n = --procs processes:
 
   δ = α_c + nd/β,  β = min(nβ_L, β_n, β_s)
 
 and reports which of the three bandwidths bounds it, Daly's optimal interval
-(000 eq. 2), the failure-free checkpoint fraction δ/(τ+δ) (000 Fig. 4) and the
-efficiency T_s/T of 000 eq. 1 with R = 0 — the paper uses each in different
+(Oldfield et al. 2007, eq. 2), the failure-free checkpoint fraction δ/(τ+δ) (Oldfield et al. 2007, Fig. 4) and the
+efficiency T_s/T of Oldfield et al. 2007, eq. 1 with R = 0 — the paper uses each in different
 places. --storage lwfs sets the start-up cost α_c = n/60000 s (lightweight
-object storage, 000 §4.1); --startup overrides it.
+object storage, Oldfield et al. 2007, §4.1); --startup overrides it.
 
-With an overlay network buffer (000 §4.2, eq. 3–4) of μ bytes the overhead is
+With an overlay network buffer (Oldfield et al. 2007, §4.2, eq. 3–4) of μ bytes the overhead is
 α_c + dn/β_N while dn ≤ k, else α_c + k/β_N + (dn − k)/β_s, with
 β_N = min(nβ_L, β_n) and k = μ/(1 − β_s/β_N); the interval is
 max(τ_opt-D, τ_lb) with τ_lb = (μ/β_s) min(1, nd/k). Give μ directly with
 --overlay-bytes, or as --overlay-procs N --overlay-mem-factor F: μ = N × F ×
-the memory of one compute processor, which is 2d for the presets (000
+the memory of one compute processor, which is 2d for the presets (Oldfield et al. 2007
 checkpoints half of it) and --mem-per-proc with explicit parameters.
 
-Presets (000 Table 1, decimal units): red-storm, bluegene-l, jaguar, petaflop;
+Presets (Oldfield et al. 2007, Table 1, decimal units): red-storm, bluegene-l, jaguar, petaflop;
 d = half the memory per processor, M = 5 years / n. --procs may exceed a
 preset's size (the paper goes to 128K processors on every system).`,
 		Example: `  ckpt model oldfield --system red-storm --procs 65536
@@ -41,7 +41,7 @@ preset's size (the paper goes to 128K processors on every system).`,
 		Args: cobra.NoArgs,
 	}
 	fs := c.Flags()
-	system := fs.String("system", "", "a 000 Table 1 system: red-storm, bluegene-l, jaguar or petaflop")
+	system := fs.String("system", "", "a system of Oldfield et al. 2007, Table 1: red-storm, bluegene-l, jaguar or petaflop")
 	procs := fs.Int("procs", 0, "number of processes n (required, ≥ 1)")
 	storage := fs.String("storage", "pfs", "pfs (start-up 0) or lwfs (start-up n/60000 s)")
 	startup := durationFlag(fs, "startup", "start-up cost α_c, overriding the storage's default (≥ 0)")
@@ -107,7 +107,7 @@ preset's size (the paper goes to 128K processors on every system).`,
 			if !overlayFactor.set || !(overlayFactor.v > 0) {
 				return usagef("--overlay-mem-factor: must be given and > 0 with --overlay-procs")
 			}
-			mem := 2 * in.BytesPerProc // a preset processor's memory (000: d is half of it)
+			mem := 2 * in.BytesPerProc // a preset processor's memory (Oldfield et al. 2007: d is half of it)
 			if *system == "" {
 				if !memPerProc.set || !(memPerProc.v > 0) {
 					return usagef("--mem-per-proc: give the memory of one compute processor (> 0) to size the overlay with --overlay-mem-factor, or give --overlay-bytes")
@@ -154,8 +154,8 @@ preset's size (the paper goes to 128K processors on every system).`,
 		if overlay {
 			t.row("interval lower bound τ_lb", fmt.Sprintf("%s (Daly alone: %s)", units.FormatDuration(res.IntervalLowerBound), units.FormatDuration(res.DalyInterval)))
 		}
-		t.row("checkpoint fraction", fmt.Sprintf("%s  δ/(τ+δ), failure-free (000 Fig. 4)", pct(res.CheckpointFraction)))
-		t.row("efficiency", fmt.Sprintf("%.4g  T_s/T of 000 eq. 1 with R = 0", res.Efficiency))
+		t.row("checkpoint fraction", fmt.Sprintf("%s  δ/(τ+δ), failure-free (Oldfield et al. 2007, Fig. 4)", pct(res.CheckpointFraction)))
+		t.row("efficiency", fmt.Sprintf("%.4g  T_s/T of Oldfield et al. 2007, eq. 1 with R = 0", res.Efficiency))
 		return t.flush()
 	}
 	return c

@@ -14,9 +14,9 @@ import (
 func newPhiCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "phi (--deps P1,P2,... | --graph FILE)",
-		Short: "Inter-process dependency factor φ (003 eq. 12)",
+		Short: "Inter-process dependency factor φ (Fialho et al. 2011, eq. 12)",
 		Long: `Computes φ = Σ P(n) / N², where P(n) is the number of processes that depend
-on process n, itself included (003 eq. 12). φ lies in (0, 1]: 1 when every
+on process n, itself included (Fialho et al. 2011, eq. 12). φ lies in (0, 1]: 1 when every
 process waits for any failed one (coordinated), small when a failure stalls
 few others. Use it as --phi of 'ckpt model interval --method fialho-parallel'.
 
@@ -32,7 +32,7 @@ Each line names a process, a colon, and the processes it waits for (spaces
 or commas between them). Processes named only as targets count too; a
 process may appear on several lines. Dependence is direct, not transitive:
 P(n) = 1 + the number of other processes that wait for n.`,
-		Example: `  ckpt model phi --deps 8,2,2,2,2,2,2,2      # 003 §3.3 master/worker: 0.34375
+		Example: `  ckpt model phi --deps 8,2,2,2,2,2,2,2      # Fialho et al. 2011, §3.3 master/worker: 0.34375
   ckpt model phi --graph job.graph --json`,
 		Args: cobra.NoArgs,
 	}

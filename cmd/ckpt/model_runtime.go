@@ -12,8 +12,8 @@ import (
 func newRuntimeCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "runtime --work D --interval D --cost D --mtti D [--restart D]",
-		Short: "Expected run time and efficiency under Daly's model (000 eq. 1)",
-		Long: `Evaluates 000 eq. 1, T = M e^{R/M} (e^{(τ+δ)/M} − 1) T_s/τ, for a job of
+		Short: "Expected run time and efficiency under Daly's model (Oldfield et al. 2007, eq. 1)",
+		Long: `Evaluates Oldfield et al. 2007, eq. 1, T = M e^{R/M} (e^{(τ+δ)/M} − 1) T_s/τ, for a job of
 T_s = --work seconds of computation that checkpoints every τ = --interval at a
 cost δ = --cost, under failures with mean time to interrupt M = --mtti and a
 restart cost R = --restart. Efficiency is T_s/T. e^x − 1 is evaluated with
@@ -44,7 +44,7 @@ expm1, so very large MTTIs keep their precision.`,
 		t := newTable(w)
 		t.row("expected run time", fmt.Sprintf("%s (%s)", units.FormatDuration(expected), sec(expected)))
 		t.row("efficiency", fmt.Sprintf("%.6g (%s of the time is useful work)", eff, pct(eff)))
-		t.row("daly optimum", fmt.Sprintf("interval %s for this cost and MTTI (000 eq. 2)", units.FormatDuration(model.Daly(cost.v, mtti.v))))
+		t.row("daly optimum", fmt.Sprintf("interval %s for this cost and MTTI (Oldfield et al. 2007, eq. 2)", units.FormatDuration(model.Daly(cost.v, mtti.v))))
 		return t.flush()
 	}
 	return c

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -80,6 +81,36 @@ func TestIntervalNoOptimum(t *testing.T) {
 	checkBadInput(t, []string{"no real optimum"}, "model", "interval", "--method", "fialho-parallel", "--cost", "1", "--mtti", "1",
 		"--restart", "1", "--log-replay", "10", "--phi", "0.5")
 	checkBadInput(t, []string{"no real optimum"}, "model", "interval", "--method", "fialho", "--cost", "1", "--mtti", "1", "--detect", "5", "--json")
+}
+
+// TestIntervalDaly1Domain: Daly's first-order formula √(2δM) − δ is ≤ 0
+// for δ ≥ 2M. The command printed that negative interval with exit 0;
+// outside the domain it exits 2 with one line naming the inputs and the
+// domain, and inside it prints a positive interval. Searched over a grid of
+// costs and MTTIs on both sides of δ = 2M.
+func TestIntervalDaly1Domain(t *testing.T) {
+	checkBadInput(t, []string{"no real optimum", "cost", "mtti", "δ < 2M"}, "model", "interval", "--method", "daly1", "--cost", "300", "--mtti", "100")
+	checkBadInput(t, []string{"no real optimum"}, "model", "interval", "--method", "daly1", "--cost", "2h", "--mtti", "1h", "--json")
+	for _, mtti := range []float64{1, 100, 86400} {
+		for _, ratio := range []float64{0.01, 0.5, 1.9, 1.999, 2, 2.001, 3, 100} {
+			cost := ratio * mtti
+			args := []string{"model", "interval", "--method", "daly1", "--cost", fmt.Sprint(cost), "--mtti", fmt.Sprint(mtti), "--json"}
+			code, stdout, stderr := runCLI(t, args...)
+			if ratio < 2 {
+				if code != exitOK {
+					t.Errorf("ckpt %s: exit %d (%s), want a positive interval", strings.Join(args, " "), code, stderr)
+					continue
+				}
+				if iv := getNum(t, decodeOne(t, stdout), "interval_seconds"); !(iv > 0) {
+					t.Errorf("ckpt %s: interval %g, want > 0", strings.Join(args, " "), iv)
+				}
+				continue
+			}
+			if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("ckpt %s: exit %d, stdout %q, stderr %q; want exit 2, one line", strings.Join(args, " "), code, stdout, stderr)
+			}
+		}
+	}
 }
 
 func TestRuntimeJSON(t *testing.T) {
@@ -342,7 +373,8 @@ func TestTableOutput(t *testing.T) {
 		want []string
 	}{
 		{[]string{"model", "interval", "--method", "fialho", "--cost", "5m", "--mtti", "24h", "--restart", "5m"}, []string{"interval", "6893.75 s", "overhead"}},
-		{[]string{"model", "interval", "--method", "daly1", "--cost", "100", "--mtti", "10"}, []string{"not positive"}},
+		// Outside its domain (cost ≥ 2·MTTI) daly1 exits 2: TestIntervalDaly1Domain.
+		{[]string{"model", "interval", "--method", "daly1", "--cost", "5m", "--mtti", "24h"}, []string{"interval", "first order"}},
 		{[]string{"model", "runtime", "--work", "500d", "--interval", "115m", "--cost", "5m", "--mtti", "24h", "--restart", "5m"}, []string{"efficiency"}},
 		{[]string{"model", "phi", "--deps", "8,2,2,2,2,2,2,2"}, []string{"0.34375"}},
 		{[]string{"model", "oldfield", "--system", "red-storm", "--procs", "65536"}, []string{"storage", "Red Storm"}},

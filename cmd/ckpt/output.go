@@ -113,3 +113,12 @@ func sec(x float64) string {
 	}
 	return fmt.Sprintf("%.6g s", x)
 }
+
+// everyNth says how often something happens counted in checkpoints:
+// "every checkpoint", "every 2nd checkpoint", "every 11th checkpoint".
+func everyNth(k int) string {
+	if k <= 1 {
+		return "every checkpoint"
+	}
+	return "every " + ordinal(k) + " checkpoint"
+}

@@ -31,7 +31,7 @@ node-local checkpoints per shared-tier checkpoint with the multi-level Markov
 model, and prints the expected efficiency side by side, best first, and a
 recommendation.
 
---target-efficiency F answers "what shared-tier bandwidth do I need" (001
+--target-efficiency F answers "what shared-tier bandwidth do I need" (Sato et al. 2012
 Fig. 15) for the recommended node-local configuration, blocking and
 non-blocking.
 

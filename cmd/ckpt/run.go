@@ -41,7 +41,7 @@ type runSpec struct {
 	joinTimeout  time.Duration // how long an attempt's ranks may take to join (0: the coordinator's default)
 	tree         bool
 	keepCache    bool           // keep the node caches after the job finished
-	verbose      bool           // report every checkpoint committed
+	verbose      bool           // also report every staging flush
 	inject       *inject.Config // nil: no failures injected
 	output       io.Writer      // the ranks' output
 	progress     io.Writer      // one line per event
@@ -63,8 +63,11 @@ type runResult struct {
 	// Restarts counts the attempts after the first by where they restored
 	// from: cache, rebuild, shared, none.
 	Restarts map[string]int
-	// Flush sums what the flushes to the shared tier did over the attempts.
+	// Flush sums what the flushes to the shared tier did over the attempts
+	// (non-blocking: the outcomes as the staging servers reported them).
 	Flush ckpt.FlushStats
+	// Account says where every failure went.
+	Account accounting
 	// Staged lists the flushes the staging servers finished, and
 	// StagingRestarts counts the servers started again after dying.
 	Staged          []launch.StageEvent
@@ -93,6 +96,7 @@ func (s runSpec) config() (launch.Config, *launch.Coordinators, error) {
 	}
 	var mu sync.Mutex // events come from the launcher and the coordinator
 	start := time.Now()
+	seen := false // a checkpoint was committed or restored: a restart from scratch lost it
 	cfg := launch.Config{
 		Ranks: s.ranks, Nodes: s.nodes, Program: s.program, Args: s.args, Env: env,
 		CacheRoot: s.cacheRoot, Retries: s.retries, NewCoordinator: coords.New,
@@ -100,13 +104,18 @@ func (s runSpec) config() (launch.Config, *launch.Coordinators, error) {
 		Event: func(e launch.Event) {
 			mu.Lock()
 			defer mu.Unlock()
-			fmt.Fprintf(s.progress, "  %6.2fs  %s\n", e.At.Seconds(), describe(e))
+			line := describe(e)
+			if e.Kind == "restored" && e.Source == "none" && e.Incarnation > 0 {
+				line += scratchWhy(seen)
+			}
+			seen = seen || e.Kind == "checkpoint" || (e.Kind == "restored" && e.Source != "none")
+			fmt.Fprintf(s.progress, "  %6.2fs  %s\n", e.At.Seconds(), line)
 		},
 	}
-	if s.verbose {
-		coords.OnCommit = func(inc uint64, name string) {
-			cfg.Event(launch.Event{Kind: "checkpoint", At: time.Since(start), Incarnation: inc, Checkpoint: name})
-		}
+	// Every checkpoint committed is reported as it happens, one line, so
+	// that a user sees the job progress between launch and finish.
+	coords.OnCommit = func(inc uint64, name string) {
+		cfg.Event(launch.Event{Kind: "checkpoint", At: time.Since(start), Incarnation: inc, Checkpoint: name})
 	}
 	if s.inject != nil {
 		sched, err := inject.NewSchedule(*s.inject)
@@ -174,6 +183,8 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 		}
 		return []string{"CKPT_FLUSH_PRIOR=" + string(b)}
 	}
+	var commits commitLog
+	commits.watch(coords)
 	rep, err := launch.Run(ctx, cfg)
 	tracker.finish(rep, err)
 	res.Report, res.Policy = rep, coords.State()
@@ -183,7 +194,8 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 		st.Stop()
 		res.Staged, res.StagingRestarts = st.Events(), st.Restarts()
 	}
-	res.Flush = flushStats(rep.Attempts)
+	res.Flush = withStaged(flushStats(rep.Attempts), res.Staged)
+	res.Account = account(rep.Attempts, commits.counts())
 	if err == nil && !s.keepCache && !rep.Halted {
 		// The job is done: its cached checkpoints served their purpose
 		// (what it flushed to the shared tier stays). Only what it made
@@ -312,6 +324,15 @@ func describe(e launch.Event) string {
 	return e.Kind
 }
 
+// scratchWhy says why a relaunch started from scratch, given whether a
+// checkpoint had been committed or restored before it.
+func scratchWhy(seen bool) string {
+	if seen {
+		return ": no checkpoint recoverable"
+	}
+	return ": no checkpoint committed yet"
+}
+
 func joinInts(v []int) string {
 	s := make([]string, len(v))
 	for i, x := range v {
@@ -360,14 +381,14 @@ func addRunFlags(c *cobra.Command) *runFlags {
 		retries:         fs.Int("retries", 10, "relaunches allowed after failures"),
 		heartbeat:       durationFlag(fs, "heartbeat-timeout", "a rank silent this long has failed (default 10s)"),
 		joinTimeout:     durationFlag(fs, "join-timeout", joinTimeoutUsage),
-		tree:            fs.Bool("tree", false, "one sub-coordinator per node, which its ranks connect to (paper 002's tree)"),
+		tree:            fs.Bool("tree", false, "one sub-coordinator per node, which its ranks connect to (Cao et al.'s tree)"),
 		keepCache:       fs.Bool("keep-cache", false, "keep the node caches after the job finished (default: removed; a failed job's always stay)"),
-		verbose:         fs.BoolP("verbose", "v", false, "report every checkpoint committed"),
+		verbose:         fs.BoolP("verbose", "v", false, "also report every staging server's flush as it finishes (launches, failures, restores and checkpoints are always reported)"),
 		injectMTTI:      durationFlag(fs, "inject-mtti", "inject failures with this mean time between them (job time)"),
 		injectDist:      fs.String("inject-dist", "exp", "distribution of the time between injected failures: exp or weibull:SHAPE"),
 		injKind:         fs.String("inject-kind", "rank", "what a failure does: rank (kills one process), node (its ranks and its cache), hang (stops one rank without killing it)"),
 		seed:            fs.Uint64("seed", 1, "seed of the injected failures"),
-		stagingServers:  fs.Int("staging-servers", 0, "staging servers that flush non-blocking: they pull every --flush-every-th checkpoint from the nodes while the job computes (needs --shared)"),
+		stagingServers:  fs.Int("staging-servers", 0, "staging servers that flush non-blocking: they pull one checkpoint in --flush-every (K) from the nodes while the job computes (needs --shared)"),
 		stageWriters:    fs.Int("stage-writers", 4, "shared-tier writers of each staging server"),
 		stageRate:       bandwidthFlag(fs, "stage-rate", "cap on the bytes per second each staging server pulls (bounds the interference α)"),
 		flushBusy:       fs.String("flush-busy", "skip", "a non-blocking flush due while the previous one runs: skip it, or wait for the previous one"),
@@ -505,7 +526,7 @@ the shared tier — up to --retries times. Each restart and where it restored
 from is reported as it happens.
 
 --inject-mtti kills ranks (or with --inject-kind node whole nodes with their
-cache) at random times, exponential or Weibull, seeded: paper 003's fault
+cache) at random times, exponential or Weibull, seeded: Fialho et al.'s fault
 injector. 'ckpt halt' stops the job cleanly after its next checkpoint.
 
 With --shared every --flush-every-th checkpoint also goes to the shared
@@ -584,6 +605,9 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 			{"restarts_from_rebuild", r.Restarts["rebuild"]},
 			{"restarts_from_shared", r.Restarts["shared"]},
 			{"restarts_from_scratch", r.Restarts["none"]},
+			{"scratch_no_checkpoint", r.Account.ScratchNoCheckpoint},
+			{"scratch_unrecoverable", r.Account.ScratchUnrecoverable},
+			{"relaunches_never_restored", r.Account.NeverRestored},
 			{"elapsed_seconds", num(r.Elapsed.Seconds())},
 			{"checkpoint_seconds", num(r.Policy.Cost.Seconds())},
 			{"restart_seconds", num(pred.restart)},
@@ -596,6 +620,7 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 	t.row("attempts", fmt.Sprint(len(r.Attempts)), fmt.Sprintf("(%d failures, %d injected)", failures, r.Injected))
 	t.row("restarts", fmt.Sprintf("cache %d, rebuild %d, shared %d, scratch %d",
 		r.Restarts["cache"], r.Restarts["rebuild"], r.Restarts["shared"], r.Restarts["none"]))
+	t.row("failures", r.Account.String())
 	t.row("elapsed", sec(r.Elapsed.Seconds()))
 	if r.Policy.Cost > 0 {
 		t.row("checkpoint cost", sec(r.Policy.Cost.Seconds()), "(measured, smoothed)")
@@ -603,10 +628,10 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 	if f := r.Flush; f.Due > 0 {
 		switch f.Mode {
 		case "blocking":
-			t.row("flushes", fmt.Sprintf("%d blocking, %s each; every %d-th checkpoint", f.Started, sec(f.MeanSeconds()), f.K))
+			t.row("flushes", fmt.Sprintf("%d blocking, %s each; %s", f.Started, sec(f.MeanSeconds()), everyNth(f.K)))
 		case "nonblocking":
-			t.row("flushes", fmt.Sprintf("%d due (every %d-th checkpoint), %d announced to staging servers, %d skipped (previous still running), %d durable, %d failed",
-				f.Due, f.K, f.Started, f.Skipped, f.Durable, f.Failed))
+			t.row("flushes", fmt.Sprintf("%d due (%s), %d announced to staging servers, %d skipped (previous still running), %d durable, %d failed",
+				f.Due, everyNth(f.K), f.Started, f.Skipped, f.Durable, f.Failed))
 			t.row("", fmt.Sprintf("latency %s each; waited %s; α measured %s", sec(f.MeanLatency()), sec(f.Waited), fmtAlpha(f.Alpha())))
 			if f.LastFailure != "" {
 				t.row("", "last failure: "+f.LastFailure)
@@ -620,7 +645,7 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 		t.row("staging", fmt.Sprintf("%d server restarts", r.StagingRestarts))
 	}
 	if !math.IsNaN(pred.efficiency) {
-		t.row("model", fmt.Sprintf("efficiency %.1f%% expected (Daly's run time, 000 eq. 1, at Daly's interval %s, with restart %s measured and the injector's MTTI)",
+		t.row("model", fmt.Sprintf("efficiency %.1f%% expected (Daly's run time, Oldfield et al. 2007, eq. 1, at Daly's interval %s, with restart %s measured and the injector's MTTI)",
 			100*pred.efficiency, sec(pred.interval), sec(pred.restart)))
 	}
 	return t.flush()

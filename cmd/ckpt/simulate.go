@@ -36,21 +36,21 @@ recoveries alike. The times between two failures of a level are exponential
 (--dist weibull:0.7: failures cluster; shape 1 is the exponential).
 
 Strategies:
-  one rate               single level, Daly's setting (000 eq. 1): every
+  one rate               single level, Daly's setting (Oldfield et al. 2007, eq. 1): every
                          interval ends with a checkpoint; a failure rolls back
                          to the last one and restarts (--restart); a failure
                          during a restart starts it again.
-  several rates          blocking multi-level (Moody et al., SPEC-markov §4.3):
+  several rates          blocking multi-level (Moody et al.; docs/MODELS.md):
                          a level-i failure rolls back to the most recent
                          checkpoint of level ≥ i and recovers at that
                          checkpoint's restart cost; --counts v1,… places the
                          levels; --variant l1-protected as in 'model multilevel'.
   --nonblocking          two levels, the top one flushed in the background
                          for --flush-latency, slowing computation by
-                         (1 + --alpha) meanwhile; rollbacks after 001 §V.C.
+                         (1 + --alpha) meanwhile; rollbacks after Sato et al. 2012, §V.C.
   --strategy uncoordinated
                          uncoordinated checkpointing with pessimistic
-                         receiver-based message logging (003 §3.2): --rates
+                         receiver-based message logging (Fialho et al. 2011, §3.2): --rates
                          (or --mtti) is the failure rate of the whole
                          application, each failure strikes one process at
                          random; only it rolls back (detect, --restart, replay
@@ -58,26 +58,26 @@ Strategies:
                          processes that depend on it wait until it has caught
                          up. The dependencies come from --graph FILE (the
                          format of 'ckpt model phi'), --deps P1,P2,… (P(n) of
-                         003 eq. 12) or --phi F with --procs N. --log-protect
-                         is 003's Δ_lp, the logging time per MTTI window.
+                         Fialho et al. 2011, eq. 12) or --phi F with --procs N. --log-protect
+                         is Fialho et al.'s Δ_lp, the logging time per MTTI window.
 
 --interval is the compute time between checkpoints. Omit it (and --counts)
 to simulate the schedule the model finds optimal: the Markov optimiser, or
-003 eq. 11 for uncoordinated checkpointing. --detect adds a failure
+Fialho et al. 2011, eq. 11 for uncoordinated checkpointing. --detect adds a failure
 detection latency to every recovery.
 
 Results depend only on the flags, --seed included (not on --workers).
 Efficiency is --work over the expected run time, as the models define it.
 Runs that take more than a few seconds print their progress on stderr.`,
-		Example: `  # 003 §4.1: 500 days, MTTI 6 h, checkpoint and restart 5 min, Daly's interval
+		Example: `  # Fialho et al. 2011, §4.1: 500 days, MTTI 6 h, checkpoint and restart 5 min, Daly's interval
   ckpt simulate --work 500d --mtti 6h --cost 5m --restart 5m --interval 55m
   # the same with clustered failures
   ckpt simulate --work 500d --mtti 6h --cost 5m --restart 5m --interval 55m --dist weibull:0.7
-  # SPEC-markov's worked example, blocking then non-blocking
+  # a worked example of the Markov models, blocking then non-blocking
   ckpt simulate --work 1000h --rates 2e-4,5e-5 --cost 30,400 --restart 40,500 --interval 600 --counts 4 --json
   ckpt simulate --work 1000h --rates 2e-4,5e-5 --cost 30,30 --restart 40,500 --interval 600 --counts 4 \
       --nonblocking --flush-latency 1500 --alpha 0.05
-  # 003 Table 2, 16 processes (each waited for by 4 others), at eq. 11's interval
+  # Fialho et al. 2011, Table 2, 16 processes (each waited for by 4 others), at eq. 11's interval
   ckpt simulate --strategy uncoordinated --work 2e5 --mtti 100 --cost 1.691 --restart 1.61 \
       --detect 0.5 --phi 0.3125 --procs 16 --log-protect 2.765`,
 		Args: cobra.NoArgs,
@@ -307,7 +307,7 @@ func coordinatedRun(cfg sim.Config, interval *quantity, counts *intList, variant
 		}
 		run.cfg.Strategy = sim.NonBlocking
 		run.cfg.FlushLatency, run.cfg.Alpha = flushLatency.v, alpha.v
-		run.kind, run.modelName = "nonblocking", "Markov model, non-blocking (SPEC-markov §5)"
+		run.kind, run.modelName = "nonblocking", "Markov model, non-blocking (docs/MODELS.md)"
 		nb := model.NonBlocking{Levels: cfg.Levels, FlushLatency: flushLatency.v, Alpha: alpha.v}
 		if run.optimized {
 			res, err = nb.Optimize()
@@ -316,9 +316,9 @@ func coordinatedRun(cfg sim.Config, interval *quantity, counts *intList, variant
 		}
 	} else {
 		run.cfg.L1ProtectedFirst = opt.L1ProtectedFirst
-		run.kind, run.modelName = "blocking", "Markov model, blocking (SPEC-markov §4)"
+		run.kind, run.modelName = "blocking", "Markov model, blocking (docs/MODELS.md)"
 		if L == 1 {
-			run.kind, run.modelName = "single-level", "Daly, 000 eq. 1"
+			run.kind, run.modelName = "single-level", "Daly, as in Oldfield et al. 2007, eq. 1"
 		}
 		if run.optimized {
 			res, err = model.OptimizeBlocking(cfg.Levels, opt)
@@ -340,7 +340,7 @@ func coordinatedRun(cfg sim.Config, interval *quantity, counts *intList, variant
 const maxDependencies = 64 << 20
 
 func uncoordinatedRun(cfg sim.Config, interval *quantity, rateFlag string, phi *quantity, procs int, procsSet bool, deps, graph string, logProtect, logReplay *quantity) (simRun, error) {
-	run := simRun{cfg: cfg, kind: "uncoordinated", modelName: "Fialho, 003 eq. 10 (per process)"}
+	run := simRun{cfg: cfg, kind: "uncoordinated", modelName: "Fialho et al. 2011, eq. 10 (per process)"}
 	run.cfg.Strategy = sim.Uncoordinated
 	if cfg.L() != 1 {
 		return run, usagef("--rates: uncoordinated checkpointing has one level: give the failure rate of the whole application (got %d rates)", cfg.L())

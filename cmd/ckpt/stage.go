@@ -23,7 +23,7 @@ func newStageCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "stage --shared LOC --token T [--listen ADDR] [--state DIR]",
 		Short: "Run a staging server: pull committed checkpoints from compute nodes to the shared tier",
-		Long: `Runs a staging server (paper 001) on an extra node. The staging client in
+		Long: `Runs a staging server (Sato et al. 2012) on an extra node. The staging client in
 each compute node's job announces every checkpoint due for the shared tier;
 the server pulls it from the node's cache in chunks while the application
 computes, and writes one object per rank to the shared tier with --writers

@@ -9,6 +9,18 @@ import (
 	"github.com/ckpt/ckpt"
 )
 
+// sharedOnlyNote explains a checkpoint only the shared tier holds: not a
+// problem, the state a finished job leaves.
+const sharedOnlyNote = "in the shared tier only; no node cache holds it (a job's caches are removed when it finishes)"
+
+// nonNil makes an empty list print as [] in JSON.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
 // errNotRecoverable exits 1 after the report has been printed.
 var errNotRecoverable = errors.New("not recoverable")
 
@@ -56,13 +68,14 @@ checkpoint) is recoverable; 1 otherwise; 2 for bad input.`,
 		w := c.OutOrStdout()
 		if *asJSON {
 			items := []object{}
-			for _, v := range results {
+			for i, v := range results {
 				ranks := []object{}
 				for _, r := range v.Ranks {
 					ranks = append(ranks, object{{"rank", r.Rank}, {"node", r.Node}, {"ok", r.OK}, {"problem", r.Problem}})
 				}
 				items = append(items, object{{"name", v.Name}, {"id", v.ID}, {"recoverable", v.Recoverable},
-					{"how", v.How}, {"reason", v.Reason}, {"shared", v.Shared}, {"ranks", ranks}})
+					{"how", v.How}, {"reason", v.Reason}, {"shared", v.Shared}, {"ranks", ranks},
+					{"cache_nodes", nonNil(list[i].InCache)}})
 			}
 			if err := writeJSON(w, object{{"checkpoints", items}}); err != nil {
 				return err
@@ -73,7 +86,13 @@ checkpoint) is recoverable; 1 otherwise; 2 for bad input.`,
 			}
 			t := newTable(w)
 			t.row("NAME", "ID", "RECOVERABLE", "HOW", "NOTES")
-			for _, v := range results {
+			for i, v := range results {
+				if v.How == ckpt.SourceShared && len(list[i].InCache) == 0 && v.Shared == "ok" {
+					// The normal state of a finished job's checkpoints:
+					// its caches were removed, the shared tier keeps them.
+					t.row(v.Name, fmt.Sprint(v.ID), "yes", v.How, sharedOnlyNote)
+					continue
+				}
 				rec, note := "no", v.Reason
 				if v.Recoverable {
 					rec = "yes"

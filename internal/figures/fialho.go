@@ -80,9 +80,9 @@ func minuteRange(lo, hi, step float64) []float64 {
 }
 
 const fialhoCaption = "Predicted run time in days of a serial application that needs T_s = 500 days of failure-free computation, against the checkpoint interval σ, for four models: " +
-	"Fialho (003 eq. 5 as a run time, T = T_s·α/(α − overhead), detection t_d = 0), Daly (000 eq. 1 with restart R = t_l), Gropp and Lusk (first-order, no restart) and Young (first-order, no restart). " +
-	"Checkpoint cost t_c = 5 min and restart (load) time t_l = 5 min, as in 003 Table 1. Each model's optimal interval is marked on its own curve with the values of 003 Table 1: " +
-	"eq. 6 for Fialho, Daly's first-order √(2t_cα) − t_c (Table 1 prints it for Daly; his higher-order estimate, 000 eq. 2, is %s), and √(2t_cα) for Gropp and Young. " +
+	"Fialho (Fialho et al. 2011, eq. 5 as a run time, T = T_s·α/(α − overhead), detection t_d = 0), Daly (Oldfield et al. 2007, eq. 1 with restart R = t_l), Gropp and Lusk (first-order, no restart) and Young (first-order, no restart). " +
+	"Checkpoint cost t_c = 5 min and restart (load) time t_l = 5 min, as in Fialho et al. 2011, Table 1. Each model's optimal interval is marked on its own curve with the values of Fialho et al. 2011, Table 1: " +
+	"eq. 6 for Fialho, Daly's first-order √(2t_cα) − t_c (Table 1 prints it for Daly; his higher-order estimate, Oldfield et al. 2007, eq. 2, is %s), and √(2t_cα) for Gropp and Young. " +
 	"Gropp and Lusk's run time is taken as T_s(1 + t_c/σ)(1 + σ/(2α)), minimised at √(2t_cα); Young's as T_s(1 + t_c/σ + σ/(2α)); neither counts restarts, so both sit below Daly's and Fialho's curves. " +
 	"Black points with 95%% error bars are ckpt's discrete-event simulation (package sim: %d seeded replications per point, exponential failures striking computation, checkpoints and restarts alike), as the paper's figure shows its own simulation beside the models."
 
@@ -90,13 +90,13 @@ func fialhoFigures() []Figure {
 	return []Figure{
 		{
 			Name:    "fialho-fig4a-runtime-24h",
-			Title:   "003 Fig. 4(a): predicted run time against the checkpoint interval, MTTI 24 h",
+			Title:   "Fialho et al. 2011, Fig. 4(a): predicted run time against the checkpoint interval, MTTI 24 h",
 			Caption: "MTTI α = 24 h; σ from 20 to 300 min. " + fmt.Sprintf(fialhoCaption, fmt.Sprintf("%.1f min", model.Daly(fialhoCost, 24*3600)/60), fialhoReplications) + " Optima: Fialho 114.89 min, Daly 115 min, Gropp 120 min, Young 120 min.",
 			Build:   func() (*plot.Plot, error) { return buildFialho("(a)", 24, minuteRange(20, 300, 2)) },
 		},
 		{
 			Name:    "fialho-fig4b-runtime-6h",
-			Title:   "003 Fig. 4(b): predicted run time against the checkpoint interval, MTTI 6 h",
+			Title:   "Fialho et al. 2011, Fig. 4(b): predicted run time against the checkpoint interval, MTTI 6 h",
 			Caption: "MTTI α = 6 h; σ from 10 to 150 min. " + fmt.Sprintf(fialhoCaption, fmt.Sprintf("%.1f min", model.Daly(fialhoCost, 6*3600)/60), fialhoReplications) + " Optima: Fialho 54.79 min, Daly 55 min, Gropp 60 min, Young 60 min.",
 			Build:   func() (*plot.Plot, error) { return buildFialho("(b)", 6, minuteRange(10, 150, 1)) },
 		},
@@ -108,8 +108,8 @@ func buildFialho(panel string, mttiHours float64, sigmas []float64) (*plot.Plot,
 	if err != nil {
 		return nil, err
 	}
-	p := newPlot(fmt.Sprintf("003 Fig. 4%s: predicted run time of a 500-day application", panel),
-		fmt.Sprintf("MTTI = %g h, t_c = t_l = 5 min, t_d = 0, T_s = 500 days; markers: each model's optimal σ (003 Table 1)", mttiHours))
+	p := newPlot(fmt.Sprintf("Fialho et al. 2011, Fig. 4%s: predicted run time of a 500-day application", panel),
+		fmt.Sprintf("MTTI = %g h, t_c = t_l = 5 min, t_d = 0, T_s = 500 days; markers: each model's optimal σ (Fialho et al. 2011, Table 1)", mttiHours))
 	p.X.Label.Text = "Checkpoint interval σ (minutes)"
 	p.Y.Label.Text = "Predicted run time (days)"
 	const day = 86400.0

@@ -132,12 +132,12 @@ func systemsText() string {
 
 // common000 is the part of every 000 caption that fixes the workload.
 const common000 = "Every processor checkpoints half of its memory (d = d_max/2); the job's MTTI is M = M_dev/n with M_dev = 5 years of 365 days per processor; " +
-	"the checkpoint overhead is δ = α_c + nd/min(nβ_L, β_n, β_s) (000 §3.1) and the interval is Daly's τ_opt-D (000 eq. 2); n runs over the powers of two 2 … 131072 for every system, as in the paper."
+	"the checkpoint overhead is δ = α_c + nd/min(nβ_L, β_n, β_s) (Oldfield et al. 2007, §3.1) and the interval is Daly's τ_opt-D (Oldfield et al. 2007, eq. 2); n runs over the powers of two 2 … 131072 for every system, as in the paper."
 
 const overlayText = "The overlay network has 1024 processors with twice the memory of a compute-node processor each (μ = 2048·d_max; 2.048 TB on Red Storm); " +
-	"δ follows 000 eq. 3 with k = μ/(1 − β_s/β_N), β_N = min(nβ_L, β_n), and τ_opt = max(τ_opt-D, τ_lb) with τ_lb of eq. 4."
+	"δ follows Oldfield et al. 2007, eq. 3 with k = μ/(1 − β_s/β_N), β_N = min(nβ_L, β_n), and τ_opt = max(τ_opt-D, τ_lb) with τ_lb of eq. 4."
 
-const lwfsText = "LWFS has the start-up cost α_c = n/60000 s (000 §4.1); PFS has α_c = 0."
+const lwfsText = "LWFS has the start-up cost α_c = n/60000 s (Oldfield et al. 2007, §4.1); PFS has α_c = 0."
 
 // params000 and paramsRedStorm are the parameter lines of the plots.
 const (
@@ -149,53 +149,53 @@ func oldfieldFigures() []Figure {
 	return []Figure{
 		{
 			Name:  "oldfield-fig2-interval",
-			Title: "000 Fig. 2: optimal checkpoint interval vs processors",
-			Caption: "Daly's optimal checkpoint interval τ_opt-D against the number of compute-node processors for the four systems of 000 Table 1, checkpointing to the parallel file system (α_c = 0). " +
+			Title: "Oldfield et al. 2007, Fig. 2: optimal checkpoint interval vs processors",
+			Caption: "Daly's optimal checkpoint interval τ_opt-D against the number of compute-node processors for the four systems of Oldfield et al. 2007, Table 1, checkpointing to the parallel file system (α_c = 0). " +
 				common000 + " Systems: " + systemsText() + ". " +
 				"The interval falls as n grows (the job's MTTI falls as 1/n); once the storage bandwidth bounds δ (from n = 16 on Red Storm, Jaguar and Petaflop, n = 64 on BlueGene/L) δ·M is constant and the fall flattens until δ approaches 2M.",
 			Build: buildFig2,
 		},
 		{
 			Name:  "oldfield-fig3-throughput",
-			Title: "000 Fig. 3: modeled checkpoint throughput vs processors",
-			Caption: "Modeled checkpoint throughput nd/(δ − α_c) = min(nβ_L, β_n, β_s) against n for the four systems of 000 Table 1, PFS with α_c = 0. " +
+			Title: "Oldfield et al. 2007, Fig. 3: modeled checkpoint throughput vs processors",
+			Caption: "Modeled checkpoint throughput nd/(δ − α_c) = min(nβ_L, β_n, β_s) against n for the four systems of Oldfield et al. 2007, Table 1, PFS with α_c = 0. " +
 				common000 + " Systems: " + systemsText() + ". " +
 				"Throughput grows with the aggregate link bandwidth nβ_L and saturates at the storage bandwidth β_s (dotted lines); the bisection bandwidth never binds.",
 			Build: buildFig3,
 		},
 		{
 			Name:  "oldfield-fig4-overhead",
-			Title: "000 Fig. 4: time spent checkpointing vs processors",
-			Caption: "Share of execution time spent checkpointing, T_δ/(T_s + T_δ) = δ/(τ_opt + δ) in percent, against n for the four systems of 000 Table 1, PFS with α_c = 0. " +
+			Title: "Oldfield et al. 2007, Fig. 4: time spent checkpointing vs processors",
+			Caption: "Share of execution time spent checkpointing, T_δ/(T_s + T_δ) = δ/(τ_opt + δ) in percent, against n for the four systems of Oldfield et al. 2007, Table 1, PFS with α_c = 0. " +
 				common000 + " Systems: " + systemsText() + ".",
 			Build: buildFig4,
 		},
 		{
 			Name:  "oldfield-fig7-interval-redstorm",
-			Title: "000 Fig. 7: optimal interval on Red Storm, PFS / LWFS / LWFS+overlay",
+			Title: "Oldfield et al. 2007, Fig. 7: optimal interval on Red Storm, PFS / LWFS / LWFS+overlay",
 			Caption: "Optimal checkpoint interval τ_opt against n on Red Storm (d_max = 1 GB, β_s = 50 GB/s, β_n = 2.3 TB/s, β_L = 4.8 GB/s) for the parallel file system, LWFS and LWFS+overlay. " +
 				common000 + " " + lwfsText + " " + overlayText +
-				" Cheaper checkpoints shorten the optimal interval (000 §4.3).",
+				" Cheaper checkpoints shorten the optimal interval (Oldfield et al. 2007, §4.3).",
 			Build: buildFig7,
 		},
 		{
 			Name:  "oldfield-fig8-overlay-throughput",
-			Title: "000 Fig. 8: LWFS+overlay checkpoint throughput on Red Storm",
+			Title: "Oldfield et al. 2007, Fig. 8: LWFS+overlay checkpoint throughput on Red Storm",
 			Caption: "Effective throughput nd/(δ − α_c) of an LWFS+overlay checkpoint on Red Storm (d_max = 1 GB, β_s = 50 GB/s, β_n = 2.3 TB/s, β_L = 4.8 GB/s) against n; the marker shape says which bandwidth bounds it: the aggregate link bandwidth nβ_L, the bisection bandwidth β_n, or (once the checkpoint nd exceeds k ≈ 2.09 TB, from n = 8192) the storage bandwidth β_s for the part that does not fit the overlay. " +
 				common000 + " " + lwfsText + " " + overlayText,
 			Build: buildFig8,
 		},
 		{
 			Name:  "oldfield-fig9-overlay-overhead",
-			Title: "000 Fig. 9: LWFS+overlay time spent checkpointing",
-			Caption: "Share of execution time spent checkpointing, δ/(τ_opt + δ) in percent, with LWFS+overlay against n for the four systems of 000 Table 1 (the paper draws bars; lines here). " +
+			Title: "Oldfield et al. 2007, Fig. 9: LWFS+overlay time spent checkpointing",
+			Caption: "Share of execution time spent checkpointing, δ/(τ_opt + δ) in percent, with LWFS+overlay against n for the four systems of Oldfield et al. 2007, Table 1 (the paper draws bars; lines here). " +
 				common000 + " " + lwfsText + " " + overlayText + " Systems: " + systemsText() + ".",
 			Build: buildFig9,
 		},
 		{
 			Name:  "oldfield-fig10-relative-difference",
-			Title: "000 Fig. 10: relative difference PFS vs LWFS+overlay",
-			Caption: "Relative difference (P_fs − P_overlay)/P_fs in percent between the checkpoint percentages of the parallel file system (α_c = 0, no overlay) and of LWFS+overlay, against n for the four systems of 000 Table 1 (the paper draws bars; lines here). " +
+			Title: "Oldfield et al. 2007, Fig. 10: relative difference PFS vs LWFS+overlay",
+			Caption: "Relative difference (P_fs − P_overlay)/P_fs in percent between the checkpoint percentages of the parallel file system (α_c = 0, no overlay) and of LWFS+overlay, against n for the four systems of Oldfield et al. 2007, Table 1 (the paper draws bars; lines here). " +
 				"100 % means the overlay hides the checkpoint entirely, 0 % that it gains nothing; small negative values at small n are the LWFS start-up cost α_c, which the PFS does not pay. " +
 				common000 + " " + lwfsText + " " + overlayText + " Systems: " + systemsText() + ".",
 			Build: buildFig10,
@@ -226,7 +226,7 @@ func glyphFor(i int) draw.GlyphDrawer {
 func minutes(p oldfieldPoint) float64 { return p.Interval / 60 }
 
 func buildFig2() (*plot.Plot, error) {
-	p := newPlot("000 Fig. 2: Daly's optimal checkpoint interval τ_opt-D", "PFS (α_c = 0), "+params000)
+	p := newPlot("Oldfield et al. 2007, Fig. 2: Daly's optimal checkpoint interval τ_opt-D", "PFS (α_c = 0), "+params000)
 	procAxis(&p.X)
 	p.Y.Label.Text = "Optimal checkpoint interval (minutes)"
 	logAxis(&p.Y)
@@ -240,7 +240,7 @@ func buildFig2() (*plot.Plot, error) {
 }
 
 func buildFig3() (*plot.Plot, error) {
-	p := newPlot("000 Fig. 3: modeled checkpoint throughput min(nβ_L, β_n, β_s)", "PFS (α_c = 0), "+params000+"; dotted: β_s")
+	p := newPlot("Oldfield et al. 2007, Fig. 3: modeled checkpoint throughput min(nβ_L, β_n, β_s)", "PFS (α_c = 0), "+params000+"; dotted: β_s")
 	procAxis(&p.X)
 	p.Y.Label.Text = "Checkpoint throughput (GB/s)"
 	logAxis(&p.Y)
@@ -259,7 +259,7 @@ func buildFig3() (*plot.Plot, error) {
 }
 
 func buildFig4() (*plot.Plot, error) {
-	p := newPlot("000 Fig. 4: share of execution time spent checkpointing", "PFS (α_c = 0), "+params000)
+	p := newPlot("Oldfield et al. 2007, Fig. 4: share of execution time spent checkpointing", "PFS (α_c = 0), "+params000)
 	procAxis(&p.X)
 	p.Y.Label.Text = "Checkpoint overhead δ/(τ+δ) (%)"
 	if err := systemLines(p, setupPFS, func(pt oldfieldPoint) float64 { return 100 * pt.CheckpointFraction }); err != nil {
@@ -275,7 +275,7 @@ func buildFig4() (*plot.Plot, error) {
 var redStorm = model.MPPSystems[0]
 
 func buildFig7() (*plot.Plot, error) {
-	p := newPlot("000 Fig. 7: optimal checkpoint interval on Red Storm",
+	p := newPlot("Oldfield et al. 2007, Fig. 7: optimal checkpoint interval on Red Storm",
 		paramsRedStorm+"; LWFS α_c = n/60000 s; overlay μ = 1024 × 2 GB")
 	procAxis(&p.X)
 	p.Y.Label.Text = "Optimal checkpoint interval τ_opt (minutes)"
@@ -299,7 +299,7 @@ func buildFig7() (*plot.Plot, error) {
 }
 
 func buildFig8() (*plot.Plot, error) {
-	p := newPlot("000 Fig. 8: LWFS+overlay checkpoint throughput on Red Storm",
+	p := newPlot("Oldfield et al. 2007, Fig. 8: LWFS+overlay checkpoint throughput on Red Storm",
 		paramsRedStorm+"; α_c = n/60000 s; μ = 1024 × 2 GB; marker: binding bandwidth")
 	procAxis(&p.X)
 	p.Y.Label.Text = "Effective checkpoint throughput (GB/s)"
@@ -344,7 +344,7 @@ func buildFig8() (*plot.Plot, error) {
 }
 
 func buildFig9() (*plot.Plot, error) {
-	p := newPlot("000 Fig. 9: LWFS+overlay share of time spent checkpointing",
+	p := newPlot("Oldfield et al. 2007, Fig. 9: LWFS+overlay share of time spent checkpointing",
 		params000+"; α_c = n/60000 s; μ = 1024 × 2 d_max")
 	procAxis(&p.X)
 	p.Y.Label.Text = "Checkpoint overhead δ/(τ+δ) (%)"
@@ -359,7 +359,7 @@ func buildFig9() (*plot.Plot, error) {
 }
 
 func buildFig10() (*plot.Plot, error) {
-	p := newPlot("000 Fig. 10: relative difference (P_fs − P_overlay)/P_fs",
+	p := newPlot("Oldfield et al. 2007, Fig. 10: relative difference (P_fs − P_overlay)/P_fs",
 		params000+"; PFS α_c = 0; LWFS+overlay α_c = n/60000 s, μ = 1024 × 2 d_max")
 	procAxis(&p.X)
 	p.Y.Label.Text = "Relative difference (%)"

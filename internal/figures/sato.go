@@ -426,25 +426,25 @@ func bandwidthSeries(fs, targets []float64) ([]bandwidthCurve, int, error) {
 
 // Rendering.
 
-const satoParams = "TSUBAME2.0 (SPEC-markov §8): λ1 = 1.757e-5·F /s, λ2 = 1.3774e-6·F /s, c1 = r1 = 72.5 s"
+const satoParams = "TSUBAME2.0 (Sato et al. 2012): λ1 = 1.757e-5·F /s, λ2 = 1.3774e-6·F /s, c1 = r1 = 72.5 s"
 
 // fig13Colors are the colours of the blocking and non-blocking bars.
 var fig13Colors = []int{2, 3}
 
-const satoCaptionCommon = "Two-level checkpointing on TSUBAME2.0 as in SPEC-markov §8 (decimal units): level-1 (XOR, node-local) failure rate λ1 = 1.757e-5·F /s, level-2 (categories 2–5) rate λ2 = 1.3774e-6·F /s, " +
+const satoCaptionCommon = "Two-level checkpointing on TSUBAME2.0 as in Sato et al. 2012 (decimal units): level-1 (XOR, node-local) failure rate λ1 = 1.757e-5·F /s, level-2 (categories 2–5) rate λ2 = 1.3774e-6·F /s, " +
 	"c1 = r1 = 29 GB / 400 MB/s = 72.5 s (not scaled); blocking (Moody et al., model.OptimizeBlocking) c2 = r2 = 40 832 GB / 8 GB/s = 5104·C s; " +
 	"non-blocking (model.NonBlocking) level-2 cost = c1 = 72.5 s blocking, background copy ℓ2 = 40 832 GB / 6.4 GB/s = 6380·C s, restart r2 = 5104·C s, overhead factor α = 0.00184 unless stated. " +
-	"Efficiency = ideal time / expected time, maximised over the interval t and the level-1 count v (SPEC-markov §6)."
+	"Efficiency = ideal time / expected time, maximised over the interval t and the level-1 count v (docs/MODELS.md, Optimiser)."
 
 func satoFigures() []Figure {
 	return []Figure{
 		{
 			Name:  "sato-fig13-efficiency",
-			Title: "001 Fig. 13: efficiency of blocking and non-blocking checkpointing",
-			Caption: "Optimised efficiency of blocking and non-blocking checkpointing for failure-rate scale F and PFS-cost scale C in {1, 2, 10}² (all nine combinations; the paper's exact grid is not recoverable, SPEC-markov §10 item 11). " +
+			Title: "Sato et al. 2012, Fig. 13: efficiency of blocking and non-blocking checkpointing",
+			Caption: "Optimised efficiency of blocking and non-blocking checkpointing for failure-rate scale F and PFS-cost scale C in {1, 2, 10}² (all nine combinations; the paper's exact grid is not recoverable). " +
 				satoCaptionCommon + " Non-blocking is better in every case; at (F, C) = (10, 10) both are essentially 0 (a 14 h PFS write or restart against a 1.5 h MTBF), kept as the honest result. " +
-				fmt.Sprintf("Black points with 95%% error bars are ckpt's discrete-event simulation (package sim, which follows the operational rules of SPEC-markov §4.3 and §5.3) of each bar's optimal schedule: "+
-					"%d seeded replications of a job of whole periods long enough for about %d failures (at least %d periods); each agrees with the model within 4 standard errors (tested), as SPEC-markov §9's independent simulation does. "+
+				fmt.Sprintf("Black points with 95%% error bars are ckpt's discrete-event simulation (package sim, which follows the operational rules of the Markov models, docs/MODELS.md) of each bar's optimal schedule: "+
+					"%d seeded replications of a job of whole periods long enough for about %d failures (at least %d periods); each agrees with the model within 4 standard errors (tested), as the validation in docs/MODELS.md reports. "+
 					"A non-blocking job's first period has no copy in flight, which raises its efficiency above the long-run bar by under 0.1%% here. "+
 					"At (10, 10) the simulation is capped at %.1e failures a bar: non-blocking gets %d replications of %d periods (its first period then adds 4%% to an efficiency of 1e-4, within the noise); "+
 					"blocking is not simulated, one of its periods taking 6.7e7 failures.",
@@ -454,15 +454,15 @@ func satoFigures() []Figure {
 		},
 		{
 			Name:  "sato-fig14-alpha",
-			Title: "001 Fig. 14: efficiency against the overhead factor α",
+			Title: "Sato et al. 2012, Fig. 14: efficiency against the overhead factor α",
 			Caption: "Optimised non-blocking efficiency (solid) against the overhead factor α, 25 values spaced evenly in log α over [0.001, 10], for (F, C) = (1, 1), (2, 2) and (10, 1); the dashed line of the same colour is the blocking efficiency, which does not depend on α. " +
-				satoCaptionCommon + " Vertical dotted lines mark where the two are equal: α ≈ 2.78 for F = C = 1 (SPEC-markov §10 item 12), later for the larger F and C, so blocking wins only for very large α at current rates.",
+				satoCaptionCommon + " Vertical dotted lines mark where the two are equal: α ≈ 2.78 for F = C = 1 (docs/MODELS.md, Figures), later for the larger F and C, so blocking wins only for very large α at current rates.",
 			Slow:  true,
 			Build: buildFig14,
 		},
 		{
 			Name:  "sato-fig15-bandwidth",
-			Title: "001 Fig. 15: PFS bandwidth required for 90/80/70 % efficiency",
+			Title: "Sato et al. 2012, Fig. 15: PFS bandwidth required for 90/80/70 % efficiency",
 			Caption: "Smallest PFS bandwidth B (model.SmallestReaching over [100 MB/s, 100 TB/s], relative precision 1e-4) at which the optimised efficiency reaches 90 %, 80 % and 70 %, against the failure-rate scale F = 1 … 16; non-blocking solid, blocking dashed. " +
 				"The PFS checkpoint is 1408 nodes × 29 GB = 40.832 TB: blocking c2 = r2 = 40.832 TB / B; non-blocking background copy ℓ2 = r2 = 40.832 TB / B (staging saturates the PFS) with a blocking part c1; c1 = r1 = 72.5 s, α = 0.00184, λ1 = 1.757e-5·F /s, λ2 = 1.3774e-6·F /s. " +
 				"A missing point means no bandwidth up to 100 TB/s reaches the target: non-blocking pays c1 = 72.5 s at every checkpoint, so its efficiency is capped (about 0.94 at F = 1, 0.77 at F = 16) and its 90 % curve stops after F = 3 and its 80 % curve after F = 12. " +
@@ -492,7 +492,7 @@ func buildFig13() (*plot.Plot, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := newPlot("001 Fig. 13: optimised efficiency, blocking vs non-blocking",
+	p := newPlot("Sato et al. 2012, Fig. 13: optimised efficiency, blocking vs non-blocking",
 		satoParams+"\nblocking c2 = r2 = 5104·C s; non-blocking ℓ2 = 6380·C s, r2 = 5104·C s, α = 0.00184; black: simulation, 95% CI")
 	var blk, nbk plotter.Values
 	var names []string
@@ -560,7 +560,7 @@ func buildFig14() (*plot.Plot, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := newPlot("001 Fig. 14: efficiency against the overhead factor α",
+	p := newPlot("Sato et al. 2012, Fig. 14: efficiency against the overhead factor α",
 		satoParams+"\nblocking c2 = r2 = 5104·C s; non-blocking ℓ2 = 6380·C s, r2 = 5104·C s; t and v optimised")
 	p.X.Label.Text = "Overhead factor α (computation slowdown while a copy is in flight)"
 	logAxis(&p.X)
@@ -599,7 +599,7 @@ func buildFig15() (*plot.Plot, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := newPlot("001 Fig. 15: PFS bandwidth required for a target efficiency",
+	p := newPlot("Sato et al. 2012, Fig. 15: PFS bandwidth required for a target efficiency",
 		"1408 × 29 GB = 40.832 TB; blocking c2 = r2 = 40.832 TB/B; non-blocking ℓ2 = r2 = 40.832 TB/B\n"+
 			"TSUBAME2.0 λ1, λ2 × F; c1 = r1 = 72.5 s; α = 0.00184; gaps: unreachable with B ≤ 100 TB/s")
 	p.X.Label.Text = "Failure-rate scale F (× today's TSUBAME2.0 rates)"

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // SyntaxError reports an input that could not be parsed.
@@ -43,6 +44,16 @@ var durationUnits = map[string]float64{
 	"d": day, "w": 7 * day, "y": year,
 }
 
+// durationWords are spelled-out time units people write. The parser keeps
+// to one short spelling per unit and, for these, says which to write.
+var durationWords = map[string]string{
+	"sec": "s", "secs": "s", "second": "s", "seconds": "s",
+	"mins": "m", "minute": "m", "minutes": "m",
+	"hr": "h", "hrs": "h", "hour": "h", "hours": "h",
+	"day": "d", "days": "d", "week": "w", "weeks": "w",
+	"yr": "y", "yrs": "y", "year": "y", "years": "y",
+}
+
 // sizeUnits is keyed by the ASCII-lowercased unit.
 var sizeUnits = map[string]float64{
 	"b":  1,
@@ -65,8 +76,10 @@ func sizeUnit(u string) (float64, bool) {
 // quantity describes one grammar: [sign] number [unit], or for compound
 // quantities a sum of number+unit parts.
 type quantity struct {
-	lookup   func(unit string) (float64, bool)
-	hint     string // shown after an unknown unit
+	lookup func(unit string) (float64, bool)
+	hint   string // shown after an unknown unit
+	// suggest, if set, names the unit to write instead of an unknown one.
+	suggest  func(unit string) (string, bool)
 	compound bool
 }
 
@@ -74,6 +87,7 @@ var (
 	duration = quantity{
 		lookup:   func(u string) (float64, bool) { m, ok := durationUnits[u]; return m, ok },
 		hint:     "use ns, us, ms, s, m, h, d, w, y",
+		suggest:  func(u string) (string, bool) { w, ok := durationWords[asciiLower(u)]; return w, ok },
 		compound: true,
 	}
 	size = quantity{
@@ -236,6 +250,11 @@ func (q quantity) parse(s string) (v float64, hasUnit bool, reason string) {
 		case unit != "":
 			m, ok := q.lookup(unit)
 			if !ok {
+				if q.suggest != nil {
+					if short, ok := q.suggest(unit); ok {
+						return 0, false, fmt.Sprintf("unknown unit %q: write %s%s", unit, num, short)
+					}
+				}
 				return 0, false, fmt.Sprintf("unknown unit %q (%s)", unit, q.hint)
 			}
 			mult, hasUnit = m, true
@@ -321,4 +340,31 @@ func asciiLower(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// Unit reports whether word, standing alone, is a unit of a quantity of the
+// kind ("duration", "size" or "bandwidth"), and the unit to write right
+// after the number: "seconds" → "s", "GB" → "GB", "MB/s" → "MB/s". It lets
+// a command line notice a value the shell split from its unit ("3 seconds").
+func Unit(kind, word string) (string, bool) {
+	if word == "" || !unicode.IsLetter([]rune(word)[0]) {
+		return "", false
+	}
+	switch kind {
+	case "duration":
+		if _, ok := durationUnits[word]; ok {
+			return word, true
+		}
+		w, ok := durationWords[asciiLower(word)]
+		return w, ok
+	case "size":
+		if _, ok := sizeUnit(word); ok {
+			return word, true
+		}
+	case "bandwidth":
+		if _, reason := parseBandwidth("1" + word); reason == "" {
+			return word, true
+		}
+	}
+	return "", false
 }

@@ -407,3 +407,41 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestSpelledOutUnits: "3 seconds" as one argument is an error that says
+// what to write; the parser keeps one short spelling per unit.
+func TestSpelledOutUnits(t *testing.T) {
+	for in, want := range map[string]string{
+		"3 seconds": "write 3s", "3seconds": "write 3s", "5 min": "", "2 hours": "write 2h", "1.5 Days": "write 1.5d",
+		"1 year": "write 1y", "1h 30 minutes": "write 30m", "10 fortnights": "use ns, us",
+	} {
+		_, err := ParseDuration(in)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("ParseDuration(%q): %v", in, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("ParseDuration(%q) = %v, want an error saying %q", in, err, want)
+		}
+	}
+}
+
+// TestUnit: which lone words are units, and what to write after the number.
+func TestUnit(t *testing.T) {
+	cases := []struct {
+		kind, word, want string
+		ok               bool
+	}{
+		{"duration", "seconds", "s", true}, {"duration", "s", "s", true}, {"duration", "min", "min", true},
+		{"duration", "Hours", "h", true}, {"duration", "years", "y", true}, {"duration", "ms", "ms", true},
+		{"duration", "GB", "", false}, {"duration", "himeno", "", false}, {"duration", "3", "", false}, {"duration", "", "", false},
+		{"size", "GB", "GB", true}, {"size", "GiB", "GiB", true}, {"size", "Gb", "", false}, {"size", "seconds", "", false},
+		{"bandwidth", "MB/s", "MB/s", true}, {"bandwidth", "GBps", "GBps", true}, {"bandwidth", "GB", "", false}, {"bandwidth", "/s", "", false},
+		{"number", "s", "", false},
+	}
+	for _, c := range cases {
+		got, ok := Unit(c.kind, c.word)
+		if got != c.want || ok != c.ok {
+			t.Errorf("Unit(%q, %q) = %q, %v; want %q, %v", c.kind, c.word, got, ok, c.want, c.ok)
+		}
+	}
+}
