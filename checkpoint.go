@@ -304,11 +304,12 @@ func (s *Store) planCommit(name string, all []commitMsg) (manifest.Meta, [][]int
 	}
 	scheme, err := s.schemeFor(members)
 	if err != nil {
-		return manifest.Meta{}, nil, err
+		return manifest.Meta{}, nil, configError(err)
 	}
 	sets, err := placement.FormSets(members, scheme.SetSize())
 	if err != nil {
-		return manifest.Meta{}, nil, fmt.Errorf("redundancy %s: %w", scheme, err)
+		// The same members would form no sets at the next launch either.
+		return manifest.Meta{}, nil, configError(fmt.Errorf("redundancy %s: %w", scheme, err))
 	}
 	meta := manifest.Meta{Name: name, ID: id, Created: all[0].Created, Ranks: len(all), Scheme: scheme.String(),
 		N: scheme.SetSize(), M: scheme.Parity, Sets: sets, Level: manifest.LevelCache}

@@ -150,7 +150,7 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 	}
 	p, err := policy.Parse(interval)
 	if err != nil {
-		return nil, fmt.Errorf("ckpt: checkpoint interval: %w", err)
+		return nil, configError(fmt.Errorf("ckpt: checkpoint interval: %w", err))
 	}
 	j.pol = p
 	switch {
@@ -160,7 +160,7 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 		j.flushEvery = policy.FlushEvery{K: opts.FlushEvery}
 	case os.Getenv(envFlushEvery) != "":
 		if j.flushEvery, err = policy.ParseFlushEvery(os.Getenv(envFlushEvery)); err != nil {
-			return nil, fmt.Errorf("ckpt: %s: %w", envFlushEvery, err)
+			return nil, configError(fmt.Errorf("ckpt: %s: %w", envFlushEvery, err))
 		}
 	default:
 		j.flushEvery = policy.FlushEvery{K: 1}
@@ -185,7 +185,7 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 		j.flushBusy = FlushSkip
 	case FlushSkip, FlushWait:
 	default:
-		return nil, fmt.Errorf("ckpt: flush busy policy %q: want %s or %s", j.flushBusy, FlushSkip, FlushWait)
+		return nil, configError(fmt.Errorf("ckpt: flush busy policy %q: want %s or %s", j.flushBusy, FlushSkip, FlushWait))
 	}
 	so := opts.Store
 	if so.Size == 0 {

@@ -128,14 +128,22 @@ func Open(opts Options) (*Store, error) {
 	}
 	if s.scheme != "" {
 		if _, err := redundancy.ParseScheme(s.scheme); err != nil {
-			return nil, fmt.Errorf("ckpt: redundancy: %w", err)
+			return nil, configError(fmt.Errorf("ckpt: redundancy: %w", err))
 		}
 	}
 	if s.shared == nil {
 		if loc := os.Getenv("CKPT_SHARED"); loc != "" {
 			b, err := OpenShared(context.Background(), loc)
 			if err != nil {
-				return nil, fmt.Errorf("ckpt: CKPT_SHARED: %w", err)
+				err = fmt.Errorf("ckpt: CKPT_SHARED: %w", err)
+				if !strings.HasPrefix(loc, "s3://") || storage.IsPermanent(err) {
+					// A directory that cannot be made or written, a
+					// bucket that does not exist or refuses the
+					// credentials; an object store out of reach may
+					// come back.
+					err = configError(err)
+				}
+				return nil, err
 			}
 			// CKPT_SHARED_BANDWIDTH caps this process's share of the
 			// shared tier's bandwidth (bytes/s), to model a parallel file
@@ -143,7 +151,7 @@ func Open(opts Options) (*Store, error) {
 			if v := os.Getenv("CKPT_SHARED_BANDWIDTH"); v != "" {
 				bw, err := units.ParseBandwidth(v)
 				if err != nil || bw <= 0 {
-					return nil, fmt.Errorf("ckpt: CKPT_SHARED_BANDWIDTH=%q: want a bandwidth such as 200MB/s", v)
+					return nil, configError(fmt.Errorf("ckpt: CKPT_SHARED_BANDWIDTH=%q: want a bandwidth such as 200MB/s", v))
 				}
 				b = throttle.New(b, bw)
 			}
@@ -163,7 +171,7 @@ func Open(opts Options) (*Store, error) {
 		if d == DurableDefault {
 			var err error
 			if d, err = ParseDurability(os.Getenv("CKPT_CACHE_DURABILITY")); err != nil {
-				return nil, fmt.Errorf("ckpt: CKPT_CACHE_DURABILITY: %w", err)
+				return nil, configError(fmt.Errorf("ckpt: CKPT_CACHE_DURABILITY: %w", err))
 			}
 		}
 		var lopts []local.Option
@@ -172,7 +180,7 @@ func Open(opts Options) (*Store, error) {
 		}
 		b, err := local.New(dir, lopts...)
 		if err != nil {
-			return nil, fmt.Errorf("ckpt: cache: %w", err)
+			return nil, configError(fmt.Errorf("ckpt: cache: %w", err))
 		}
 		s.cache, s.ownsCache = b, true
 	}

@@ -77,17 +77,24 @@ func newExampleMatmulCmd() *cobra.Command {
 	return c
 }
 
+// rankError exits with the status that tells 'ckpt run' what a relaunch
+// can do (ckpt.ExitStatus): a configuration error is not relaunched, a
+// rank that only saw the job fail is not taken for its cause.
+func rankError(err error) error {
+	return statusError{err: err, status: ckpt.ExitStatus(err)}
+}
+
 // runExample joins the job, runs the rank program, and has rank 0 print
 // the result.
 func runExample(c *cobra.Command, prog func(*ckpt.Job) (ranks.Report, error)) error {
 	job, err := ckpt.Join(c.Context(), ckpt.JobOptions{})
 	if err != nil {
-		return err
+		return rankError(err)
 	}
 	defer job.Close()
 	rep, err := prog(job)
 	if err != nil {
-		return fmt.Errorf("rank %d: %w", job.Rank(), err)
+		return rankError(fmt.Errorf("rank %d: %w", job.Rank(), err))
 	}
 	if job.Rank() == 0 {
 		fmt.Fprintln(c.OutOrStdout(), rep.Result)

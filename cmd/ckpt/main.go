@@ -30,6 +30,16 @@ func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
+// statusError exits with its own status: a rank's (ckpt.ExitStatus), or
+// 128+N after signal N stopped 'ckpt run'.
+type statusError struct {
+	err    error
+	status int
+}
+
+func (e statusError) Error() string { return e.err.Error() }
+func (e statusError) Unwrap() error { return e.err }
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -51,6 +61,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitError // the report says why
 	}
 	fmt.Fprintf(stderr, "ckpt: %s\n", oneLine(err.Error()))
+	var se statusError
+	if errors.As(err, &se) {
+		return se.status
+	}
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return exitUsage

@@ -54,6 +54,8 @@ type runSpec struct {
 	sharedBandwidth float64  // bytes/s of the whole shared tier, shared by its writers (0: no cap)
 	stageToken      string
 	onStaging       func(*launch.Staging) // tests: told of the staging servers once they run
+
+	stop <-chan struct{} // closed: checkpoint, then stop (a signal)
 }
 
 // runResult is what a job did.
@@ -68,6 +70,8 @@ type runResult struct {
 	Flush ckpt.FlushStats
 	// Account says where every failure went.
 	Account accounting
+	// Err is why the job did not finish ("" if it did).
+	Err string
 	// Staged lists the flushes the staging servers finished, and
 	// StagingRestarts counts the servers started again after dying.
 	Staged          []launch.StageEvent
@@ -100,7 +104,7 @@ func (s runSpec) config() (launch.Config, *launch.Coordinators, error) {
 	cfg := launch.Config{
 		Ranks: s.ranks, Nodes: s.nodes, Program: s.program, Args: s.args, Env: env,
 		CacheRoot: s.cacheRoot, Retries: s.retries, NewCoordinator: coords.New,
-		HaltFile: s.haltFile(), Output: s.output,
+		HaltFile: s.haltFile(), Output: s.output, Stop: s.stop,
 		Event: func(e launch.Event) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -188,6 +192,9 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 	rep, err := launch.Run(ctx, cfg)
 	tracker.finish(rep, err)
 	res.Report, res.Policy = rep, coords.State()
+	if err != nil {
+		res.Err = oneLine(err.Error())
+	}
 	if st != nil {
 		// The job is over: what the servers still pull has no one to
 		// serve it.
@@ -308,7 +315,7 @@ func describe(e launch.Event) string {
 		}
 		return fmt.Sprintf("inject: rank %s killed", joinInts(e.Ranks))
 	case "fail":
-		return "failed: " + e.Reason
+		return "failed: " + e.Reason + failDetail(e)
 	case "restored":
 		if e.Source == "none" {
 			return "started from scratch"
@@ -549,6 +556,25 @@ finished has what it made removed (--keep-cache keeps it), and nothing
 else. 'ckpt status', 'ckpt checkpoint' and 'ckpt halt' act on a running job
 by its name; 'ckpt ls' lists the jobs and, with --job, their checkpoints.
 
+What a relaunch cannot fix ends the job at once. The flags are checked
+before anything starts (--redundancy against the nodes, --shared and
+--cache-root a writable directory, s3:// credentials; exit status 2). A
+rank that exits with status 78 (a configuration error, such as a grid too
+small for the ranks), or a program that fails before the job's first
+checkpoint, or twice from the same checkpoint, is not launched again: the
+error names the rank that failed first, its exit status and its last line
+of output, and --json's "error" says it (null when the job finished).
+Relaunches after failures wait 0.1s, doubling up to 5s, and start over
+after a committed checkpoint (none after injected failures).
+
+The first SIGINT or SIGTERM, or --signal's (USR1 for Slurm's
+--signal=USR1@60), asks the job to checkpoint and stop, as 'ckpt halt'
+does; its ranks are killed if it has not stopped within --halt-timeout,
+or at a second signal. Every process of the job is reaped before ckpt run
+exits, and it says how to resume: run the same command again. Exit status
+130 after SIGINT, 143 after SIGTERM (128+N); 0 when --signal's stop
+checkpointed cleanly.
+
   ckpt run -n 8 --nodes 4 --redundancy xor:4 -- ckpt example himeno
   ckpt run -n 8 --nodes 4 --inject-mtti 3s --inject-kind node -- ckpt example himeno
   ckpt run -n 8 --nodes 4 --shared /lustre/job --staging-servers 2 --flush-every auto:1h \
@@ -558,6 +584,8 @@ by its name; 'ckpt ls' lists the jobs and, with --job, their checkpoints.
 	n := c.Flags().IntP("ranks", "n", 0, "ranks (processes) of the job")
 	rf := addRunFlags(c)
 	asJSON := jsonFlag(c)
+	haltSignal := c.Flags().String("signal", "", "a signal that also means \"checkpoint, then stop\" (USR1, SIGUSR1 or a number; for Slurm's --signal=USR1@60), and exits 0 when the job stopped cleanly")
+	haltTimeout := durationFlag(c.Flags(), "halt-timeout", "after a signal, how long the job may take to checkpoint and stop before its ranks are killed (default 60s)")
 	c.RunE = func(c *cobra.Command, args []string) error {
 		if !c.Flags().Changed("ranks") {
 			return usagef("-n: how many ranks? (see 'ckpt run --help')")
@@ -566,13 +594,32 @@ by its name; 'ckpt ls' lists the jobs and, with --job, their checkpoints.
 		if err != nil {
 			return err
 		}
+		halt, grace, err := signalFlags(*haltSignal, haltTimeout)
+		if err != nil {
+			return err
+		}
+		// Before anything is launched: what every rank would find out.
+		if err := spec.preflight(c.Context()); err != nil {
+			return err
+		}
+		ctx, sigs := watchSignals(c.Context(), c.ErrOrStderr(), grace, halt)
+		defer sigs.stopWatching()
+		spec.stop = sigs.stop
 		spec.output, spec.progress = c.ErrOrStderr(), c.ErrOrStderr()
 		if err := spec.claim(); err != nil {
 			return err
 		}
 		fmt.Fprintf(spec.progress, "ckpt run: job %s: %d ranks on %d nodes, caches in %s (ckpt status|checkpoint|halt %s)\n",
 			spec.dir().Name, spec.ranks, spec.nodes, spec.cacheRoot, spec.jobRef())
-		res, runErr := spec.run(c.Context())
+		res, runErr := spec.run(ctx)
+		sig, killed := sigs.received()
+		if sig != nil && (runErr != nil || res.Halted) {
+			msg, err := signalEnd(sig, halt, killed, res, runErr, spec.cacheRoot)
+			res.Err, runErr = msg, err
+			if err == nil {
+				fmt.Fprintf(c.ErrOrStderr(), "ckpt run: %s\n", msg)
+			}
+		}
 		mtti := 0.0
 		if spec.inject != nil {
 			mtti = spec.inject.MTTI.Seconds()
@@ -613,6 +660,7 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 			{"restart_seconds", num(pred.restart)},
 			{"model_efficiency", num(pred.efficiency)},
 			{"flush", flushJSON(r)},
+			{"error", nullIfEmpty(r.Err)},
 		})
 	}
 	t := newTable(w)

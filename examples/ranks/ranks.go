@@ -118,11 +118,12 @@ type HimenoConfig struct {
 // Himeno runs the distributed Himeno benchmark as this rank of job.
 func Himeno(ctx context.Context, job *ckpt.Job, cfg HimenoConfig) (Report, error) {
 	if cfg.Iterations < 1 {
-		return Report{}, fmt.Errorf("himeno: %d iterations: need at least 1", cfg.Iterations)
+		return Report{}, ckpt.ConfigError(fmt.Errorf("himeno: %d iterations: need at least 1", cfg.Iterations))
 	}
 	s, err := himeno.New(cfg.Size, job.Rank(), job.Size())
 	if err != nil {
-		return Report{}, err
+		// The grid does not fit the ranks: every relaunch would fail so.
+		return Report{}, ckpt.ConfigError(err)
 	}
 	return run(ctx, job, "himeno", &himenoStepper{Solver: s, iters: cfg.Iterations})
 }

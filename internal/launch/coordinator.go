@@ -78,22 +78,26 @@ func (f *Coordinators) New(inc uint64, token string) (Coordinator, error) {
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
-	var opts coordnet.Options
-	if f.OnCommit != nil || f.OnNotice != nil {
-		opts.OnNotice = func(n coord.Notice) {
-			if n.Kind == coord.NoticeCommitted && f.OnCommit != nil {
+	a := &attemptCoord{f: f}
+	opts := coordnet.Options{OnNotice: func(n coord.Notice) {
+		if n.Kind == coord.NoticeCommitted {
+			a.mu.Lock()
+			a.committed++
+			a.newest = n.Name
+			a.mu.Unlock()
+			if f.OnCommit != nil {
 				f.OnCommit(inc, n.Name)
 			}
-			if f.OnNotice != nil {
-				f.OnNotice(inc, n)
-			}
 		}
-	}
+		if f.OnNotice != nil {
+			f.OnNotice(inc, n)
+		}
+	}}
 	co, err := coordnet.StartCoordinator(listen, cfg, opts)
 	if err != nil {
 		return nil, err
 	}
-	a := &attemptCoord{Coordinator: co, f: f}
+	a.Coordinator = co
 	if f.Tree {
 		for n := range f.Nodes {
 			var ranks []int32
@@ -155,6 +159,18 @@ type attemptCoord struct {
 	*coordnet.Coordinator
 	f      *Coordinators
 	relays []*coordnet.Server
+
+	mu        sync.Mutex
+	committed int    // checkpoints committed in this attempt
+	newest    string // the newest of them
+}
+
+// Committed counts the checkpoints the attempt committed and names the
+// newest (Committer).
+func (a *attemptCoord) Committed() (int, string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.committed, a.newest
 }
 
 // RankAddr is where rank r connects: its node's sub-coordinator in tree

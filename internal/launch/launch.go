@@ -8,6 +8,13 @@
 // injector built in: failures of ranks, or of whole nodes together with
 // their cache, at random times.
 //
+// What a relaunch cannot fix is not relaunched: Classify (pure) reads each
+// attempt's end from the ranks' exit statuses (ExitConfig, ExitJobFailed)
+// and the checkpoints committed, and Run gives up with the first real
+// cause; relaunches back off (Backoff). Config.Stop asks the job to
+// checkpoint and stop (a signal to the launcher); cancelling Run's context
+// kills every rank's process group and reaps them.
+//
 // The launcher does no checkpointing itself: ranks find the coordinator and
 // their node's cache through the environment (CKPT_COORD, CKPT_TOKEN,
 // CKPT_RANK, CKPT_SIZE, CKPT_NODE, CKPT_CACHE, CKPT_INCARNATION), and tell
@@ -27,6 +34,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -103,6 +111,21 @@ type Config struct {
 	Inject <-chan []int
 	// HaltFile, if set: when it appears the job is asked to halt.
 	HaltFile string
+	// Stop, if set, is closed to ask the job to checkpoint and stop (a
+	// signal to the launcher): every attempt from then on is asked to halt
+	// as by HaltFile, and a failed attempt is not launched again. To stop
+	// at once, cancel Run's context instead.
+	Stop <-chan struct{}
+	// AbortGrace is how long the ranks have to exit on their own after the
+	// coordinator aborted the job, before they are killed (default 3s): the
+	// rank that caused the abort is exiting, and its exit status says why
+	// (a configuration error?), which a SIGKILL would erase.
+	AbortGrace time.Duration
+	// Backoff is the wait before the first relaunch, doubling for each
+	// next one up to MaxBackoff, and reset by an attempt that committed a
+	// checkpoint (defaults 100ms and 5s; negative: no wait). An attempt
+	// ended by an injected failure is relaunched at once.
+	Backoff, MaxBackoff time.Duration
 	// Output receives the ranks' output, each line prefixed with its rank.
 	Output io.Writer
 	// Event, if set, is told what happens as it happens.
@@ -120,6 +143,12 @@ type Event struct {
 	Source      string // restored: cache, rebuild, shared or none
 	Checkpoint  string // restored, checkpoint: its name
 	Reason      string // fail: why the attempt ended
+	// fail: the class of the end (ClassFailure, ClassConfig,
+	// ClassApplication, ClassStopped), its first real cause, and the wait
+	// before the relaunch (0 if the job is not launched again).
+	Class   string
+	Cause   string
+	Backoff time.Duration
 }
 
 // Attempt is one launch of the job.
@@ -132,7 +161,12 @@ type Attempt struct {
 	Restored               string // "cache", "rebuild", "shared" or "none"
 	Checkpoint             string // what it restored
 	Failure                string // why it ended, "" if it finished
-	Flush                  string // what rank 0 last published under KeyFlush
+	// Class and Cause: what Classify made of the end ("" if it finished).
+	Class, Cause string
+	// Committed counts the checkpoints the attempt committed (known when
+	// the coordinator counts them, see Committer).
+	Committed int
+	Flush     string // what rank 0 last published under KeyFlush
 }
 
 // Report is what Run did.
@@ -142,6 +176,19 @@ type Report struct {
 	Halted   bool   // a halt was requested: the job stopped early
 	Result   string // rank 0's result line, from the last attempt
 	Elapsed  time.Duration
+	// Class and Cause say why the job ended without finishing: the class
+	// of the last attempt's end and its first real cause ("" when it
+	// finished).
+	Class, Cause string
+	// Checkpoint is the newest checkpoint committed by an attempt, or
+	// else restored by one: where a later run resumes from.
+	Checkpoint string
+}
+
+// Committer is a Coordinator that counts the checkpoints its attempt
+// committed, and knows the newest one's name.
+type Committer interface {
+	Committed() (n int, newest string)
 }
 
 // NodeOf is the node rank r of a job of ranks on nodes runs on: ranks fill
@@ -151,6 +198,15 @@ func NodeOf(r, ranks, nodes int) int { return r * nodes / ranks }
 // ErrRetriesExhausted is wrapped by Run's error when the job failed more
 // often than Config.Retries allows.
 var ErrRetriesExhausted = errors.New("retries exhausted")
+
+// ErrGaveUp is wrapped by Run's error when an attempt ended in a way a
+// relaunch cannot fix (Classify): a configuration error, or an application
+// error before the first checkpoint or repeated without progress.
+var ErrGaveUp = errors.New("not relaunched")
+
+// ErrStopped is wrapped by Run's error when an attempt failed after
+// Config.Stop was closed: the job is not launched again.
+var ErrStopped = errors.New("stopped")
 
 func (cfg *Config) check() error {
 	switch {
@@ -196,6 +252,14 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if cfg.Failures != nil {
 		nextFailure, target = cfg.Failures.Next(live)
 	}
+	backoff := Backoff{Initial: cfg.Backoff, Max: cfg.MaxBackoff}
+	if backoff.Initial == 0 {
+		backoff.Initial = 100 * time.Millisecond
+	}
+	if backoff.Max == 0 {
+		backoff.Max = 5 * time.Second
+	}
+	checkpointed, prevApp := false, false
 	for inc := uint64(0); ; inc++ {
 		a := &attempt{cfg: &cfg, inc: inc, since: since, ran: ran, env: cfg.Env}
 		if cfg.AttemptEnv != nil {
@@ -203,6 +267,22 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		}
 		att, err := a.run(ctx, &nextFailure, &target, &rep.Injected)
 		rep.Halted = rep.Halted || a.halted
+		if a.newest != "" {
+			rep.Checkpoint = a.newest
+		} else if rep.Checkpoint == "" && att.Checkpoint != "" {
+			rep.Checkpoint = att.Checkpoint
+		}
+		var v Verdict
+		if att.Failure != "" {
+			v = Classify(Seen{Exits: a.exits, Injected: a.injected, Symptom: att.Failure,
+				Stopped: err != nil || a.stopped(), Committed: att.Committed,
+				Restored:     att.Restored != "" && att.Restored != "none",
+				Checkpointed: checkpointed, PrevApplication: prevApp})
+			att.Class, att.Cause = v.Class, v.Cause
+			rep.Class, rep.Cause = v.Class, v.Cause
+		}
+		checkpointed = checkpointed || att.Committed > 0
+		prevApp = v.Class == ClassApplication
 		rep.Attempts = append(rep.Attempts, att)
 		ran += att.End - att.Start
 		if err != nil {
@@ -213,9 +293,31 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			cfg.Event(Event{Kind: "finish", At: since(), Incarnation: inc})
 			return rep, nil
 		}
-		cfg.Event(Event{Kind: "fail", At: since(), Incarnation: inc, Reason: att.Failure})
-		if len(rep.Attempts) > cfg.Retries {
-			return rep, fmt.Errorf("launch: the job failed %d times (%w; the last: %s)", len(rep.Attempts), ErrRetriesExhausted, att.Failure)
+		ev := Event{Kind: "fail", At: since(), Incarnation: inc, Reason: att.Failure, Class: v.Class, Cause: v.Cause}
+		switch {
+		case !v.Relaunch && v.Class == ClassStopped:
+			cfg.Event(ev)
+			return rep, fmt.Errorf("launch: %w after the attempt failed: %s", ErrStopped, v.Cause)
+		case !v.Relaunch:
+			cfg.Event(ev)
+			return rep, fmt.Errorf("launch: %w (%s): %s", ErrGaveUp, v.Why, v.Cause)
+		case len(rep.Attempts) > cfg.Retries:
+			cfg.Event(ev)
+			return rep, fmt.Errorf("launch: the job failed %d times (%w; the last: %s)", len(rep.Attempts), ErrRetriesExhausted, v.Cause)
+		}
+		if cfg.Backoff >= 0 && a.injected == "" {
+			// Injected failures are the experiment, not a fault to wait
+			// out: relaunch at once, as the models assume.
+			ev.Backoff = backoff.Next(att.Committed > 0)
+		}
+		cfg.Event(ev)
+		select {
+		case <-time.After(ev.Backoff):
+		case <-ctx.Done():
+			return rep, ctx.Err()
+		case <-cfg.Stop:
+			rep.Class, rep.Cause = ClassStopped, "stopped before the relaunch"
+			return rep, fmt.Errorf("launch: %w before the relaunch; the attempt failed: %s", ErrStopped, v.Cause)
 		}
 	}
 }
@@ -233,12 +335,39 @@ type attempt struct {
 	halted bool
 	// injected describes the failure injected into this attempt, if any.
 	injected string
+	// killed[r]: the launcher sent rank r a fatal signal.
+	killed []bool
+	// outs[r] is rank r's output, which remembers its last line.
+	outs []*prefixWriter
+	// exits are the ranks' ends in the order seen.
+	exits []RankExit
+	// newest is the newest checkpoint the attempt committed.
+	newest string
 }
 
 // exit is a rank process's end.
 type exit struct {
-	rank int
-	err  error
+	rank  int
+	err   error
+	state *os.ProcessState
+}
+
+// stopped reports that the launcher was asked to stop.
+func (a *attempt) stopped() bool {
+	select {
+	case <-a.cfg.Stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// rankExit is how rank e.rank ended, for Classify.
+func (a *attempt) rankExit(e exit) RankExit {
+	re := RankExit{Rank: e.rank, Node: fmt.Sprintf("node%d", NodeOf(e.rank, a.cfg.Ranks, a.cfg.Nodes)),
+		Killed: a.killed[e.rank], Last: a.outs[e.rank].last()}
+	re.Status, re.Signal = exitStatus(e.state, e.err)
+	return re
 }
 
 func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *int, injected *int) (Attempt, error) {
@@ -257,18 +386,37 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 
 	exits := make(chan exit, cfg.Ranks)
 	var out sync.Mutex // one rank's line at a time
+	a.killed = make([]bool, cfg.Ranks)
 	for r := range cfg.Ranks {
-		cmd, err := a.start(r, token, &out)
+		var cmd *exec.Cmd
+		err := ctx.Err() // stopped during start-up: start no more
+		if err == nil {
+			cmd, err = a.start(r, token, &out)
+		}
 		if err != nil {
 			a.killAll()
+			a.reap(exits, len(a.procs))
+			att.End = a.since()
 			return att, err
 		}
 		a.procs = append(a.procs, cmd)
-		go func() { exits <- exit{rank: r, err: cmd.Wait()} }()
+		go func() {
+			err := cmd.Wait()
+			exits <- exit{rank: r, err: err, state: cmd.ProcessState}
+		}()
 	}
+	if a.stopped() {
+		a.halt()
+	}
+	stopC := cfg.Stop
+	ctxDone := ctx.Done()
 	exited := 0
 	failure := ""
-	fail := func(reason string) {
+	killedAll := false
+	var graceC <-chan time.Time
+	// fail records the first symptom; now: kill every rank at once, else
+	// after the abort grace.
+	fail := func(reason string, now bool) {
 		if failure == "" {
 			if a.injected != "" {
 				// The cause first, then how the job saw it (which rank
@@ -276,7 +424,19 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 				reason = a.injected + " (seen as: " + reason + ")"
 			}
 			failure = reason
+		}
+		if killedAll {
+			return
+		}
+		if now || a.injected != "" {
+			killedAll = true
 			a.killAll()
+		} else if graceC == nil {
+			grace := cfg.AbortGrace
+			if grace == 0 {
+				grace = 3 * time.Second
+			}
+			graceC = time.After(grace)
 		}
 	}
 	// The poll for the halt file and for what rank 0 restored.
@@ -292,14 +452,21 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 		select {
 		case e := <-exits:
 			exited++
+			re := a.rankExit(e)
+			a.exits = append(a.exits, re)
 			if e.err != nil {
-				fail(fmt.Sprintf("rank %d: %v", e.rank, e.err))
+				// A rank that only saw the job fail (the cause may still
+				// be exiting) leaves the others the abort grace.
+				fail(fmt.Sprintf("rank %d: %v", e.rank, e.err), re.Status != ExitJobFailed)
 			}
 		case <-doneC:
 			doneC = nil // closed: it would fire on every turn
 			if err := coord.Err(); err != nil {
-				fail(err.Error())
+				fail(err.Error(), false)
 			}
+		case <-graceC:
+			graceC = nil
+			fail("", true)
 		case tgs := <-cfg.Inject:
 			for _, tg := range tgs {
 				a.inject(tg, injected)
@@ -314,14 +481,16 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 		case <-halt.C:
 			if cfg.HaltFile != "" {
 				if _, err := os.Stat(cfg.HaltFile); err == nil {
-					coord.Halt()
-					a.halted = true
+					a.halt()
 					os.Remove(cfg.HaltFile)
-					cfg.Event(Event{Kind: "halt", At: a.since(), Incarnation: a.inc})
 				}
 			}
-		case <-ctx.Done():
-			fail(ctx.Err().Error())
+		case <-stopC:
+			stopC = nil // closed: it would fire on every turn
+			a.halt()
+		case <-ctxDone:
+			ctxDone = nil // closed: it would fire on every turn
+			fail(ctx.Err().Error(), true)
 		}
 		if !restoredSeen {
 			if v, ok := coord.Value(KeyRestored); ok {
@@ -355,12 +524,33 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 	if v, ok := coord.Value(KeyFlush); ok {
 		att.Flush = string(v)
 	}
+	if c, ok := coord.(Committer); ok {
+		att.Committed, a.newest = c.Committed()
+	}
 	att.End = a.since()
 	att.Failure = failure
 	if ctx.Err() != nil {
 		return att, ctx.Err()
 	}
 	return att, nil
+}
+
+// halt asks the attempt's ranks to checkpoint and stop.
+func (a *attempt) halt() {
+	if a.halted {
+		return
+	}
+	a.coord.Halt()
+	a.halted = true
+	a.cfg.Event(Event{Kind: "halt", At: a.since(), Incarnation: a.inc})
+}
+
+// reap waits for n ranks' processes to end, already killed: no process
+// of the launcher's outlives it.
+func (a *attempt) reap(exits <-chan exit, n int) {
+	for range n {
+		<-exits
+	}
 }
 
 // start starts rank r's process.
@@ -380,6 +570,7 @@ func (a *attempt) start(r int, token string, out *sync.Mutex) (*exec.Cmd, error)
 	)
 	cmd.Env = append(cmd.Env, a.env...)
 	w := &prefixWriter{mu: out, w: cfg.Output, prefix: fmt.Sprintf("[rank %d] ", r)}
+	a.outs = append(a.outs, w)
 	cmd.Stdout, cmd.Stderr = w, w
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
@@ -417,6 +608,7 @@ func (a *attempt) inject(target int, injected *int) {
 			if cfg.HangFailures {
 				stop(a.procs[r])
 			} else {
+				a.killed[r] = true
 				kill(a.procs[r])
 			}
 		}
@@ -440,7 +632,8 @@ func (a *attempt) inject(target int, injected *int) {
 
 // killAll kills every rank of the attempt.
 func (a *attempt) killAll() {
-	for _, p := range a.procs {
+	for r, p := range a.procs {
+		a.killed[r] = true
 		kill(p)
 	}
 }
@@ -469,9 +662,27 @@ type prefixWriter struct {
 	w      io.Writer
 	prefix string
 	buf    []byte
+	lastMu sync.Mutex
+	lastLn string // the last non-empty line written
+}
+
+// last is the last non-empty line written, or the partial line after it.
+func (p *prefixWriter) last() string {
+	p.lastMu.Lock()
+	defer p.lastMu.Unlock()
+	t := strings.TrimSpace(string(p.buf))
+	if t == "" {
+		t = p.lastLn
+	}
+	if len(t) > 300 {
+		t = t[:300] + "…"
+	}
+	return t
 }
 
 func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.lastMu.Lock()
+	defer p.lastMu.Unlock()
 	p.buf = append(p.buf, b...)
 	for {
 		i := -1
@@ -488,6 +699,9 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 		io.WriteString(p.w, p.prefix)
 		p.w.Write(p.buf[:i+1])
 		p.mu.Unlock()
+		if t := strings.TrimSpace(string(p.buf[:i])); t != "" {
+			p.lastLn = t
+		}
 		p.buf = p.buf[i+1:]
 	}
 	return len(b), nil

@@ -29,7 +29,11 @@ func fakeRank(mode string) int {
 	rank, _ := strconv.Atoi(os.Getenv("CKPT_RANK"))
 	inc, _ := strconv.Atoi(os.Getenv("CKPT_INCARNATION"))
 	publish := func(key, v string) {
-		os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s.%d", strings.ReplaceAll(key, "/", "_"), inc)), []byte(v), 0o644)
+		// Atomically, as the coordinator's key–value service: a rank
+		// killed while it publishes must not leave half a value.
+		name := filepath.Join(dir, fmt.Sprintf("%s.%d", strings.ReplaceAll(key, "/", "_"), inc))
+		os.WriteFile(name+".tmp", []byte(v), 0o644)
+		os.Rename(name+".tmp", name)
 	}
 	leave := func() int {
 		os.WriteFile(filepath.Join(dir, fmt.Sprintf("left.%d.%d", inc, rank)), nil, 0o644)
@@ -50,14 +54,46 @@ func fakeRank(mode string) int {
 		return leave()
 	case "fail-first":
 		if inc == 0 && rank == 1 {
+			awaitRestored(dir, inc)
 			return 3
 		}
 		return leave()
 	case "fail-always":
 		if rank == 1 {
+			awaitRestored(dir, inc)
 			return 3
 		}
 		return leave()
+	case "die-always":
+		if rank == 1 {
+			// Killed from outside, as by the kernel's OOM killer.
+			self, _ := os.FindProcess(os.Getpid())
+			self.Kill()
+			time.Sleep(time.Minute)
+		}
+		return leave()
+	case "config":
+		if rank == 1 {
+			fmt.Fprintln(os.Stderr, "\nckpt: redundancy xor:9: 4 nodes cannot hold a set of 9")
+			return ExitConfig
+		}
+		time.Sleep(time.Minute) // until the launcher kills it
+		return leave()
+	case "config-late":
+		// As a rank does: it closes its connection (the coordinator
+		// aborts the job), then reports and exits a moment later.
+		if rank == 1 {
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("closed.%d", inc)), nil, 0o644)
+			time.Sleep(500 * time.Millisecond)
+			fmt.Fprintln(os.Stderr, "bad grid for 2 ranks")
+			return ExitConfig
+		}
+		time.Sleep(time.Minute)
+		return leave()
+	case "false":
+		// A program that always fails, restoring nothing.
+		os.Remove(filepath.Join(dir, fmt.Sprintf("ckpt_restored.%d", inc)))
+		return 1
 	case "hang-first":
 		if inc == 0 {
 			time.Sleep(time.Minute)
@@ -65,6 +101,19 @@ func fakeRank(mode string) int {
 		return leave()
 	}
 	return 9
+}
+
+// awaitRestored waits until rank 0 said what it restored: a failure after
+// it is one after a restore, which a relaunch may fix.
+func awaitRestored(dir string, inc int) {
+	for range 3000 {
+		if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("ckpt_restored.%d", inc))); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	fmt.Fprintln(os.Stderr, "rank 0 never said what it restored")
+	os.Exit(4)
 }
 
 // fakeCoord reads what fake ranks publish from files.
@@ -76,11 +125,12 @@ type fakeCoord struct {
 	stop  chan struct{}
 	once  sync.Once
 	halts int
+	err   error // set before done is closed
 }
 
 func (c *fakeCoord) Addr() string          { return fmt.Sprintf("coord-%d", c.inc) }
 func (c *fakeCoord) Done() <-chan struct{} { return c.done }
-func (c *fakeCoord) Err() error            { return nil }
+func (c *fakeCoord) Err() error            { return c.err }
 func (c *fakeCoord) Halt()                 { c.halts++ }
 func (c *fakeCoord) Close() error          { c.once.Do(func() { close(c.stop) }); return nil }
 func (c *fakeCoord) Value(key string) ([]byte, bool) {
@@ -98,6 +148,11 @@ func (c *fakeCoord) watch() {
 			}
 		}
 		if n == c.ranks {
+			close(c.done)
+			return
+		}
+		if _, err := os.Stat(filepath.Join(c.dir, fmt.Sprintf("closed.%d", c.inc))); err == nil {
+			c.err = errors.New("rank 1 (node node0): connection closed before leave")
 			close(c.done)
 			return
 		}
@@ -255,7 +310,7 @@ func TestRunAttemptEnv(t *testing.T) {
 }
 
 func TestRunRetriesExhausted(t *testing.T) {
-	f := newFixture(t, "fail-always", 2, 1)
+	f := newFixture(t, "die-always", 2, 1)
 	f.cfg.Retries = 2
 	rep, err := Run(t.Context(), f.cfg)
 	if !errors.Is(err, ErrRetriesExhausted) {
@@ -375,5 +430,146 @@ func TestNodeOf(t *testing.T) {
 				t.Errorf("%d ranks on %d nodes: node %d holds %d", tc.ranks, tc.nodes, n, c)
 			}
 		}
+	}
+}
+
+// A rank that reports a configuration error ends the job at once, with
+// the rank's own message rather than the others' symptoms.
+func TestRunGivesUpOnConfigError(t *testing.T) {
+	f := newFixture(t, "config", 4, 2)
+	start := time.Now()
+	rep, err := Run(t.Context(), f.cfg)
+	if !errors.Is(err, ErrGaveUp) {
+		t.Fatalf("err %v, want ErrGaveUp", err)
+	}
+	if len(rep.Attempts) != 1 {
+		t.Errorf("%d attempts, want 1: a configuration error is not relaunched", len(rep.Attempts))
+	}
+	for _, want := range []string{"rank 1 (node node0)", "status 78", "xor:9: 4 nodes cannot hold"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if rep.Class != ClassConfig || !strings.Contains(rep.Cause, "xor:9") {
+		t.Errorf("report class %q cause %q", rep.Class, rep.Cause)
+	}
+	// The others were killed at once, not waited for (they sleep a minute).
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("Run took %v", d)
+	}
+}
+
+// A program that fails before any checkpoint is not relaunched: it would
+// start from scratch and fail the same way.
+func TestRunGivesUpOnAlwaysFailingProgram(t *testing.T) {
+	f := newFixture(t, "false", 3, 3)
+	f.cfg.Retries = 10
+	rep, err := Run(t.Context(), f.cfg)
+	if !errors.Is(err, ErrGaveUp) || !strings.Contains(err.Error(), "before its first checkpoint") {
+		t.Fatalf("err %v, want ErrGaveUp before the first checkpoint", err)
+	}
+	if len(rep.Attempts) != 1 || rep.Class != ClassApplication {
+		t.Errorf("%d attempts, class %q; want 1, %q", len(rep.Attempts), rep.Class, ClassApplication)
+	}
+}
+
+// An application error after a restore is relaunched once; when the
+// relaunch fails the same way without a new checkpoint, the job stops.
+func TestRunGivesUpOnRepeatedApplicationError(t *testing.T) {
+	f := newFixture(t, "fail-always", 2, 2)
+	f.cfg.Retries = 10
+	f.cfg.Backoff = -1
+	rep, err := Run(t.Context(), f.cfg)
+	if !errors.Is(err, ErrGaveUp) {
+		t.Fatalf("err %v, want ErrGaveUp", err)
+	}
+	if n := len(rep.Attempts); n != 2 {
+		t.Errorf("%d attempts, want 2", n)
+	}
+	if !strings.Contains(rep.Cause, "rank 1") || !strings.Contains(rep.Cause, "status 3") {
+		t.Errorf("cause %q: want rank 1's status 3", rep.Cause)
+	}
+}
+
+// Relaunches wait longer and longer: a program that keeps failing costs a
+// few relaunches, not hundreds a second.
+func TestRunBacksOff(t *testing.T) {
+	f := newFixture(t, "die-always", 2, 1)
+	f.cfg.Retries = 3
+	f.cfg.Backoff, f.cfg.MaxBackoff = 200*time.Millisecond, 500*time.Millisecond
+	rep, err := Run(t.Context(), f.cfg)
+	if !errors.Is(err, ErrRetriesExhausted) {
+		t.Fatalf("err %v, want ErrRetriesExhausted", err)
+	}
+	if len(rep.Attempts) != 4 {
+		t.Fatalf("%d attempts, want 4", len(rep.Attempts))
+	}
+	want := []time.Duration{200, 400, 500}
+	var waits []time.Duration
+	f.mu.Lock()
+	for _, e := range f.events {
+		if e.Kind == "fail" && e.Backoff > 0 {
+			waits = append(waits, e.Backoff)
+		}
+	}
+	f.mu.Unlock()
+	for i, w := range want {
+		if i >= len(waits) || waits[i] != w*time.Millisecond {
+			t.Fatalf("backoffs %v, want %v ms", waits, want)
+		}
+		if gap := rep.Attempts[i+1].Start - rep.Attempts[i].End; gap < w*time.Millisecond {
+			t.Errorf("relaunch %d came %v after the failure, want ≥ %v", i+1, gap, w*time.Millisecond)
+		}
+	}
+	if !strings.Contains(rep.Cause, "rank 1") || !strings.Contains(rep.Cause, "SIGKILL") {
+		t.Errorf("cause %q: want rank 1 killed", rep.Cause)
+	}
+}
+
+// Config.Stop asks every attempt to halt, and a failed attempt is not
+// launched again.
+func TestRunStopHaltsAndDoesNotRelaunch(t *testing.T) {
+	f := newFixture(t, "die-always", 2, 1)
+	stop := make(chan struct{})
+	close(stop)
+	f.cfg.Stop = stop
+	var coords []*fakeCoord
+	newCoord := f.cfg.NewCoordinator
+	f.cfg.NewCoordinator = func(inc uint64, token string) (Coordinator, error) {
+		c, err := newCoord(inc, token)
+		coords = append(coords, c.(*fakeCoord))
+		return c, err
+	}
+	rep, err := Run(t.Context(), f.cfg)
+	if !errors.Is(err, ErrStopped) {
+		t.Fatalf("err %v, want ErrStopped", err)
+	}
+	if len(rep.Attempts) != 1 || len(coords) != 1 || coords[0].halts != 1 || !rep.Halted {
+		t.Errorf("%d attempts, %d coordinators, halted %v: want one attempt asked to halt once", len(rep.Attempts), len(coords), rep.Halted)
+	}
+	if rep.Class != ClassStopped {
+		t.Errorf("class %q, want %q", rep.Class, ClassStopped)
+	}
+}
+
+// The coordinator aborts the job as soon as the failing rank closes its
+// connection; the rank's exit status comes a moment later. The ranks get
+// the abort grace to exit on their own, so the cause is the rank's
+// configuration error, not the abort.
+func TestRunAbortGraceKeepsTheCause(t *testing.T) {
+	f := newFixture(t, "config-late", 2, 1)
+	f.cfg.AbortGrace = 30 * time.Second // far more than the rank needs
+	start := time.Now()
+	rep, err := Run(t.Context(), f.cfg)
+	if !errors.Is(err, ErrGaveUp) || rep.Class != ClassConfig {
+		t.Fatalf("err %v, class %q: want a configuration error, not relaunched", err, rep.Class)
+	}
+	if !strings.Contains(rep.Cause, "bad grid for 2 ranks") || !strings.Contains(rep.Attempts[0].Failure, "connection closed") {
+		t.Errorf("cause %q, symptom %q", rep.Cause, rep.Attempts[0].Failure)
+	}
+	// Rank 1's configuration error ended the grace: rank 0 (which does
+	// not exit on its own) was killed then, not 30 s later.
+	if d := time.Since(start); d > 25*time.Second {
+		t.Errorf("Run took %v: the cause did not end the grace", d)
 	}
 }

@@ -2,7 +2,11 @@
 
 package launch
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+	"syscall"
+)
 
 func setProcessGroup(cmd *exec.Cmd) {}
 
@@ -14,3 +18,13 @@ func kill(cmd *exec.Cmd) {
 
 // stop cannot stop a process here: it kills it.
 func stop(cmd *exec.Cmd) { kill(cmd) }
+
+func exitStatus(st *os.ProcessState, err error) (int, syscall.Signal) {
+	if st == nil {
+		if err != nil {
+			return 1, 0
+		}
+		return 0, 0
+	}
+	return st.ExitCode(), 0
+}

@@ -3,14 +3,17 @@
 package launch
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 )
 
 // setProcessGroup puts the rank in its own process group, so that killing
-// it also kills what it started.
+// it also kills what it started, and a Ctrl-C at the terminal reaches the
+// launcher alone, which decides what the ranks get.
 func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setDeathSignal(cmd.SysProcAttr)
 }
 
 // kill kills a rank's process group with SIGKILL, as a crash would.
@@ -26,4 +29,19 @@ func stop(cmd *exec.Cmd) {
 	if cmd.Process != nil {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGSTOP)
 	}
+}
+
+// exitStatus is a process's exit status, or -1 and the signal that ended
+// it.
+func exitStatus(st *os.ProcessState, err error) (int, syscall.Signal) {
+	if st == nil {
+		if err != nil {
+			return 1, 0
+		}
+		return 0, 0
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return -1, ws.Signal()
+	}
+	return st.ExitCode(), 0
 }

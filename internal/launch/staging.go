@@ -149,6 +149,9 @@ func (s *Staging) start(i int, listen string) (string, <-chan struct{}, error) {
 		"--token", s.cfg.Token, "--addr-file", addrFile, "--json")
 	cmd := exec.Command(s.cfg.Program, args...)
 	cmd.Stderr = &prefixWriter{mu: &s.logMu, w: s.cfg.Log, prefix: fmt.Sprintf("stage%d: ", i)}
+	// Its own process group: a Ctrl-C at the terminal reaches the
+	// launcher alone, which stops the servers when the job is over.
+	setProcessGroup(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return "", nil, err

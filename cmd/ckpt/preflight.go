@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/placement"
+	"github.com/ckpt/ckpt/internal/redundancy"
+	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/internal/storage/s3"
+)
+
+// preflight checks, before anything is launched, what every rank would
+// otherwise find out for itself, N times over and after a relaunch or
+// ten: a redundancy scheme the job's nodes cannot hold, a shared tier
+// that cannot be used. Each problem is a usage error naming the flag and
+// its value.
+func (s runSpec) preflight(ctx context.Context) error {
+	if err := checkRedundancyFits(s.redundancy, s.ranks, s.nodes); err != nil {
+		return err
+	}
+	if s.shared != "" {
+		if strings.HasPrefix(s.shared, "s3://") {
+			return checkS3(ctx, s.shared)
+		}
+		if err := checkWritableDir(s.shared); err != nil {
+			return usagef("--shared %s: %v", s.shared, err)
+		}
+	}
+	if s.cacheRoot != "" {
+		if err := checkWritableDir(s.cacheRoot); err != nil {
+			return usagef("--cache-root %s: %v", s.cacheRoot, err)
+		}
+	}
+	return nil
+}
+
+// checkRedundancyFits applies the store's own placement rule to the
+// nodes 'ckpt run' spreads the ranks over: each set needs its members on
+// distinct nodes.
+func checkRedundancyFits(scheme string, ranks, nodes int) error {
+	if scheme == "" {
+		return nil // the default fits any number of nodes
+	}
+	sc, err := redundancy.ParseScheme(scheme)
+	if err != nil {
+		return usagef("--redundancy: %v", err)
+	}
+	members := make([]placement.Member, ranks)
+	for r := range members {
+		members[r] = placement.Member{Rank: r, Node: fmt.Sprintf("node%d", launch.NodeOf(r, ranks, nodes))}
+	}
+	if _, err := placement.FormSets(members, sc.SetSize()); err != nil {
+		return usagef("--redundancy %s: %v (use more --nodes, at most one per rank, or a smaller set)", scheme, err)
+	}
+	return nil
+}
+
+// checkWritableDir reports why dir cannot serve as a directory the job
+// writes to: it is a file, or it (or the directory it would be made in)
+// cannot be written. It makes nothing.
+func checkWritableDir(dir string) error {
+	d := dir
+	for {
+		st, err := os.Stat(d)
+		if err == nil {
+			if !st.IsDir() {
+				if d == dir {
+					return errors.New("is a file, not a directory")
+				}
+				return fmt.Errorf("cannot be made: %s is a file", d)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return err
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return fmt.Errorf("cannot be made: %v", err)
+		}
+		d = parent
+	}
+	// Writable: a file can be made in it (permissions alone do not say:
+	// root, read-only mounts, ACLs).
+	f, err := os.CreateTemp(d, ".ckpt-preflight-*")
+	if err != nil {
+		if d == dir {
+			return fmt.Errorf("not writable: %v", unwrapPath(err))
+		}
+		return fmt.Errorf("cannot be made: %s is not writable: %v", d, unwrapPath(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// unwrapPath drops the *PathError's path, which the message names already.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// checkS3 checks that an object store location has credentials, and that
+// the store does not refuse them or lack the bucket. A store out of reach
+// is left to the ranks: it may come back.
+func checkS3(ctx context.Context, loc string) error {
+	cfg, err := s3.ParseURL(loc)
+	if err != nil {
+		return usagef("--shared %s: %v", loc, err)
+	}
+	switch {
+	case cfg.AccessKey == "":
+		return usagef("--shared %s: no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or MINIO_ROOT_USER and MINIO_ROOT_PASSWORD)", loc)
+	case cfg.SecretKey == "":
+		return usagef("--shared %s: access key %s has no secret key: set AWS_SECRET_ACCESS_KEY", loc, cfg.AccessKey)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	b, err := ckpt.OpenShared(ctx, loc)
+	if err != nil {
+		if storage.IsPermanent(err) {
+			return usagef("--shared %s: %v", loc, err)
+		}
+		return nil
+	}
+	b.Close()
+	return nil
+}

@@ -1,0 +1,23 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/ckpt/ckpt/internal/launch"
+)
+
+// failDetail adds to a failure's progress line its first real cause, when
+// the symptom hides it, and the wait before the relaunch.
+func failDetail(e launch.Event) string {
+	s := ""
+	if e.Cause != "" && e.Cause != e.Reason {
+		s += "; cause: " + e.Cause
+	}
+	switch {
+	case e.Backoff > 0:
+		s += fmt.Sprintf("; relaunching in %s", sec(e.Backoff.Seconds()))
+	case e.Class == launch.ClassConfig || e.Class == launch.ClassApplication:
+		s += "; not relaunched"
+	}
+	return s
+}

@@ -1,0 +1,83 @@
+package ckpt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ckpt/ckpt/internal/coordnet"
+	"github.com/ckpt/ckpt/internal/redundancy"
+)
+
+// A rank's configuration errors exit with ExitConfig, so that 'ckpt run'
+// gives up at once instead of relaunching the job to fail the same way.
+func TestExitStatusOfConfigurationErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+	}{
+		{"redundancy that does not parse", map[string]string{"CKPT_REDUNDANCY": "xor:1"}},
+		{"shared tier that is a file", map[string]string{"CKPT_SHARED": file}},
+		{"shared tier under a file", map[string]string{"CKPT_SHARED": filepath.Join(file, "sub")}},
+		{"cache under a file", map[string]string{"CKPT_CACHE": filepath.Join(file, "cache")}},
+		{"durability", map[string]string{"CKPT_CACHE_DURABILITY": "forever"}},
+		{"interval", map[string]string{"CKPT_INTERVAL": "often"}},
+		{"flush-every", map[string]string{"CKPT_FLUSH_EVERY": "zero"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CKPT_COORD", "") // a job of one rank
+			t.Setenv("CKPT_SIZE", "1")
+			t.Setenv("CKPT_RANK", "0")
+			t.Setenv("CKPT_CACHE", filepath.Join(t.TempDir(), "cache"))
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			job, err := Join(context.Background(), JobOptions{})
+			if err == nil {
+				job.Close()
+				t.Fatalf("Join accepted %v", tc.env)
+			}
+			if !errors.Is(err, ErrConfig) || ExitStatus(err) != ExitConfig {
+				t.Errorf("%v: ExitStatus %d, want %d (a configuration error)", err, ExitStatus(err), ExitConfig)
+			}
+		})
+	}
+}
+
+// A redundancy scheme the nodes cannot hold (xor:9 on 4 nodes) fails the
+// first checkpoint with a configuration error.
+func TestInfeasibleRedundancyIsAConfigurationError(t *testing.T) {
+	j := newTestJob(t, 4, 4, "xor:9")
+	errs := j.run(func(r int, s *Store) error { return writeCheckpoint(context.Background(), s, "c1") })
+	for r, err := range errs {
+		if err == nil || ExitStatus(err) != ExitConfig {
+			t.Errorf("rank %d: %v: ExitStatus %d, want %d", r, err, ExitStatus(err), ExitConfig)
+		}
+	}
+}
+
+func TestExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{nil, 0},
+		{errors.New("boom"), 1},
+		{fmt.Errorf("rank 2: %w", coordnet.ErrAborted), ExitJobFailed},
+		{fmt.Errorf("send: %w", redundancy.ErrPeerClosed), ExitJobFailed},
+		{configError(errors.New("bad")), ExitConfig},
+		{fmt.Errorf("himeno: %w: too many ranks", ErrConfig), ExitConfig},
+	} {
+		if got := ExitStatus(tc.err); got != tc.want {
+			t.Errorf("ExitStatus(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+}
