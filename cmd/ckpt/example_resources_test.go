@@ -2,6 +2,8 @@ package main
 
 import (
 	"runtime"
+
+	"github.com/ckpt/ckpt"
 	"strings"
 	"testing"
 
@@ -18,13 +20,13 @@ func fakeMemory(t *testing.T, avail int64) {
 
 // Sizes whose arrays cannot fit are refused before anything is allocated:
 // one line naming the flag, what is needed and what is there, exit status
-// 2 (a configuration error), not the Go runtime's out-of-memory crash (which
+// ckpt.ExitConfig (a configuration error: 'ckpt run' does not relaunch it), not the Go runtime's out-of-memory crash (which
 // would also kill this test binary).
 func TestExampleAbsurdSizesRefused(t *testing.T) {
 	fakeMemory(t, 1<<30)
-	checkBadInput(t, []string{"--n 1000000", "this rank (of 1) needs 56 TB of memory", "1.07 GB available", "MemAvailable"},
+	checkRefused(t, ckpt.ExitConfig, []string{"--n 1000000", "this rank (of 1) needs 56 TB of memory", "1.07 GB available", "MemAvailable"},
 		"example", "matmul", "--n", "1000000")
-	checkBadInput(t, []string{"--size 65536x65536x64", "needs 16.4 TB of memory", "1.07 GB available"},
+	checkRefused(t, ckpt.ExitConfig, []string{"--size 65536x65536x64", "needs 16.4 TB of memory", "1.07 GB available"},
 		"example", "himeno", "--size", "65536x65536x64")
 	// What fits runs.
 	if code, _, stderr := runCLI(t, "example", "matmul", "--n", "64"); code != exitOK {
@@ -38,7 +40,7 @@ func TestExampleAbsurdSizeOnThisMachine(t *testing.T) {
 		t.Skip("this machine's free memory cannot be read (only Linux's is probed): the size would be allocated and crash the test")
 	}
 	code, _, stderr := runCLI(t, "example", "himeno", "--size", "65536x65536x65536")
-	if code != exitUsage || !strings.Contains(stderr, "--size 65536x65536x65536: this rank (of 1) needs") {
+	if code != ckpt.ExitConfig || !strings.Contains(stderr, "--size 65536x65536x65536: this rank (of 1) needs") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }

@@ -175,10 +175,17 @@ func checkRel(t *testing.T, what string, got, want, rel float64) {
 // on stdout, exactly one line on stderr, naming the flag or field.
 func checkBadInput(t *testing.T, mention []string, args ...string) {
 	t.Helper()
+	checkRefused(t, exitUsage, mention, args...)
+}
+
+// checkRefused is checkBadInput for a refusal with another exit status
+// (a rank's configuration error: ckpt.ExitConfig).
+func checkRefused(t *testing.T, status int, mention []string, args ...string) {
+	t.Helper()
 	code, stdout, stderr := runCLI(t, args...)
 	cmd := "ckpt " + strings.Join(args, " ")
-	if code != exitUsage {
-		t.Errorf("%s: exit %d, want %d (stderr %q)", cmd, code, exitUsage, stderr)
+	if code != status {
+		t.Errorf("%s: exit %d, want %d (stderr %q)", cmd, code, status, stderr)
 	}
 	if stdout != "" {
 		t.Errorf("%s: stdout %q, want nothing", cmd, stdout)
