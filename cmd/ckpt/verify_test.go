@@ -17,7 +17,13 @@ func TestVerifySharedOnly(t *testing.T) {
 	if err := os.RemoveAll(root); err != nil {
 		t.Fatal(err)
 	}
-	tiers := []string{"--cache-root", root, "--shared", shared}
+	// A cache root that is gone is an error ('ckpt ls' and 'verify' never
+	// take a misspelled root for an empty one): the user of a finished
+	// job names the shared tier alone.
+	if code, _, _ := runCLI(t, "verify", "--cache-root", root, "--shared", shared); code != exitUsage {
+		t.Errorf("verify --cache-root (removed): exit %d, want %d", code, exitUsage)
+	}
+	tiers := []string{"--shared", shared}
 	code, stdout, stderr := runCLI(t, append([]string{"verify"}, tiers...)...)
 	if code != exitOK || stderr != "" {
 		t.Fatalf("verify: exit %d, stderr %q\n%s", code, stderr, stdout)
