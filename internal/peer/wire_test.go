@@ -339,7 +339,13 @@ func TestRecvWithdrawsMidMessage(t *testing.T) {
 // A Send stuck in a write to a peer that does not read returns when its
 // context ends; the stream it cut is reported by the next Send, and the
 // one after dials again.
+//
+// The context is cancelled only once the peer has seen the big frame
+// begin, so the Send is in its write whatever the machine's speed: a
+// deadline instead (200 ms once) could expire before the Send had even
+// dialled, and then no connection ever came.
 func TestSendCancelledMidWrite(t *testing.T) {
+	const bound = 60 * time.Second // every wait below fails after it instead of hanging
 	res := NewMapResolver()
 	n := testNode(t, 0, 2, res)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -349,7 +355,10 @@ func TestSendCancelledMidWrite(t *testing.T) {
 	defer ln.Close()
 	res.Publish(1, ln.Addr().String())
 	accepted := make(chan net.Conn, 2)
-	go func() { // a peer that shakes hands and then never reads
+	// writing is closed when the first frame's header has arrived.
+	writing := make(chan struct{})
+	go func() { // a peer that shakes hands, reads that header and nothing more
+		first := true
 		for {
 			c, err := ln.Accept()
 			if err != nil {
@@ -361,16 +370,47 @@ func TestSendCancelledMidWrite(t *testing.T) {
 			r := reply{status: statusOK, depth: 4, window: 1 << 30, maxFrame: 1 << 30}.encode()
 			c.Write(r[:])
 			accepted <- c
+			if first {
+				first = false
+				var hb [hdrLen]byte
+				if _, err := io.ReadFull(c, hb[:]); err != nil {
+					t.Errorf("the big frame's header: %v", err)
+				}
+				close(writing)
+			}
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	recvConn := func(what string) net.Conn {
+		t.Helper()
+		select {
+		case c := <-accepted:
+			return c
+		case <-time.After(bound):
+			t.Fatalf("%s: no connection reached the peer in %v", what, bound)
+			return nil
+		}
+	}
+	msg := make([]byte, 64<<20) // far beyond the socket buffers: the write blocks
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := n.Send(ctx, 1, 1, make([]byte, 64<<20)); !errors.Is(err, context.DeadlineExceeded) {
+	watchdog := time.AfterFunc(bound, cancel) // a Send that never starts writing still returns
+	defer watchdog.Stop()
+	go func() {
+		select {
+		case <-writing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := n.Send(ctx, 1, 1, msg); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Send to a peer that does not read: %v", err)
 	}
-	c := <-accepted
+	if !watchdog.Stop() {
+		t.Fatalf("the peer never saw the message begin in %v", bound)
+	}
+	c := recvConn("the first Send")
 	defer c.Close()
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), bound)
 	defer cancel2()
 	if err := n.Send(ctx2, 1, 2, []byte("x")); !errors.Is(err, errCut) {
 		t.Fatalf("Send after the cut: %v", err)
@@ -378,5 +418,5 @@ func TestSendCancelledMidWrite(t *testing.T) {
 	if err := n.Send(ctx2, 1, 3, []byte("x")); err != nil {
 		t.Fatalf("Send on a new connection: %v", err)
 	}
-	(<-accepted).Close()
+	recvConn("the Send after the cut").Close()
 }
