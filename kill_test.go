@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/testwait"
 )
 
 // The writer side of TestKilledWriter: a job of 8 ranks on 4 nodes (as
@@ -76,7 +78,7 @@ func TestKilledWriter(t *testing.T) {
 		cmd := helper(root, scheme)
 		startHelper(t, cmd)
 		start := time.Now()
-		if err := cmd.Wait(); err != nil {
+		if err := testwait.Cmd(t, cmd, "the writer"); err != nil {
 			t.Fatalf("helper: %v", err)
 		}
 		return time.Since(start)
@@ -91,7 +93,7 @@ func TestKilledWriter(t *testing.T) {
 		delay := time.Duration(rng.Int64N(int64(full)))
 		time.Sleep(delay)
 		cmd.Process.Kill() // SIGKILL
-		cmd.Wait()
+		testwait.Cmd(t, cmd, "the killed writer")
 
 		j := &testJob{t: t, root: root, nodes: 4, ranks: 8, scheme: scheme}
 		j.openCaches()

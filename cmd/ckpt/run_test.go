@@ -17,6 +17,7 @@ import (
 	"github.com/ckpt/ckpt/internal/inject"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
+	"github.com/ckpt/ckpt/internal/testwait"
 )
 
 // The test binary doubles as ckpt: ranks started by the jobs of these tests
@@ -345,7 +346,7 @@ func TestCoordinatorForAnotherLauncher(t *testing.T) {
 			errs[r] = cmd.Run()
 		})
 	}
-	wg.Wait()
+	testwait.Group(t, &wg, "the ranks")
 	for r, err := range errs {
 		if err != nil {
 			t.Fatalf("rank %d: %v\n%s", r, err, outs[r].String())
@@ -354,7 +355,7 @@ func TestCoordinatorForAnotherLauncher(t *testing.T) {
 	if !strings.Contains(outs[0].String(), want) {
 		t.Errorf("rank 0 printed %q, want %q", outs[0].String(), want)
 	}
-	if err := coordCmd.Wait(); err != nil {
+	if err := testwait.Cmd(t, coordCmd, "the coordinator"); err != nil {
 		t.Errorf("coordinator: %v\n%s", err, coordErr.String())
 	}
 	checkBadInput(t, []string{"--ranks"}, "coordinator")
