@@ -142,14 +142,22 @@ func startHelper(t *testing.T, cmd *exec.Cmd) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if sc.Text() == "ready" {
-			go io.Copy(io.Discard, out)
-			return
+	t.Cleanup(func() { cmd.Process.Kill() }) // if the test ends first (it has usually exited)
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if sc.Text() == "ready" {
+				ready <- true
+				io.Copy(io.Discard, out)
+				return
+			}
 		}
+		ready <- false
+	}()
+	if !testwait.Recv(t, ready, "the writer to be ready") {
+		t.Fatal("the writer exited before it was ready")
 	}
-	t.Fatal("the writer exited before it was ready")
 }
 
 func helper(root, scheme string) *exec.Cmd {
