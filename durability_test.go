@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ckpt/ckpt/internal/testwait"
 )
 
 func TestParseDurability(t *testing.T) {
@@ -55,7 +57,7 @@ func TestProcessDurableCache(t *testing.T) {
 		for r, s := range stores {
 			wg.Go(func() { errs[r] = fn(s) })
 		}
-		wg.Wait()
+		testwait.Group(t, &wg, "the ranks")
 		for r, err := range errs {
 			if err != nil {
 				t.Fatalf("rank %d: %v", r, err)

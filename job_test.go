@@ -14,6 +14,7 @@ import (
 	"github.com/ckpt/ckpt/internal/coord"
 	"github.com/ckpt/ckpt/internal/coordnet"
 	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/testwait"
 )
 
 func TestSoloJob(t *testing.T) {
@@ -151,7 +152,7 @@ func (n *netJob) launch(fn func(j *Job) error) {
 			errs[r] = fn(j)
 		})
 	}
-	wg.Wait()
+	testwait.Group(n.t, &wg, "the ranks")
 	n.inc++
 	v, _ := co.Value(launch.KeyResult)
 	n.result = string(v)

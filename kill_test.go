@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/testwait"
 )
 
 // The writer side of TestKilledWriter: a job of 8 ranks on 4 nodes (as
@@ -76,7 +78,7 @@ func TestKilledWriter(t *testing.T) {
 		cmd := helper(root, scheme)
 		startHelper(t, cmd)
 		start := time.Now()
-		if err := cmd.Wait(); err != nil {
+		if err := testwait.Cmd(t, cmd, "the writer"); err != nil {
 			t.Fatalf("helper: %v", err)
 		}
 		return time.Since(start)
@@ -91,7 +93,7 @@ func TestKilledWriter(t *testing.T) {
 		delay := time.Duration(rng.Int64N(int64(full)))
 		time.Sleep(delay)
 		cmd.Process.Kill() // SIGKILL
-		cmd.Wait()
+		testwait.Cmd(t, cmd, "the killed writer")
 
 		j := &testJob{t: t, root: root, nodes: 4, ranks: 8, scheme: scheme}
 		j.openCaches()
@@ -140,14 +142,22 @@ func startHelper(t *testing.T, cmd *exec.Cmd) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if sc.Text() == "ready" {
-			go io.Copy(io.Discard, out)
-			return
+	t.Cleanup(func() { cmd.Process.Kill() }) // if the test ends first (it has usually exited)
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if sc.Text() == "ready" {
+				ready <- true
+				io.Copy(io.Discard, out)
+				return
+			}
 		}
+		ready <- false
+	}()
+	if !testwait.Recv(t, ready, "the writer to be ready") {
+		t.Fatal("the writer exited before it was ready")
 	}
-	t.Fatal("the writer exited before it was ready")
 }
 
 func helper(root, scheme string) *exec.Cmd {

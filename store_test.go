@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/storage/local"
+	"github.com/ckpt/ckpt/internal/testwait"
 )
 
 // testJob is a job of ranks running as goroutines, spread over simulated
@@ -80,7 +81,7 @@ func (j *testJob) run(fn func(r int, s *Store) error) []error {
 			errs[r] = fn(r, s)
 		}()
 	}
-	wg.Wait()
+	testwait.Group(j.t, &wg, "the ranks")
 	return errs
 }
 

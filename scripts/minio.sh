@@ -5,17 +5,25 @@
 #   export CKPT_MINIO="$(scripts/minio.sh)"
 #
 # The binary is built from the Go module proxy with
-# `go install github.com/minio/minio@$CKPT_MINIO_VERSION` (default: latest),
-# which takes 3-4 minutes, into the cache directory $CKPT_MINIO_DIR
-# (default: ${XDG_CACHE_HOME:-~/.cache}/ckpt/minio). Later runs print the
-# cached binary at once. Progress goes to stderr; stdout has only the path.
+# `go install github.com/minio/minio@$CKPT_MINIO_VERSION`, which takes 3-6
+# minutes, into the cache directory $CKPT_MINIO_DIR (default:
+# ${XDG_CACHE_HOME:-~/.cache}/ckpt/minio), one subdirectory per version.
+# Later runs print the cached binary at once. Progress goes to stderr;
+# stdout has only the path.
+#
+# The version is pinned (MinIO publishes no semantic versions, so it is the
+# module proxy's pseudo-version of one commit): "latest" would rebuild, and
+# test, whatever MinIO released last, and a cache could not tell it is
+# stale. To move the pin, find the new version with
+# `go list -m github.com/minio/minio@latest`, check that the S3 tests pass
+# against it, and change the default below.
 #
 # MinIO is licensed under the AGPL; the tests only run it as a separate
 # server process and never link it into ckpt.
 set -euo pipefail
 
-dir="${CKPT_MINIO_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ckpt/minio}"
-version="${CKPT_MINIO_VERSION:-latest}"
+version="${CKPT_MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
+dir="${CKPT_MINIO_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ckpt/minio}/$version"
 bin="$dir/minio"
 
 if [ -x "$bin" ]; then
@@ -37,7 +45,7 @@ log="$tmp/build.log"
 ticker=""
 trap 'if [ -n "$ticker" ]; then kill "$ticker" 2>/dev/null || true; fi; rm -rf "$tmp"' EXIT
 
-echo "minio.sh: building github.com/minio/minio@$version into $dir (takes 3-4 minutes)..." >&2
+echo "minio.sh: building github.com/minio/minio@$version into $dir (takes 3-6 minutes)..." >&2
 start=$SECONDS
 ( while sleep 15; do echo "minio.sh: still building ($((SECONDS - start))s)..." >&2; done ) &
 ticker=$!

@@ -17,6 +17,7 @@ import (
 	"github.com/ckpt/ckpt/internal/inject"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
+	"github.com/ckpt/ckpt/internal/testwait"
 )
 
 // The test binary doubles as ckpt: ranks started by the jobs of these tests
@@ -243,7 +244,22 @@ func TestRunBadInput(t *testing.T) {
 
 func TestDemoJSON(t *testing.T) {
 	t.Setenv(asCkpt, "1")
-	code, stdout, stderr := runCLI(t, "demo", "--size", "xs", "--iterations", "150", "--mtti", "1.5s", "--seed", "3", "--json")
+	// The seeded schedule of MTTI 20 s and seed 2542 has its first failure
+	// at 3.6 s of job time and the second only at 105 s: one failure to
+	// recover from, however slow the machine. A short MTTI (1.5 s) let
+	// failures come faster than a busy machine relaunched the job, which
+	// never got ahead and ran out of relaunches.
+	const mtti, seed = 20 * time.Second, 2542
+	sched, err := inject.NewSchedule(inject.Config{MTTI: mtti, Kind: inject.Node, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := sched.Next(4).At.Seconds(), sched.Next(4).At.Seconds()
+	if first > 5 || second < 60 {
+		t.Fatalf("the schedule changed: failures at %.2f s and %.2f s; pick another seed", first, second)
+	}
+	code, stdout, stderr := runCLI(t, "demo", "--size", "xs", "--iterations", "150",
+		"--mtti", mtti.String(), "--seed", fmt.Sprint(seed), "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -256,14 +272,9 @@ func TestDemoJSON(t *testing.T) {
 	if obj["result_matches_reference"] != true {
 		t.Errorf("result_matches_reference = %v\n%s", obj["result_matches_reference"], stderr)
 	}
-	// The schedule is seeded: its first failure comes at a known job time.
-	// A run that lasted well past it (with the race detector, ranks are
-	// slow enough) must have seen it.
-	sched, err := inject.NewSchedule(inject.Config{MTTI: 1500 * time.Millisecond, Kind: inject.Node, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := sched.Next(4).At.Seconds()
+	// The first failure comes at a known job time. A run that lasted well
+	// past it (with the race detector, ranks are slow enough) must have
+	// seen it.
 	restarts := getNum(t, obj, "restarts_from_cache") + getNum(t, obj, "restarts_from_rebuild") +
 		getNum(t, obj, "restarts_from_shared") + getNum(t, obj, "restarts_from_scratch")
 	if getNum(t, obj, "run_seconds") > first+1 {
@@ -286,6 +297,8 @@ func TestDemoJSON(t *testing.T) {
 	if e := getNum(t, obj, "efficiency"); e <= 0 || e > 1.5 {
 		t.Errorf("efficiency %v", e)
 	}
+	t.Logf("%v failures injected, %v restarts in %v attempts, %v s (reference %v s)", getNum(t, obj, "failures_injected"),
+		restarts, getNum(t, obj, "attempts"), getNum(t, obj, "run_seconds"), getNum(t, obj, "reference_seconds"))
 }
 
 // TestCoordinatorForAnotherLauncher runs `ckpt coordinator` and two ranks
@@ -333,7 +346,7 @@ func TestCoordinatorForAnotherLauncher(t *testing.T) {
 			errs[r] = cmd.Run()
 		})
 	}
-	wg.Wait()
+	testwait.Group(t, &wg, "the ranks")
 	for r, err := range errs {
 		if err != nil {
 			t.Fatalf("rank %d: %v\n%s", r, err, outs[r].String())
@@ -342,7 +355,7 @@ func TestCoordinatorForAnotherLauncher(t *testing.T) {
 	if !strings.Contains(outs[0].String(), want) {
 		t.Errorf("rank 0 printed %q, want %q", outs[0].String(), want)
 	}
-	if err := coordCmd.Wait(); err != nil {
+	if err := testwait.Cmd(t, coordCmd, "the coordinator"); err != nil {
 		t.Errorf("coordinator: %v\n%s", err, coordErr.String())
 	}
 	checkBadInput(t, []string{"--ranks"}, "coordinator")

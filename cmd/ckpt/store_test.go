@@ -11,6 +11,7 @@ import (
 
 	"github.com/ckpt/ckpt"
 	"github.com/ckpt/ckpt/internal/storage/local"
+	"github.com/ckpt/ckpt/internal/testwait"
 )
 
 // writeJob runs a job of 8 ranks on 4 nodes (caches below root, XOR sets of
@@ -45,7 +46,7 @@ func writeJob(t *testing.T, root, shared string, names ...string) {
 			}
 		}()
 	}
-	wg.Wait()
+	testwait.Group(t, &wg, "the ranks")
 	for r, err := range errs {
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)

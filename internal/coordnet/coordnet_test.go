@@ -14,6 +14,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/coord"
 	"github.com/ckpt/ckpt/internal/group"
+	"github.com/ckpt/ckpt/internal/testwait"
 	"github.com/ckpt/ckpt/internal/wire"
 )
 
@@ -44,7 +45,7 @@ func dialAll(t *testing.T, ctx context.Context, size int, addr func(r int) strin
 				Rank: r, Size: size, HeartbeatInterval: 100 * time.Millisecond})
 		})
 	}
-	wg.Wait()
+	testwait.Group(t, &wg, "the dials")
 	for r, err := range errs {
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)
@@ -66,7 +67,7 @@ func each(t *testing.T, clients []*Client, fn func(r int, c *Client) error) {
 	for r, c := range clients {
 		wg.Go(func() { errs[r] = fn(r, c) })
 	}
-	wg.Wait()
+	testwait.Group(t, &wg, "the clients")
 	for r, err := range errs {
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)
@@ -210,7 +211,7 @@ func TestCrashAborts(t *testing.T) {
 			t.Errorf("rank %d: %v, want a failure naming rank 2", r, err)
 		}
 	}
-	<-co.Done()
+	testwait.Recv(t, co.Done(), "the coordinator's end")
 	if err := co.Err(); err == nil || !strings.Contains(err.Error(), "2") {
 		t.Errorf("coordinator: %v, want an abort naming rank 2", err)
 	}

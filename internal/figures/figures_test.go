@@ -312,7 +312,7 @@ func TestFig13Efficiency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("18 optimisations")
 	}
-	pairs, err := efficiencySeries(fig13Cases())
+	pairs, err := fig13Pairs() // the figure's own data, computed once
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,11 +366,11 @@ func TestFig13SimulatedPoints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("18 optimisations and 17 simulations")
 	}
-	pairs, err := efficiencySeries(fig13Cases())
+	pairs, err := fig13Pairs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	sims, err := simulateFig13(pairs)
+	sims, err := fig13Sims()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,12 +431,14 @@ func TestFig13SimulatedPoints(t *testing.T) {
 
 func TestFig14Crossover(t *testing.T) {
 	alphas := []float64{0.001, 1, 10}
-	cases := []satoCase{{1, 1}}
-	if !testing.Short() {
+	var curves []alphaCurve
+	var err error
+	if testing.Short() {
+		curves, err = alphaSeries([]satoCase{{1, 1}}, alphas)
+	} else {
 		alphas = fig14Alphas()
-		cases = fig14Cases()
+		curves, err = fig14Curves() // the figure's own data, computed once
 	}
-	curves, err := alphaSeries(cases, alphas)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,10 +502,11 @@ func TestFig15Bandwidth(t *testing.T) {
 		t.Skip("about 1400 optimisations")
 	}
 	fs := fig15Scales()
-	curves, evals, err := bandwidthSeries(fs, fig15Targets)
+	data, err := fig15Curves() // the figure's own data, computed once
 	if err != nil {
 		t.Fatal(err)
 	}
+	curves, evals := data.curves, data.evals
 	t.Logf("%d optimisations", evals)
 	if len(curves) != 6 {
 		t.Fatalf("%d curves", len(curves))

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -483,12 +484,38 @@ func shortNum(v float64) string {
 	return strings.Replace(strings.Replace(s, "e-0", "e-", 1), "e+0", "e+", 1)
 }
 
+// The data of Figs. 13-15 depend on constants only, and take seconds to
+// minutes of optimisation and simulation: each is computed once per
+// process, and the figure and the tests that check it share it (read
+// only).
+var (
+	fig13Pairs = sync.OnceValues(func() ([]efficiencyPair, error) { return efficiencySeries(fig13Cases()) })
+	fig13Sims  = sync.OnceValues(func() ([][2]simBar, error) {
+		pairs, err := fig13Pairs()
+		if err != nil {
+			return nil, err
+		}
+		return simulateFig13(pairs)
+	})
+	fig14Curves = sync.OnceValues(func() ([]alphaCurve, error) { return alphaSeries(fig14Cases(), fig14Alphas()) })
+	fig15Curves = sync.OnceValues(func() (fig15Data, error) {
+		curves, evals, err := bandwidthSeries(fig15Scales(), fig15Targets)
+		return fig15Data{curves, evals}, err
+	})
+)
+
+// fig15Data is the result of bandwidthSeries for Fig. 15.
+type fig15Data struct {
+	curves []bandwidthCurve
+	evals  int // optimisations run
+}
+
 func buildFig13() (*plot.Plot, error) {
-	pairs, err := efficiencySeries(fig13Cases())
+	pairs, err := fig13Pairs()
 	if err != nil {
 		return nil, err
 	}
-	sims, err := simulateFig13(pairs)
+	sims, err := fig13Sims()
 	if err != nil {
 		return nil, err
 	}
@@ -556,7 +583,7 @@ func buildFig13() (*plot.Plot, error) {
 
 func buildFig14() (*plot.Plot, error) {
 	alphas := fig14Alphas()
-	curves, err := alphaSeries(fig14Cases(), alphas)
+	curves, err := fig14Curves()
 	if err != nil {
 		return nil, err
 	}
@@ -595,10 +622,11 @@ func buildFig14() (*plot.Plot, error) {
 
 func buildFig15() (*plot.Plot, error) {
 	fs := fig15Scales()
-	curves, _, err := bandwidthSeries(fs, fig15Targets)
+	data, err := fig15Curves()
 	if err != nil {
 		return nil, err
 	}
+	curves := data.curves
 	p := newPlot("Sato et al. 2012, Fig. 15: PFS bandwidth required for a target efficiency",
 		"1408 × 29 GB = 40.832 TB; blocking c2 = r2 = 40.832 TB/B; non-blocking ℓ2 = r2 = 40.832 TB/B\n"+
 			"TSUBAME2.0 λ1, λ2 × F; c1 = r1 = 72.5 s; α = 0.00184; gaps: unreachable with B ≤ 100 TB/s")

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/testwait"
 )
 
 func TestSolo(t *testing.T) {
@@ -42,7 +44,7 @@ func TestLocalAllGatherRounds(t *testing.T) {
 			}
 		}(m)
 	}
-	wg.Wait()
+	testwait.Group(t, &wg, "the members")
 	close(errs)
 	for err := range errs {
 		t.Error(err)
@@ -100,7 +102,7 @@ func TestAllAgree(t *testing.T) {
 			got[i], _ = AllAgree(context.Background(), m, i != 1)
 		}(i, m)
 	}
-	wg.Wait()
+	testwait.Group(t, &wg, "the members")
 	for i, ok := range got {
 		if ok {
 			t.Errorf("rank %d: agreed although rank 1 did not", i)

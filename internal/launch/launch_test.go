@@ -41,7 +41,33 @@ func fakeRank(mode string) int {
 	}
 	env := fmt.Sprintf("%s %s %s %s %s", os.Getenv("CKPT_SIZE"), os.Getenv("CKPT_NODE"),
 		os.Getenv("CKPT_CACHE"), os.Getenv("CKPT_COORD"), os.Getenv("EXTRA"))
-	os.WriteFile(filepath.Join(dir, fmt.Sprintf("env.%d.%d", inc, rank)), []byte(env), 0o644)
+	if d, err := time.ParseDuration(os.Getenv("LAUNCH_TEST_RANK0_DELAY")); err == nil && rank == 0 {
+		time.Sleep(d) // a slow rank, as on a busy machine
+	}
+	// Written whole or not at all (a rank may be killed at any moment).
+	envFile := func(r int) string { return filepath.Join(dir, fmt.Sprintf("env.%d.%d", inc, r)) }
+	os.WriteFile(envFile(rank)+".tmp", []byte(env), 0o644)
+	os.Rename(envFile(rank)+".tmp", envFile(rank))
+	// A failing rank ends its attempt at once: it fails only after every
+	// rank has written its environment, which the tests read, so that no
+	// rank is killed before it has (waiting at most a minute, then failing
+	// with another status).
+	failAfterEnv := func() int {
+		size, _ := strconv.Atoi(os.Getenv("CKPT_SIZE"))
+		deadline := time.Now().Add(time.Minute)
+		for r := 0; r < size; {
+			if _, err := os.Stat(envFile(r)); err == nil {
+				r++
+				continue
+			}
+			if time.Now().After(deadline) {
+				fmt.Fprintf(os.Stderr, "rank %d: rank %d wrote no environment in a minute\n", rank, r)
+				return 4
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return 3
+	}
 	fmt.Printf("hello from %d\npartial line", rank)
 	if rank == 0 {
 		publish(KeyRestored, fmt.Sprintf("rebuild c-%d", inc))
@@ -55,13 +81,13 @@ func fakeRank(mode string) int {
 	case "fail-first":
 		if inc == 0 && rank == 1 {
 			awaitRestored(dir, inc)
-			return 3
+			return failAfterEnv()
 		}
 		return leave()
 	case "fail-always":
 		if rank == 1 {
 			awaitRestored(dir, inc)
-			return 3
+			return failAfterEnv()
 		}
 		return leave()
 	case "die-always":
@@ -285,6 +311,9 @@ func TestRunRelaunchesAfterFailure(t *testing.T) {
 // it (the later value of a variable wins over Config.Env's).
 func TestRunAttemptEnv(t *testing.T) {
 	f := newFixture(t, "fail-first", 2, 2)
+	// Rank 0 comes late: the failing rank 1 must not end the attempt
+	// before rank 0 has written the environment checked below.
+	f.cfg.Env = append(f.cfg.Env, "LAUNCH_TEST_RANK0_DELAY=500ms")
 	var seen []int
 	f.cfg.AttemptEnv = func(done []Attempt) []string {
 		seen = append(seen, len(done))

@@ -6,6 +6,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/testwait"
 )
 
 // rawPair returns the two ends of a loopback TCP connection, Nagle off.
@@ -24,7 +26,7 @@ func rawPair(tb testing.TB) (*net.TCPConn, *net.TCPConn) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b := <-acc
+	b := testwait.Recv(tb, acc, "the accepted connection")
 	if b == nil {
 		tb.Fatal("accept failed")
 	}
@@ -126,7 +128,7 @@ func BenchmarkAppThroughput1MiB(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if err := <-errc; err != nil {
+	if err := testwait.Recv(b, errc, "the receiver"); err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()
@@ -177,7 +179,7 @@ func BenchmarkRoundTrip8B(b *testing.B) {
 	b.ReportMetric(rawRoundTrip(b, 8, 300*time.Millisecond).Seconds()*1e9, "raw-ns/rt")
 	nodes[0].Close()
 	nodes[1].Close()
-	<-errc
+	testwait.Recv(b, errc, "the echo")
 }
 
 func rawRoundTrip(tb testing.TB, size int, d time.Duration) time.Duration {

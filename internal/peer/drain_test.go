@@ -10,6 +10,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/group"
 	"github.com/ckpt/ckpt/internal/peer"
+	"github.com/ckpt/ckpt/internal/testwait"
 )
 
 // msgFor is message i from rank from to rank to; some are large enough
@@ -37,7 +38,7 @@ func drainAll(t *testing.T, nodes []*peer.Node, g []*group.Member) ([][]peer.Pen
 			pend[i], errs[i] = nodes[i].Drain(ctx, g[i])
 		}()
 	}
-	wg.Wait()
+	testwait.Group(t, &wg, "the drains")
 	return pend, errs
 }
 
@@ -73,7 +74,7 @@ func TestDrainAndInject(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
+	testwait.Group(t, &wg, "the senders")
 	for to := range n {
 		for from := range n {
 			for i := range min(received, sends(from, to)) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/peer"
 	"github.com/ckpt/ckpt/internal/redundancy"
+	"github.com/ckpt/ckpt/internal/testwait"
 )
 
 // waitFor polls cond until it holds or the test times out.
@@ -156,7 +157,7 @@ func TestChannelsIndependent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := <-blocked; err != nil {
+	if err := testwait.Recv(t, blocked, "the blocked Send"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -202,10 +203,10 @@ func TestPeerKilledMidTransfer(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	nodes[1].Close()
 	nodes[2].Close()
-	if err := <-sendErr; !errors.Is(err, redundancy.ErrPeerClosed) {
+	if err := testwait.Recv(t, sendErr, "the sender"); !errors.Is(err, redundancy.ErrPeerClosed) {
 		t.Errorf("sender: %v, want ErrPeerClosed", err)
 	}
-	if err := <-recvErr; !errors.Is(err, redundancy.ErrPeerClosed) {
+	if err := testwait.Recv(t, recvErr, "the receiver"); !errors.Is(err, redundancy.ErrPeerClosed) {
 		t.Errorf("receiver: %v, want ErrPeerClosed", err)
 	}
 }
@@ -244,7 +245,7 @@ func TestMessageLargerThanWindow(t *testing.T) {
 			t.Fatalf("message %d: %d bytes, %v", i, len(got), err)
 		}
 	}
-	if err := <-errc; err != nil {
+	if err := testwait.Recv(t, errc, "the sender"); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -95,6 +95,11 @@ func decodeFrames(r io.Reader, maxFrame int, w *window) (frames [][]byte, err er
 	}
 }
 
+// wireTimeout bounds each step of these tests that should take
+// milliseconds: generous, for a busy machine under the race detector, and
+// still a failure with a message rather than a hang.
+const wireTimeout = 2 * time.Minute
+
 func frame(typ uint8, a uint32, b uint64, payload []byte) []byte {
 	p := make([]byte, hdrLen, hdrLen+len(payload))
 	putHeader(p, header{typ: typ, a: a, b: b})
@@ -165,7 +170,7 @@ func rawPeer(t *testing.T, n *Node, from int) net.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c.SetDeadline(time.Now().Add(wireTimeout))
 	if _, err := c.Write(appendHello(nil, hello{kind: kindApp, token: "tok", from: from, to: n.rank})); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +188,7 @@ func rawPeer(t *testing.T, n *Node, from int) net.Conn {
 // gets what came before it, then ErrPeerClosed wrapping ErrMalformed. The
 // claimed size is never allocated.
 func TestMalformedFrames(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wireTimeout)
 	defer cancel()
 	for name, bad := range map[string][]byte{
 		"oversized":       frame(frameData, 1<<30, 0, nil),
@@ -218,7 +223,7 @@ func TestMalformedFrames(t *testing.T) {
 				t.Fatalf("after the bad frame: %v, %d counted", err, n.Stats().Malformed)
 			}
 			// The connection is closed.
-			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			c.SetReadDeadline(time.Now().Add(wireTimeout))
 			if _, err := io.Copy(io.Discard, c); err != nil {
 				t.Fatalf("connection not closed: %v", err)
 			}
@@ -237,7 +242,7 @@ func TestCreditEnforced(t *testing.T) {
 		b = append(b, frame(frameData, 300, uint64(i), make([]byte, 300))...)
 	}
 	c.Write(b)
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	c.SetReadDeadline(time.Now().Add(wireTimeout))
 	if _, err := io.Copy(io.Discard, c); err != nil {
 		t.Fatalf("flooding connection not closed: %v", err)
 	}
@@ -273,7 +278,7 @@ func FuzzInboundStream(f *testing.F) {
 	f.Add(frame(frameData, 1<<31, 0, nil))
 	f.Add(bytes.Repeat(frame(frameData, 1, 0, []byte{1}), 20))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), wireTimeout)
 		defer cancel()
 		n := testNode(t, 0, 2, NewMapResolver(), WithMaxFrame(1<<16), WithDepth(4), WithWindow(1<<15))
 		c := rawPeer(t, n, 1)
@@ -323,7 +328,7 @@ func TestRecvWithdrawsMidMessage(t *testing.T) {
 		scribble[i] = 0xee // the race detector objects if the reader still writes here
 	}
 	c.Write(payload[10:])
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), wireTimeout)
 	defer cancel2()
 	got, err := n.Recv(ctx2, 1, 5, make([]byte, 0, 2000))
 	if err != nil || !bytes.Equal(got, payload) {
@@ -339,7 +344,13 @@ func TestRecvWithdrawsMidMessage(t *testing.T) {
 // A Send stuck in a write to a peer that does not read returns when its
 // context ends; the stream it cut is reported by the next Send, and the
 // one after dials again.
+//
+// The context is cancelled only once the peer has seen the big frame
+// begin, so the Send is in its write whatever the machine's speed: a
+// deadline instead (200 ms once) could expire before the Send had even
+// dialled, and then no connection ever came.
 func TestSendCancelledMidWrite(t *testing.T) {
+	const bound = wireTimeout // every wait below fails after it instead of hanging
 	res := NewMapResolver()
 	n := testNode(t, 0, 2, res)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -349,7 +360,10 @@ func TestSendCancelledMidWrite(t *testing.T) {
 	defer ln.Close()
 	res.Publish(1, ln.Addr().String())
 	accepted := make(chan net.Conn, 2)
-	go func() { // a peer that shakes hands and then never reads
+	// writing is closed when the first frame's header has arrived.
+	writing := make(chan struct{})
+	go func() { // a peer that shakes hands, reads that header and nothing more
+		first := true
 		for {
 			c, err := ln.Accept()
 			if err != nil {
@@ -361,16 +375,47 @@ func TestSendCancelledMidWrite(t *testing.T) {
 			r := reply{status: statusOK, depth: 4, window: 1 << 30, maxFrame: 1 << 30}.encode()
 			c.Write(r[:])
 			accepted <- c
+			if first {
+				first = false
+				var hb [hdrLen]byte
+				if _, err := io.ReadFull(c, hb[:]); err != nil {
+					t.Errorf("the big frame's header: %v", err)
+				}
+				close(writing)
+			}
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	recvConn := func(what string) net.Conn {
+		t.Helper()
+		select {
+		case c := <-accepted:
+			return c
+		case <-time.After(bound):
+			t.Fatalf("%s: no connection reached the peer in %v", what, bound)
+			return nil
+		}
+	}
+	msg := make([]byte, 64<<20) // far beyond the socket buffers: the write blocks
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := n.Send(ctx, 1, 1, make([]byte, 64<<20)); !errors.Is(err, context.DeadlineExceeded) {
+	watchdog := time.AfterFunc(bound, cancel) // a Send that never starts writing still returns
+	defer watchdog.Stop()
+	go func() {
+		select {
+		case <-writing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := n.Send(ctx, 1, 1, msg); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Send to a peer that does not read: %v", err)
 	}
-	c := <-accepted
+	if !watchdog.Stop() {
+		t.Fatalf("the peer never saw the message begin in %v", bound)
+	}
+	c := recvConn("the first Send")
 	defer c.Close()
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), bound)
 	defer cancel2()
 	if err := n.Send(ctx2, 1, 2, []byte("x")); !errors.Is(err, errCut) {
 		t.Fatalf("Send after the cut: %v", err)
@@ -378,5 +423,5 @@ func TestSendCancelledMidWrite(t *testing.T) {
 	if err := n.Send(ctx2, 1, 3, []byte("x")); err != nil {
 		t.Fatalf("Send on a new connection: %v", err)
 	}
-	(<-accepted).Close()
+	recvConn("the Send after the cut").Close()
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/internal/testwait"
 )
 
 // rangeOf returns the bytes of data that Open(offset, length) yields.
@@ -66,7 +67,7 @@ func TestWriteToTCP(t *testing.T) {
 		n, err := io.Copy(conn.(*net.TCPConn), r)
 		r.Close()
 		conn.(*net.TCPConn).CloseWrite()
-		got := <-received
+		got := testwait.Recv(t, received, "the bytes received")
 		conn.Close()
 		want := rangeOf(data, c.off, c.length)
 		if err != nil || n != int64(len(want)) {

@@ -90,5 +90,5 @@
 // against a real MinIO server that package s3test starts on loopback. The
 // server binary comes from $CKPT_MINIO, from PATH or from
 // /tmp/minio-bin/minio; scripts/minio.sh builds one. Without one the tests
-// skip.
+// skip, or fail where they must run: with CKPT_REQUIRE_S3=1 or CI=true.
 package s3

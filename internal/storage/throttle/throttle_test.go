@@ -15,6 +15,7 @@ import (
 	"github.com/ckpt/ckpt/internal/storage/mem"
 	"github.com/ckpt/ckpt/internal/storage/storagetest"
 	"github.com/ckpt/ckpt/internal/storage/throttle"
+	"github.com/ckpt/ckpt/internal/testwait"
 )
 
 func TestBackend(t *testing.T) {
@@ -108,7 +109,7 @@ func TestSharedLimit(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Group(t, &wg, "the Saves")
 	atLeast(t, "two concurrent Saves", time.Since(start), 2*len(data), testRate)
 }
 

@@ -20,6 +20,8 @@
 //	}
 //
 // and tests call srv.NewBucket, or t.Skip(s3test.SkipMessage) if srv is nil.
+// With CKPT_REQUIRE_S3=1 or CI=true a missing binary is an error instead,
+// and the tests fail rather than skip.
 package s3test
 
 import (
@@ -49,6 +51,17 @@ import (
 // minio binary.
 const EnvBinary = "CKPT_MINIO"
 
+// EnvRequire names the environment variable that, set to 1, makes a
+// missing binary an error instead of a reason to skip: a CI run must not
+// lose the S3 tests silently. CI=true (set by CI systems) does the same.
+const EnvRequire = "CKPT_REQUIRE_S3"
+
+// Required reports whether the S3 tests must run: $CKPT_REQUIRE_S3 is 1
+// or $CI is true.
+func Required() bool {
+	return os.Getenv(EnvRequire) == "1" || os.Getenv("CI") == "true"
+}
+
 // DefaultBinary is where the binary is looked for last.
 const DefaultBinary = "/tmp/minio-bin/minio"
 
@@ -63,7 +76,8 @@ var ErrNotFound = errors.New(SkipMessage)
 // Binary returns the path of the minio server binary: $CKPT_MINIO if set
 // (an error if it is not an executable file, so that a CI that sets it
 // cannot skip the tests silently), else "minio" on $PATH, else
-// DefaultBinary, else an error wrapping ErrNotFound.
+// DefaultBinary, else an error wrapping ErrNotFound — or, when Required,
+// an error that does not, so that the tests fail instead of skipping.
 func Binary() (string, error) {
 	if p := os.Getenv(EnvBinary); p != "" {
 		fi, err := os.Stat(p)
@@ -80,6 +94,10 @@ func Binary() (string, error) {
 	}
 	if fi, err := os.Stat(defaultBinary); err == nil && fi.Mode().IsRegular() {
 		return defaultBinary, nil
+	}
+	if Required() {
+		return "", fmt.Errorf("s3test: the S3 tests must run here ($%s=1 or $CI=true) and no MinIO binary was found: set %s to one, or run scripts/minio.sh",
+			EnvRequire, EnvBinary)
 	}
 	return "", ErrNotFound
 }

@@ -23,10 +23,26 @@ func TestBinary(t *testing.T) {
 	// Nothing anywhere: ErrNotFound, with the message tests skip with.
 	t.Setenv("PATH", t.TempDir())
 	t.Setenv(EnvBinary, "")
+	t.Setenv(EnvRequire, "")
+	t.Setenv("CI", "")
 	defaultBinary = filepath.Join(dir, "missing")
 	_, err := Binary()
 	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "scripts/minio.sh") {
 		t.Errorf("Binary() with no minio = %v, want ErrNotFound", err)
+	}
+	// Where the tests must run (CI), nothing is an error that fails them:
+	// not ErrNotFound, which they skip on.
+	for _, env := range [][2]string{{EnvRequire, "1"}, {"CI", "true"}} {
+		t.Run(env[0], func(t *testing.T) {
+			t.Setenv(env[0], env[1])
+			_, err := Binary()
+			if err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "scripts/minio.sh") {
+				t.Errorf("Binary() with no minio and $%s=%s = %v, want an error other than ErrNotFound", env[0], env[1], err)
+			}
+			if srv, err := StartIfFound(); srv != nil || err == nil {
+				t.Errorf("StartIfFound() with no minio and $%s=%s = %v, %v; want an error", env[0], env[1], srv, err)
+			}
+		})
 	}
 	// The default path, then PATH, then the variable win in turn.
 	defaultBinary = exe
