@@ -383,6 +383,11 @@ func (r *Relay) leave(cn *conn, x *wire.Leave) {
 	}
 }
 
+// NeedsUpstream says whether the node's job still needs its connection to
+// the coordinator: not once every local rank left or the job was aborted,
+// when a lost connection is not to be dialled again.
+func (r *Relay) NeedsUpstream() bool { return r.phase != Finished && r.phase != Aborted }
+
 // closeFinished closes upstream once every local rank left and every
 // request forwarded for a live local connection was answered: a client that
 // asks and then leaves still gets its answer, as it would from the

@@ -180,6 +180,16 @@ func TestTreeJob(t *testing.T) {
 	if st := co.Status(); st.Conns > 2 {
 		t.Errorf("the coordinator held %d connections; the relays should be the only ones", st.Conns)
 	}
+	// A relay whose ranks all left closes its connection to the
+	// coordinator and does not dial it again (it did: a third connection
+	// appeared a moment after the job, nobody using it). Its first dial
+	// would come within milliseconds; half a second is plenty to see it.
+	before := co.Status().Conns
+	for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if st := co.Status(); st.Conns > before {
+			t.Fatalf("after the job the coordinator went from %d to %d connections: a relay dialled it again", before, st.Conns)
+		}
+	}
 }
 
 func TestWrongTokenRefused(t *testing.T) {

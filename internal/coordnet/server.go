@@ -304,11 +304,19 @@ func (s *Server) handle(ev event) coord.Ready {
 		}
 		return s.sm.Receive(ev.c.id, ev.msg, s.now())
 	default:
-		if s.conns[ev.c.id] == ev.c {
+		// Lost from the other side (or the network), not closed here: a
+		// connection this server closed itself is no longer registered.
+		lost := s.conns[ev.c.id] == ev.c
+		if lost {
 			s.forget(ev.c)
 		}
 		rd := s.sm.Disconnect(ev.c.id, ev.err, s.now())
-		if ev.c.id == coord.Upstream {
+		if ev.c.id == coord.Upstream && lost && s.wantsUpstream() {
+			// Only a coordinator lost while the node's job still needs it
+			// is dialled again: a relay closes upstream itself when its
+			// ranks have all left (or it gave up on a silent
+			// coordinator), and dialling again then would hand the
+			// coordinator a connection nobody uses.
 			s.redialUpstream()
 		}
 		return rd
@@ -383,6 +391,15 @@ func (s *Server) dialUpstream() {
 	setNoDelay(nc)
 	c := &netConn{id: coord.Upstream, nc: nc, out: make(chan []byte, s.opts.QueueFrames)}
 	s.post(event{kind: evConnect, c: c})
+}
+
+// wantsUpstream says whether the relay's job still needs the coordinator
+// (coord.Relay.NeedsUpstream); a machine that does not say does.
+func (s *Server) wantsUpstream() bool {
+	if r, ok := s.sm.(interface{ NeedsUpstream() bool }); ok {
+		return r.NeedsUpstream()
+	}
+	return true
 }
 
 // redialUpstream dials again after the coordinator's connection was lost;
