@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ckpt/ckpt/internal/launch"
 )
@@ -10,7 +11,9 @@ import (
 // the symptom hides it, and the wait before the relaunch.
 func failDetail(e launch.Event) string {
 	s := ""
-	if e.Cause != "" && e.Cause != e.Reason {
+	// The cause is told once: the reason of an injected failure already
+	// starts with it ("injected failure: node 1 lost ... (seen as: ...)").
+	if e.Cause != "" && !strings.HasPrefix(e.Reason, e.Cause) {
 		s += "; cause: " + e.Cause
 	}
 	switch {

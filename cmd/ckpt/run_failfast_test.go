@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/ckpt/ckpt/internal/launch"
 )
 
 // What every rank would find out for itself is checked before anything
@@ -128,5 +130,21 @@ func TestRunJSONErrorNullWhenFinished(t *testing.T) {
 	}
 	if obj["result"] == "" {
 		t.Errorf("no result")
+	}
+}
+
+// A failure's progress line tells its cause once: an injected failure's
+// reason already starts with it; a symptom that hides the cause gets it.
+func TestFailDetailTellsTheCauseOnce(t *testing.T) {
+	injected := launch.Event{Kind: "fail",
+		Reason: "injected failure: node 1 lost with its cache (seen as: rank 1 (node node0): connection closed before leave)",
+		Cause:  "injected failure: node 1 lost with its cache"}
+	if got := describe(injected); strings.Count(got, "node 1 lost") != 1 {
+		t.Errorf("injected failure told twice: %q", got)
+	}
+	hidden := launch.Event{Kind: "fail", Reason: "rank 1 (node node0): connection closed before leave",
+		Cause: "rank 3 (node node1) exited with status 78", Class: launch.ClassConfig}
+	if got := describe(hidden); !strings.Contains(got, "; cause: rank 3 (node node1) exited with status 78") || !strings.HasSuffix(got, "; not relaunched") {
+		t.Errorf("symptom without its cause: %q", got)
 	}
 }
