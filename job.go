@@ -207,7 +207,7 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 		if j.store, err = Open(so); err != nil {
 			return nil, err
 		}
-		j.rank, j.size, j.node = 0, 1, j.store.node
+		j.rank, j.size, j.node, j.inc = 0, 1, j.store.node, inc
 		return j, nil
 	}
 	if so.Node == "" {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/ckpt/ckpt"
 	"github.com/ckpt/ckpt/internal/resource"
 )
@@ -10,14 +12,23 @@ var probeMemory = resource.ProbeMemory
 
 // checkRankMemory refuses a rank whose arrays cannot fit in the memory the
 // machine has left, before it allocates them: the Go runtime's
-// out-of-memory crash would say nothing about the size that caused it. The
-// error is a configuration error (the rank exits with ckpt.ExitConfig, so
-// 'ckpt run' does not launch it again): the job's configuration, not the
-// run, is wrong. It names the flag and value (flag), what the rank needs
-// and what is there; the caller names the rank.
-func checkRankMemory(flag string, size int, need int64) error {
-	if err := resource.Check(resource.Memory, need, probeMemory()); err != nil {
-		return ckpt.ConfigError(usagef("%s: this rank (of %d) %v", flag, size, err))
+// out-of-memory crash would say nothing about the size that caused it. It
+// names the flag and value (flag), what the rank needs and what is there;
+// the caller names the rank.
+//
+// At the job's first launch the refusal is a configuration error (the rank
+// exits with ckpt.ExitConfig and 'ckpt run' does not launch it again): the
+// sizes do not fit this machine. At a relaunch it is an ordinary failure:
+// the sizes fitted before, and memory that is short now (page cache a
+// cgroup counts, another job) may be back at the next launch.
+func checkRankMemory(flag string, job *ckpt.Job, need int64) error {
+	err := resource.Check(resource.Memory, need, probeMemory())
+	if err == nil {
+		return nil
 	}
-	return nil
+	err = usagef("%s: this rank (of %d) %v", flag, job.Size(), err)
+	if job.Incarnation() == 0 {
+		return ckpt.ConfigError(err)
+	}
+	return fmt.Errorf("%w (at relaunch %d: the same sizes fitted before)", err, job.Incarnation())
 }

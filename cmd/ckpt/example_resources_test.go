@@ -44,3 +44,16 @@ func TestExampleAbsurdSizeOnThisMachine(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// At a relaunch the same refusal is an ordinary failure, not a
+// configuration error: the sizes fitted at the first launch, and memory
+// short now (page cache a cgroup counts, another job) may be back at the
+// next, so 'ckpt run' must not give up on the job for it.
+func TestExampleMemoryShortAtRelaunchIsAFailure(t *testing.T) {
+	fakeMemory(t, 1<<30)
+	t.Setenv("CKPT_INCARNATION", "3")
+	code, _, stderr := runCLI(t, "example", "matmul", "--n", "1000000")
+	if code != exitError || !strings.Contains(stderr, "--n 1000000: this rank (of 1) needs") || !strings.Contains(stderr, "relaunch 3") {
+		t.Errorf("exit %d (want %d), stderr %q", code, exitError, stderr)
+	}
+}
