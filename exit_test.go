@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/coordnet"
@@ -78,6 +80,29 @@ func TestExitStatus(t *testing.T) {
 	} {
 		if got := ExitStatus(tc.err); got != tc.want {
 			t.Errorf("ExitStatus(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+}
+
+// A shared directory that is misconfigured is a configuration error; one
+// whose file system hiccups (EIO, ESTALE, full) may come back at a
+// relaunch, and must not end the job.
+func TestSharedMisconfigured(t *testing.T) {
+	for _, tc := range []struct {
+		loc  string
+		err  error
+		want bool
+	}{
+		{"/lustre/job", &fs.PathError{Op: "mkdir", Path: "/lustre/job", Err: syscall.ENOTDIR}, true},
+		{"/lustre/job", &fs.PathError{Op: "open", Path: "/lustre/job/x", Err: syscall.EACCES}, true},
+		{"/lustre/job", &fs.PathError{Op: "open", Path: "/lustre/job/x", Err: syscall.EROFS}, true},
+		{"/lustre/job", &fs.PathError{Op: "open", Path: "/lustre/job/x", Err: syscall.EIO}, false},
+		{"/lustre/job", &fs.PathError{Op: "open", Path: "/lustre/job/x", Err: syscall.ESTALE}, false},
+		{"/lustre/job", &fs.PathError{Op: "write", Path: "/lustre/job/x", Err: syscall.ENOSPC}, false},
+		{"s3://bucket/job", errors.New("connection refused"), false},
+	} {
+		if got := sharedMisconfigured(tc.loc, tc.err); got != tc.want {
+			t.Errorf("%s: %v: misconfigured %v, want %v", tc.loc, tc.err, got, tc.want)
 		}
 	}
 }

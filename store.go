@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/redundancy"
@@ -136,11 +138,7 @@ func Open(opts Options) (*Store, error) {
 			b, err := OpenShared(context.Background(), loc)
 			if err != nil {
 				err = fmt.Errorf("ckpt: CKPT_SHARED: %w", err)
-				if !strings.HasPrefix(loc, "s3://") || storage.IsPermanent(err) {
-					// A directory that cannot be made or written, a
-					// bucket that does not exist or refuses the
-					// credentials; an object store out of reach may
-					// come back.
+				if sharedMisconfigured(loc, err) {
 					err = configError(err)
 				}
 				return nil, err
@@ -312,4 +310,17 @@ func cachedCheckpoints(ctx context.Context, cache storage.Backend) ([]*manifest.
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
 	return out, nil
+}
+
+// sharedMisconfigured says whether opening the shared tier at loc failed
+// for a reason no relaunch fixes: a file where the directory should be, no
+// permission, a read-only file system, a bucket that does not exist or
+// refuses the credentials. An object store out of reach, or a file system
+// that hiccups (EIO, ESTALE, full), may come back.
+func sharedMisconfigured(loc string, err error) bool {
+	if strings.HasPrefix(loc, "s3://") {
+		return storage.IsPermanent(err)
+	}
+	return errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EEXIST) ||
+		errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
 }

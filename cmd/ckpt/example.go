@@ -44,7 +44,7 @@ func newExampleHimenoCmd() *cobra.Command {
 			return usagef("--iterations %d: need at least 1", *iters)
 		}
 		return runExample(c, func(job *ckpt.Job) (ranks.Report, error) {
-			if err := checkRankMemory("--size "+*size, job,  grid.MemoryNeed(job.Rank(), job.Size())); err != nil {
+			if err := checkRankMemory("--size "+*size, job, grid.MemoryNeed(job.Rank(), job.Size())); err != nil {
 				return ranks.Report{}, err
 			}
 			return ranks.Himeno(c.Context(), job, ranks.HimenoConfig{Size: grid, Iterations: *iters})
@@ -68,7 +68,7 @@ func newExampleMatmulCmd() *cobra.Command {
 			return usagef("%v", err)
 		}
 		return runExample(c, func(job *ckpt.Job) (ranks.Report, error) {
-			if err := checkRankMemory(fmt.Sprintf("--n %d", cfg.N), job,  cfg.MemoryNeed(job.Rank(), job.Size())); err != nil {
+			if err := checkRankMemory(fmt.Sprintf("--n %d", cfg.N), job, cfg.MemoryNeed(job.Rank(), job.Size())); err != nil {
 				return ranks.Report{}, err
 			}
 			return ranks.Matmul(c.Context(), job, ranks.MatmulConfig{Config: cfg})
