@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/internal/jobdir"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/placement"
 	"github.com/ckpt/ckpt/internal/redundancy"
@@ -92,7 +93,7 @@ func checkWritableDir(dir string) error {
 	}
 	// Writable: a file can be made in it (permissions alone do not say:
 	// root, read-only mounts, ACLs).
-	f, err := os.CreateTemp(d, ".ckpt-preflight-*")
+	f, err := os.CreateTemp(d, jobdir.PreflightPrefix+"*")
 	if err != nil {
 		if d == dir {
 			return fmt.Errorf("not writable: %v", unwrapPath(err))

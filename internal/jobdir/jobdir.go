@@ -62,8 +62,18 @@ func ValidName(name string) error {
 	if err := manifest.ValidName(name); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadName, err)
 	}
+	if isJobEntry(name) {
+		// A job of that name in a directory that is also a job's
+		// (--cache-root of the root itself) would be taken for one of
+		// that job's own entries, and deleted with them.
+		return fmt.Errorf("%w: %q is the name of an entry of a job's directory", ErrBadName, name)
+	}
 	return nil
 }
+
+// PreflightPrefix begins the name of the file 'ckpt run' makes to see
+// that a job's directory is writable before it launches anything.
+const PreflightPrefix = ".ckpt-preflight-"
 
 // Spec is what defines a job: what its checkpoints are checkpoints of.
 // Two runs with the same Spec are the same job and resume from each
@@ -193,8 +203,10 @@ func isJobEntry(name string) bool {
 	if n, ok := strings.CutPrefix(name, "node"); ok && n != "" {
 		return strings.Trim(n, "0123456789") == ""
 	}
-	// A status or configuration being written.
-	return strings.HasPrefix(name, StatusFile+".") || strings.HasPrefix(name, SpecFile+".")
+	// A status or configuration being written, or 'ckpt run''s probe of
+	// the directory's writability left by a run that died.
+	return strings.HasPrefix(name, StatusFile+".") || strings.HasPrefix(name, SpecFile+".") ||
+		strings.HasPrefix(name, PreflightPrefix)
 }
 
 // ErrNotJobDir is wrapped when a directory holds files no job made: the
@@ -232,6 +244,22 @@ func (d Dir) checkSpec(spec Spec) error {
 		return nil
 	case !os.IsNotExist(err):
 		return err
+	}
+	// No configuration recorded: node caches already here are of a job
+	// whose configuration is unknown (an earlier ckpt's, or put here by
+	// hand). Adopting them would let this job restore them, and delete
+	// them when it finishes.
+	entries, err := os.ReadDir(d.Path)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if n, ok := strings.CutPrefix(e.Name(), "node"); ok && n != "" && e.IsDir() {
+			if inside, err := os.ReadDir(d.file(e.Name())); err == nil && len(inside) > 0 {
+				return fmt.Errorf("%s %w of an unknown configuration: its %s holds a cache but no %s says whose; resume it with the ckpt that made it, choose another --job or --cache-root, or remove the directory",
+					d.Path, ErrOtherSpec, e.Name(), SpecFile)
+			}
+		}
 	}
 	b, err := json.MarshalIndent(spec, "", "  ")
 	if err != nil {

@@ -33,7 +33,10 @@ func testSpec() Spec {
 }
 
 func TestValidName(t *testing.T) {
-	for _, bad := range []string{"", ".", "..", "../../etc", "a/b", `a\b`, ".hidden", "x\x00y", strings.Repeat("a", 256)} {
+	for _, bad := range []string{"", ".", "..", "../../etc", "a/b", `a\b`, ".hidden", "x\x00y", strings.Repeat("a", 256),
+		// Names of a job directory's own entries: a job so named in a
+		// root used as a job's directory would be deleted as its entry.
+		"node0", "node12", "staging", "job.lock", "job.json", "status.json", "halt", "checkpoint"} {
 		if err := ValidName(bad); !errors.Is(err, ErrBadName) {
 			t.Errorf("ValidName(%q) = %v, want ErrBadName", bad, err)
 		}
@@ -135,6 +138,36 @@ func TestOtherConfigurationRefused(t *testing.T) {
 	if _, running, _ := d.Holder(); running {
 		t.Error("a refused Acquire kept the lock")
 	}
+}
+
+// Node caches with no recorded configuration (an earlier ckpt's, or put
+// there by hand) are not adopted: the job would restore them, and delete
+// them when it finished. A preflight probe left by a run that died does
+// not make a directory foreign.
+func TestUnrecordedCachesNotAdopted(t *testing.T) {
+	d := At(filepath.Join(t.TempDir(), "job"))
+	ckpt := filepath.Join(d.Path, "node1", "c1")
+	if err := os.MkdirAll(ckpt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d.Path, PreflightPrefix+"123"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Acquire(testSpec()); !errors.Is(err, ErrOtherSpec) || !strings.Contains(err.Error(), "unknown configuration") {
+		t.Fatalf("Acquire over unrecorded caches: %v, want ErrOtherSpec (unknown configuration)", err)
+	}
+	if _, err := os.Stat(ckpt); err != nil {
+		t.Fatalf("the unrecorded checkpoint is gone: %v", err)
+	}
+	// Empty node directories (a job that made nothing yet) are adopted.
+	if err := os.RemoveAll(ckpt); err != nil {
+		t.Fatal(err)
+	}
+	l, err := d.Acquire(testSpec())
+	if err != nil {
+		t.Fatalf("Acquire over an empty node directory and a stale probe: %v", err)
+	}
+	l.Release()
 }
 
 func TestForeignDirectoryNotAdopted(t *testing.T) {
