@@ -26,6 +26,15 @@ func addJobFlags(c *cobra.Command) *jobFlags {
 	}
 }
 
+// findHolder is find(true), and whether the job runs and as which PID.
+func (f *jobFlags) findHolder() (d jobdir.Dir, pid int, running bool, err error) {
+	if d, err = f.find(true); err != nil {
+		return d, 0, false, err
+	}
+	pid, running, err = d.Holder()
+	return d, pid, running, err
+}
+
 // find resolves the job. Without --job or --cache-root it is the one job
 // under the default root (the one running job, if preferRunning and one
 // runs); several, or none, is an error that lists them.
@@ -100,11 +109,7 @@ request left for it would halt its next run instead.
 	}
 	jf := addJobFlags(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
-		d, err := jf.find(true)
-		if err != nil {
-			return err
-		}
-		pid, running, err := d.Holder()
+		d, pid, running, err := jf.findHolder()
 		if err != nil {
 			return err
 		}
@@ -143,11 +148,7 @@ there is).
 	jf := addJobFlags(c)
 	asJSON := jsonFlag(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
-		d, err := jf.find(true)
-		if err != nil {
-			return err
-		}
-		pid, running, err := d.Holder()
+		d, pid, running, err := jf.findHolder()
 		if err != nil {
 			return err
 		}
@@ -263,11 +264,7 @@ and is refused.
 			}
 			limit = time.Duration(wait.v * float64(time.Second))
 		}
-		d, err := jf.find(true)
-		if err != nil {
-			return err
-		}
-		pid, running, err := d.Holder()
+		d, pid, running, err := jf.findHolder()
 		if err != nil {
 			return err
 		}
