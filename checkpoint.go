@@ -14,7 +14,7 @@ import (
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/placement"
 	"github.com/ckpt/ckpt/internal/redundancy"
-	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // Checkpoint is a checkpoint being written by this rank: Start it, create

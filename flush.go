@@ -16,7 +16,7 @@ import (
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/internal/stage"
-	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // Flushing every K-th checkpoint to the shared tier, blocking (the ranks

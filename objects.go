@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/ckpt/ckpt/internal/manifest"
-	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // objectsReaderAt reads a sequence of objects as one stream: a rank's

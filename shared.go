@@ -10,7 +10,7 @@ import (
 	"github.com/ckpt/ckpt/internal/group"
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/sharedtier"
-	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // SourceShared is the Restored.Source of a checkpoint fetched back from the

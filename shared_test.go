@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/sharedtier"
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/local"
+	"github.com/ckpt/ckpt/storage"
 )
 
 func (j *testJob) withShared() storage.Backend {

@@ -14,11 +14,11 @@ import (
 
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/redundancy"
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/local"
 	"github.com/ckpt/ckpt/internal/storage/s3"
 	"github.com/ckpt/ckpt/internal/storage/throttle"
 	"github.com/ckpt/ckpt/internal/units"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // Options configure a Store. The zero value works for a single process: its

@@ -10,8 +10,8 @@ import (
 
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/sharedtier"
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/local"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // Tiers are the storage a checkpoint tool looks at from outside a job: the

@@ -16,8 +16,8 @@ import (
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/placement"
 	"github.com/ckpt/ckpt/internal/redundancy"
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/s3"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // preflight checks, before anything is launched, what every rank would

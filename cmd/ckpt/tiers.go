@@ -10,8 +10,8 @@ import (
 
 	"github.com/ckpt/ckpt"
 	"github.com/ckpt/ckpt/internal/jobdir"
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/local"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // tierFlags are the flags of the commands that look at checkpoints from

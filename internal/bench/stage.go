@@ -22,9 +22,9 @@ import (
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/internal/stage"
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/local"
 	"github.com/ckpt/ckpt/internal/units"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // `ckpt bench stage`: the shapes of paper 001 §VI.A on this machine, each

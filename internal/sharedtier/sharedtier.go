@@ -21,7 +21,7 @@ import (
 	"strings"
 
 	"github.com/ckpt/ckpt/internal/manifest"
-	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // DataObject is the name of rank's object of checkpoint name.

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/manifest"
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/mem"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // checkpointManifest is a cached checkpoint's manifest of ranks ranks, one

@@ -15,9 +15,9 @@ import (
 
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/sharedtier"
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/local"
 	"github.com/ckpt/ckpt/internal/storage/mem"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // The server is closed in the middle of a flush: nothing of it is

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/mem"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // frame builds a frame by hand: a header claiming n bytes of type typ,

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // Fixtures of the failure tests: a backend and a source that inject

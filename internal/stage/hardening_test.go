@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/sharedtier"
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/mem"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // A peer that has not shown the job's token cannot make the server hold a

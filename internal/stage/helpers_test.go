@@ -13,7 +13,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/sharedtier"
-	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // testCheckpoint is a checkpoint as the caches of its nodes hold it.

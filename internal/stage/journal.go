@@ -14,7 +14,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/sharedtier"
-	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // record is what the journal keeps of a pending flush: enough to resume it

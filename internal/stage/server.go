@@ -19,7 +19,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/sharedtier"
-	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // Config configures a staging server. Zero fields take their defaults.

@@ -37,7 +37,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/storage"
 )
 
 var (

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/local"
-	"github.com/ckpt/ckpt/internal/storage/storagetest"
+	"github.com/ckpt/ckpt/storage"
+	"github.com/ckpt/ckpt/storage/storagetest"
 )
 
 func TestBackend(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"net"
 	"testing"
 
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/testwait"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // rangeOf returns the bytes of data that Open(offset, length) yields.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/storage"
 )
 
 var (

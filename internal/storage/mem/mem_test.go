@@ -3,9 +3,9 @@ package mem_test
 import (
 	"testing"
 
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/mem"
-	"github.com/ckpt/ckpt/internal/storage/storagetest"
+	"github.com/ckpt/ckpt/storage"
+	"github.com/ckpt/ckpt/storage/storagetest"
 )
 
 func TestBackend(t *testing.T) {

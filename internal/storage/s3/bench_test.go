@@ -15,8 +15,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/s3"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // The write benchmarks stream benchSize bytes in benchChunk writes through

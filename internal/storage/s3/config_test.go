@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/s3"
+	"github.com/ckpt/ckpt/storage"
 )
 
 var envKeys = []string{

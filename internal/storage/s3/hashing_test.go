@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/s3"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // TestUploadHashing checks, through a proxy in front of the server, that

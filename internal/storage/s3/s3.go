@@ -18,7 +18,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
-	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/storage"
 )
 
 var (

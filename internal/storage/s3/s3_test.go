@@ -17,10 +17,10 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/s3"
 	"github.com/ckpt/ckpt/internal/storage/s3/s3test"
-	"github.com/ckpt/ckpt/internal/storage/storagetest"
+	"github.com/ckpt/ckpt/storage"
+	"github.com/ckpt/ckpt/storage/storagetest"
 )
 
 // The MinIO server of this test binary, started by the first test that

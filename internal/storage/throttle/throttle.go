@@ -39,7 +39,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/storage"
 )
 
 var (

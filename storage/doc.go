@@ -42,7 +42,10 @@
 //
 // # Implementations
 //
-// Package local stores objects as files under a directory; package mem keeps
-// them in memory for tests. Package storagetest holds the conformance suite
-// that every backend passes.
+// ckpt's own backends live in internal/storage: local stores objects as
+// files under a directory, mem keeps them in memory for tests, s3 in an
+// S3-compatible object store. This package is public so that a program can
+// give a Store a tier of its own (ckpt.Options.Cache, Options.Shared);
+// package storagetest holds the conformance suite every backend passes,
+// ckpt's and a program's alike.
 package storage

@@ -33,7 +33,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/ckpt/ckpt/internal/storage"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // LargeSize is the size of the object that the suite streams through each

@@ -10,9 +10,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ckpt/ckpt/internal/storage"
 	"github.com/ckpt/ckpt/internal/storage/local"
 	"github.com/ckpt/ckpt/internal/storage/mem"
+	"github.com/ckpt/ckpt/storage"
 )
 
 func TestValidName(t *testing.T) {
