@@ -42,9 +42,9 @@ func TestScenarios(t *testing.T) {
 
 type world struct {
 	t      *testing.T
-	ckpts  []*Checkpoint                  // as written, Manifests/Held/Shared unset
+	ckpts  []*Checkpoint                 // as written, Manifests/Held/Shared unset
 	caches map[string]map[string]*cached // node → checkpoint name → what it holds
-	shared map[string]*Shared             // checkpoint name → its copy
+	shared map[string]*Shared            // checkpoint name → its copy
 	out    strings.Builder
 }
 
