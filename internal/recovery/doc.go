@@ -30,8 +30,10 @@
 //
 // # Decision rules
 //
-// These are the rules of Store.Restart (restart.go, shared.go) before the
-// planner existed, so that wiring it in changes no decision.
+// These are the rules of Store.Restart before the planner existed
+// (gatherCandidates, tryRestore and rebuild in restart.go, fetch and
+// reprotect in shared.go), so that wiring it in changes no decision; the
+// skip reasons are worded anew.
 //
 //  1. Candidates are tried newest first: by ID, descending, then by name; a
 //     newer checkpoint only on the shared tier is therefore chosen over an
@@ -82,4 +84,11 @@
 //     nodes of WriteManifest, and agree on the outcome; on failure append
 //     a Failure and call Decide again.
 //  4. On None, fail the restart with Plan.Why.
+//
+// A tool that verifies a checkpoint from outside a job (VerifyCheckpoint in
+// verify.go) is a driver too: it passes the checkpoint's own layout as the
+// job (Input.Nodes = Checkpoint.Nodes), checks every rank's files in the
+// cache of the node that wrote them and every shared object beforehand,
+// and reads the answer from one Decide: UseCache, Rebuild or Fetch, or
+// None with the reason in Skipped.
 package recovery
