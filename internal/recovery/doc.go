@@ -17,7 +17,9 @@
 // tolerance M rebuilds up to M lost members of every set and no more:
 // SINGLE keeps no redundancy (M = 0); PARTNER keeps a full copy of each
 // member on the other member of its pair (M = 1); XOR keeps one parity
-// shard per row, the XOR of the others, as RAID-5 does (M = 1 per set);
+// shard per row, the XOR of the others, as RAID-5 does, and "withstands
+// node failures as long as two or more nodes from the same set do not fail
+// concurrently" (paper 001, Sato et al. SC 2012, §III) (M = 1 per set);
 // RS K+M is a Reed–Solomon code, maximum distance separable, so any K of
 // its K+M shards rebuild the rest (M per set). internal/redundancy lays the
 // shards out rotated (RAID-5/6 style), so every member holds one shard of
