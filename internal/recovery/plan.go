@@ -86,6 +86,24 @@ type Target struct {
 	Was    string // node that held its files at checkpoint time
 }
 
+// LostMembers returns the lost members of set (indices in the set, as
+// redundancy.Rebuild takes them), ascending; nil if the set has none or the
+// plan is no Rebuild. Every rank of the set calls it with its own set
+// (manifest Part.Set) to learn whether it takes part in a rebuild.
+func (p Plan) LostMembers(set int) []int {
+	for _, sr := range p.Rebuild {
+		if sr.Set != set {
+			continue
+		}
+		out := make([]int, len(sr.Lost))
+		for i, t := range sr.Lost {
+			out[i] = t.Member
+		}
+		return out
+	}
+	return nil
+}
+
 // Skip is a candidate the plan passed over.
 type Skip struct {
 	Name   string

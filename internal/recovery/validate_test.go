@@ -117,3 +117,23 @@ func TestStrings(t *testing.T) {
 		}
 	}
 }
+
+func TestLostMembers(t *testing.T) {
+	in := validInput()
+	c := &in.Checkpoints[0]
+	c.Sets = [][]int{{0, 2}, {3, 1}}
+	c.Held[1] = Held{Data: Corrupt, Parity: Intact}
+	p, err := Decide(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Action != Rebuild {
+		t.Fatalf("plan %s", p)
+	}
+	if got := p.LostMembers(1); len(got) != 1 || got[0] != 1 {
+		t.Errorf("set 1 lost members %v, want [1] (rank 1 is member 1 of [3 1])", got)
+	}
+	if got := p.LostMembers(0); got != nil {
+		t.Errorf("set 0 lost members %v, want none", got)
+	}
+}
