@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -135,5 +136,65 @@ func TestLostMembers(t *testing.T) {
 	}
 	if got := p.LostMembers(0); got != nil {
 		t.Errorf("set 0 lost members %v, want none", got)
+	}
+}
+
+// TestDecideNeverPanics breaks random valid inputs in random ways: Decide
+// returns an error or a plan, never panics (validation guards every index
+// the rules use).
+func TestDecideNeverPanics(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	errs := 0
+	for i := range 3000 {
+		in := randomCheckpoint(rng)
+		c := &in.Checkpoints[0]
+		if rng.IntN(2) == 0 {
+			c.Shared = &Shared{Parts: make([]State, c.Ranks)}
+		}
+		for range 1 + rng.IntN(2) {
+			switch rng.IntN(9) {
+			case 0:
+				if len(c.Sets) == 0 {
+					break
+				}
+				s := c.Sets[rng.IntN(len(c.Sets))]
+				s[rng.IntN(len(s))] = rng.IntN(c.Ranks+2) - 1
+			case 1:
+				c.Held = c.Held[:rng.IntN(len(c.Held)+1)]
+			case 2:
+				in.Nodes = in.Nodes[:rng.IntN(len(in.Nodes)+1)]
+			case 3:
+				c.Nodes = c.Nodes[:rng.IntN(len(c.Nodes)+1)]
+			case 4:
+				c.Ranks += rng.IntN(3) - 1
+			case 5:
+				in.Ranks += rng.IntN(3) - 1
+			case 6:
+				if c.Shared == nil {
+					break
+				}
+				c.Shared.Parts = c.Shared.Parts[:rng.IntN(len(c.Shared.Parts)+1)]
+			case 7:
+				c.M = rng.IntN(4) - 1
+			case 8:
+				c.Sets = c.Sets[:rng.IntN(len(c.Sets)+1)]
+			}
+		}
+		func() {
+			defer func() {
+				if v := recover(); v != nil {
+					t.Fatalf("case %d: panic %v on %+v", i, v, in)
+				}
+			}()
+			if _, err := Decide(in); err != nil {
+				if !errors.Is(err, ErrInvalid) {
+					t.Fatalf("case %d: error %v does not wrap ErrInvalid", i, err)
+				}
+				errs++
+			}
+		}()
+	}
+	if errs < 1000 {
+		t.Errorf("only %d of 3000 broken inputs were refused", errs)
 	}
 }
