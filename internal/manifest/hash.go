@@ -98,23 +98,6 @@ func (h *Hasher) Size() int { return HashSize }
 // BlockSize returns the hash's preferred write granularity.
 func (h *Hasher) BlockSize() int { return h.h.BlockSize() }
 
-// copyBuffer is the read size of HashReader: large enough to amortise read
-// calls, small enough to stay in cache.
-const copyBuffer = 256 << 10
-
-// HashReader reads r to EOF and returns the hash and length of what it read.
-// On a read error it returns the error with the partial length.
-func HashReader(r io.Reader) (Hash, int64, error) {
-	h := NewHasher()
-	// Hide WriterTo: *os.File would otherwise copy through its own 32 KiB
-	// buffer.
-	n, err := io.CopyBuffer(h, struct{ io.Reader }{r}, make([]byte, copyBuffer))
-	if err != nil {
-		return Hash{}, n, err
-	}
-	return h.Sum128(), n, nil
-}
-
 // VerifyingReader passes an io.Reader through unchanged while hashing it,
 // and checks the content against an expected size and Hash:
 //

@@ -71,19 +71,6 @@ func TestHashText(t *testing.T) {
 	}
 }
 
-func TestHashReader(t *testing.T) {
-	data := bytes.Repeat([]byte("0123456789"), 100_000)
-	h, n, err := HashReader(iotest.HalfReader(bytes.NewReader(data)))
-	if err != nil || n != int64(len(data)) || h != HashBytes(data) {
-		t.Errorf("HashReader = %v, %d, %v", h, n, err)
-	}
-	boom := errors.New("boom")
-	_, n, err = HashReader(io.MultiReader(bytes.NewReader(data[:10]), iotest.ErrReader(boom)))
-	if !errors.Is(err, boom) || n != 10 {
-		t.Errorf("HashReader on failing reader = %d, %v", n, err)
-	}
-}
-
 // readers wraps a source in ways that stress the VerifyingReader's
 // bookkeeping: one byte at a time, half reads, data together with EOF.
 var readers = map[string]func(io.Reader) io.Reader{
