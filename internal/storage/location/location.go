@@ -21,7 +21,10 @@
 //     retry and what is not).
 //
 // Retry sits above throttle, so a retried Open gets a throttled reader
-// again and the limit counts every byte that moves. Both decorators
+// again and the limit counts every byte that moves. On an object store the
+// client also retries each HTTP request itself (s3.Config.MaxRetries); the
+// decorator's tries come on top, and cover what a request's retry cannot,
+// such as a List that fails halfway through its pages. Both decorators
 // implement storage.Unwrapper, so storage.As finds the optional interfaces
 // (Locator, Cleaner, Describer) of the backend at the bottom.
 //
