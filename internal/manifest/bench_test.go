@@ -90,7 +90,7 @@ func BenchmarkVerifyingReader(b *testing.B) {
 			b.SetBytes(int64(n))
 			b.ReportAllocs()
 			for b.Loop() {
-				v := NewVerifyingReader(bytes.NewReader(src), "bench", int64(n), want)
+				v := newVerifyingReader(bytes.NewReader(src), "bench", int64(n), want)
 				for {
 					_, err := v.Read(buf)
 					if err == io.EOF {

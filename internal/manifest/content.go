@@ -125,10 +125,11 @@ func HashContent(r io.Reader) (Hash, int64, error) {
 	return h.Sum128(), h.total, nil
 }
 
-// NewContentVerifyingReader is NewVerifyingReader for a content hash (the
-// hash the manifest records for files).
+// NewContentVerifyingReader returns a VerifyingReader over r expecting size
+// bytes whose content hash (the hash the manifest records for files) is
+// want. name identifies the content in error messages.
 func NewContentVerifyingReader(r io.Reader, name string, size int64, want Hash) *VerifyingReader {
-	v := NewVerifyingReader(r, name, size, want)
+	v := newVerifyingReader(r, name, size, want)
 	v.h = NewContentHasher()
 	return v
 }

@@ -127,9 +127,11 @@ type VerifyingReader struct {
 	checked bool
 }
 
-// NewVerifyingReader returns a VerifyingReader over r expecting size bytes
-// whose hash is want. name identifies the content in error messages.
-func NewVerifyingReader(r io.Reader, name string, size int64, want Hash) *VerifyingReader {
+// newVerifyingReader returns a VerifyingReader over r expecting size bytes
+// whose plain XXH3-128 is want; NewContentVerifyingReader makes it check the
+// content hash instead. (Files are verified against their content hash
+// only; the plain hash is the manifest trailer's.)
+func newVerifyingReader(r io.Reader, name string, size int64, want Hash) *VerifyingReader {
 	v := &VerifyingReader{r: r, h: NewHasher(), name: name, size: size, want: want}
 	if size < 0 {
 		v.err = fmt.Errorf("%s: negative expected size %d", name, size)
