@@ -139,9 +139,12 @@ func Open(opts Options) (*Store, error) {
 			// system the job shares (ckpt run --shared-bandwidth). Rank 0
 			// removes what dead writers left (the other ranks' scans would
 			// only repeat it).
+			var lopts location.Options
 			v := os.Getenv("CKPT_SHARED_BANDWIDTH")
 			bw, bwErr := units.ParseBandwidth(v)
-			lopts := location.Options{Bandwidth: max(bw, 0)}
+			if v != "" && bwErr == nil && bw > 0 {
+				lopts.Bandwidth = bw
+			}
 			if s.rank == 0 {
 				lopts.CleanTemp = location.DefaultCleanAge
 			}
