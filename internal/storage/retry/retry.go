@@ -71,10 +71,10 @@ type Policy struct {
 	Base, Max time.Duration
 }
 
-// DefaultPolicy is four tries with pauses of about 0.1, 0.2 and 0.4
-// seconds: enough to ride out a dropped connection or a file server that
-// fails over, short enough that a tier that is really gone is reported
-// within a second. (The s3 backend's client retries each request itself
+// DefaultPolicy is four tries with pauses of at most 0.1, 0.2 and 0.4
+// seconds (at least half of each): enough to ride out a dropped connection
+// or a file server that hiccups, short enough that a tier that is really
+// gone is reported within a second. (The s3 backend's client retries each request itself
 // too, Config.MaxRetries times.)
 var DefaultPolicy = Policy{Attempts: 4, Base: 100 * time.Millisecond, Max: 2 * time.Second}
 
