@@ -15,8 +15,7 @@ import (
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/redundancy"
 	"github.com/ckpt/ckpt/internal/storage/local"
-	"github.com/ckpt/ckpt/internal/storage/s3"
-	"github.com/ckpt/ckpt/internal/storage/throttle"
+	"github.com/ckpt/ckpt/internal/storage/location"
 	"github.com/ckpt/ckpt/internal/units"
 	"github.com/ckpt/ckpt/storage"
 )
@@ -135,7 +134,21 @@ func Open(opts Options) (*Store, error) {
 	}
 	if s.shared == nil {
 		if loc := os.Getenv("CKPT_SHARED"); loc != "" {
-			b, err := OpenShared(context.Background(), loc)
+			// CKPT_SHARED_BANDWIDTH caps this process's share of the
+			// shared tier's bandwidth (bytes/s), to model a parallel file
+			// system the job shares (ckpt run --shared-bandwidth). Rank 0
+			// removes what dead writers left (the other ranks' scans would
+			// only repeat it).
+			var lopts location.Options
+			v := os.Getenv("CKPT_SHARED_BANDWIDTH")
+			bw, bwErr := units.ParseBandwidth(v)
+			if v != "" && bwErr == nil && bw > 0 {
+				lopts.Bandwidth = bw
+			}
+			if s.rank == 0 {
+				lopts.CleanTemp = location.DefaultCleanAge
+			}
+			b, err := location.Open(context.Background(), loc, lopts)
 			if err != nil {
 				err = fmt.Errorf("ckpt: CKPT_SHARED: %w", err)
 				if sharedMisconfigured(loc, err) {
@@ -143,15 +156,9 @@ func Open(opts Options) (*Store, error) {
 				}
 				return nil, err
 			}
-			// CKPT_SHARED_BANDWIDTH caps this process's share of the
-			// shared tier's bandwidth (bytes/s), to model a parallel file
-			// system the job shares (ckpt run --shared-bandwidth).
-			if v := os.Getenv("CKPT_SHARED_BANDWIDTH"); v != "" {
-				bw, err := units.ParseBandwidth(v)
-				if err != nil || bw <= 0 {
-					return nil, configError(fmt.Errorf("ckpt: CKPT_SHARED_BANDWIDTH=%q: want a bandwidth such as 200MB/s", v))
-				}
-				b = throttle.New(b, bw)
+			if v != "" && (bwErr != nil || bw <= 0) {
+				b.Close()
+				return nil, configError(fmt.Errorf("ckpt: CKPT_SHARED_BANDWIDTH=%q: want a bandwidth such as 200MB/s", v))
 			}
 			s.shared = b
 		}
@@ -186,21 +193,10 @@ func Open(opts Options) (*Store, error) {
 }
 
 // OpenShared opens a shared tier by location: a directory, or
-// s3://BUCKET/PREFIX.
+// s3://BUCKET/PREFIX. Operations that fail with a transient error are
+// retried; opening does not remove anything.
 func OpenShared(ctx context.Context, loc string) (storage.Backend, error) {
-	if scheme, _, ok := strings.Cut(loc, ":"); ok && !strings.HasPrefix(loc, "s3://") && strings.EqualFold(scheme, "s3") {
-		// A mistyped location would become a local directory named
-		// "s3:" silently.
-		return nil, fmt.Errorf("shared tier %q: an object store location is written s3://BUCKET/PREFIX", loc)
-	}
-	if strings.HasPrefix(loc, "s3://") {
-		cfg, err := s3.ParseURL(loc)
-		if err != nil {
-			return nil, err
-		}
-		return s3.New(ctx, cfg)
-	}
-	return local.New(loc)
+	return location.Open(ctx, loc, location.Options{})
 }
 
 // identityFromEnv reads the rank and size a launcher gives its processes.

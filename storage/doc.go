@@ -4,8 +4,8 @@
 // # Terms
 //
 // A backend (Backend) is one storage location: a node's cache directory, or
-// the shared tier (a directory on a parallel file system, or later a bucket
-// of an object store). It holds objects.
+// the shared tier (a directory on a parallel file system, or a bucket of an
+// S3-compatible object store). It holds objects.
 //
 // An object is a sequence of bytes stored under a name. Objects are written
 // once, streamed through a Writer, and never modified in place: to change
@@ -37,8 +37,28 @@
 //
 // The Backend interface is kept small. Capabilities that only some backends
 // have are separate interfaces (Locator, Cleaner, Describer), found with As,
-// which also looks through decorators (retry, limits, logging) that embed a
-// Backend and implement Unwrapper.
+// which also looks through decorators that embed a Backend and implement
+// Unwrapper.
+//
+// # Decorators
+//
+// A decorator is a Backend that wraps another and adds one concern. ckpt
+// has two, in internal/storage, and stacks them in one place only,
+// internal/storage/location, which opens a tier by its location (a
+// directory or s3://BUCKET/PREFIX). From the backend outwards:
+//
+//  1. throttle caps the bytes per second written and read (a modelled
+//     parallel file system shared with other jobs);
+//  2. retry tries an operation again when it fails with an error that
+//     IsPermanent does not call permanent, with exponential backoff and
+//     jitter, honouring the context. It retries Open, Stat, List, Remove and
+//     Create (before any byte is written), never a Writer's Write or
+//     Commit: their bytes are gone once Write returns, and a Commit that
+//     failed may have published the object.
+//
+// At open, the leftovers of dead writers older than a threshold are then
+// removed through the Cleaner of the backend at the bottom. A program that
+// gives a Store a tier of its own composes what it needs itself.
 //
 // # Implementations
 //

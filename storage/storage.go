@@ -132,9 +132,9 @@ func PropertiesOf(b Backend) Properties {
 	return Properties{Connections: 1, Hierarchical: true}
 }
 
-// Unwrapper is implemented by decorators (retry, limits, logging) that embed
-// another Backend, so that As can find the optional interfaces of the backend
-// underneath.
+// Unwrapper is implemented by decorators (ckpt's retry and throttle) that
+// embed another Backend, so that As can find the optional interfaces of the
+// backend underneath.
 type Unwrapper interface {
 	Unwrap() Backend
 }

@@ -12,10 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ckpt/ckpt"
 	"github.com/ckpt/ckpt/internal/stage"
 	"github.com/ckpt/ckpt/internal/storage/local"
-	"github.com/ckpt/ckpt/internal/storage/throttle"
+	"github.com/ckpt/ckpt/internal/storage/location"
 	"github.com/ckpt/ckpt/internal/units"
 )
 
@@ -118,16 +117,19 @@ seconds, reason.`,
 		if _, _, err := net.SplitHostPort(*listen); err != nil {
 			return usagef("--listen %q: want HOST:PORT (port 0 picks one): %v", *listen, err)
 		}
-		b, err := ckpt.OpenShared(c.Context(), loc)
+		// The staging server is the shared tier's one long-lived writer:
+		// it removes what dead writers left there.
+		lopts := location.Options{CleanTemp: location.DefaultCleanAge}
+		if bandwidth.set {
+			lopts.Bandwidth = max(bandwidth.v, 0)
+		}
+		b, err := location.Open(c.Context(), loc, lopts)
 		if err != nil {
 			return fmt.Errorf("--shared %s: %w", loc, err)
 		}
 		defer b.Close()
-		if bandwidth.set {
-			if bandwidth.v <= 0 {
-				return usagef("--shared-bandwidth %g: want a positive bandwidth", bandwidth.v)
-			}
-			b = throttle.New(b, bandwidth.v)
+		if bandwidth.set && bandwidth.v <= 0 {
+			return usagef("--shared-bandwidth %g: want a positive bandwidth", bandwidth.v)
 		}
 		cfg.Shared = b
 		if *state != "" {

@@ -1,7 +1,7 @@
 // Package coord is the job's coordinator (Machine) and a node's
 // sub-coordinator (Relay), written as deterministic state machines in the
 // manner of etcd's raft: they do no I/O, read no clock and start no
-// goroutine. A driver (internal/coord/net) owns the sockets and the timers;
+// goroutine. A driver (internal/coordnet) owns the sockets and the timers;
 // it hands every event to the machine — a connection opened, a message
 // read, a connection lost, time passing — and carries out the Ready batch of
 // actions the machine returns. The same sequence of events always gives the

@@ -78,26 +78,58 @@ func ContentHashBytes(b []byte) Hash {
 	return h.Sum128()
 }
 
-// HashContent reads r to EOF and returns its content hash and length.
+// HashContent reads r to EOF and returns its content hash and length: the
+// one way to hash a stream whose hash a manifest records. On a read error
+// it returns the error and the length read before it.
+//
+// It reads and hashes in two goroutines over a ring of four chunk-sized
+// buffers, so that hashing a file costs about the slower of reading and
+// hashing rather than their sum; each chunk is hashed in one call. When
+// HashContent returns, it has finished reading r, so the caller may close
+// r then.
 func HashContent(r io.Reader) (Hash, int64, error) {
-	h := NewContentHasher()
-	buf := make([]byte, ContentChunk)
-	for {
-		n, err := io.ReadFull(struct{ io.Reader }{r}, buf)
-		h.Write(buf[:n])
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return h.Sum128(), h.total, nil
-		}
-		if err != nil {
-			return Hash{}, h.total, err
-		}
+	const depth = 4
+	type chunk struct {
+		b   []byte
+		err error
 	}
+	free := make(chan []byte, depth)
+	for range depth {
+		free <- make([]byte, ContentChunk)
+	}
+	full := make(chan chunk, depth)
+	go func() {
+		defer close(full)
+		for b := range free {
+			n, err := io.ReadFull(r, b)
+			if n > 0 {
+				full <- chunk{b: b[:n]}
+			}
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return
+			}
+			if err != nil {
+				full <- chunk{err: err}
+				return
+			}
+		}
+	}()
+	h := NewContentHasher()
+	for c := range full {
+		if c.err != nil {
+			return Hash{}, h.total, c.err
+		}
+		h.Write(c.b)
+		free <- c.b[:cap(c.b)]
+	}
+	return h.Sum128(), h.total, nil
 }
 
-// NewContentVerifyingReader is NewVerifyingReader for a content hash (the
-// hash the manifest records for files).
+// NewContentVerifyingReader returns a VerifyingReader over r expecting size
+// bytes whose content hash (the hash the manifest records for files) is
+// want. name identifies the content in error messages.
 func NewContentVerifyingReader(r io.Reader, name string, size int64, want Hash) *VerifyingReader {
-	v := NewVerifyingReader(r, name, size, want)
+	v := newVerifyingReader(r, name, size, want)
 	v.h = NewContentHasher()
 	return v
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"testing"
+	"testing/iotest"
 
 	"github.com/zeebo/xxh3"
 )
@@ -14,7 +15,7 @@ import (
 // written; it is defined chunk by chunk (checked here by hand).
 func TestContentHasherDefinition(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, size := range []int{0, 1, 1000, ContentChunk - 1, ContentChunk, ContentChunk + 1, 3*ContentChunk + 17} {
+	for _, size := range []int{0, 1, 1000, ContentChunk - 1, ContentChunk, ContentChunk + 1, 3*ContentChunk + 17, 9*ContentChunk + 5} {
 		data := make([]byte, size)
 		for i := range data {
 			data[i] = byte(rng.Uint32())
@@ -52,6 +53,34 @@ func TestContentHasherDefinition(t *testing.T) {
 	// A zero chunk appended changes the hash (the length is part of it).
 	if ContentHashBytes(make([]byte, ContentChunk)) == ContentHashBytes(make([]byte, 2*ContentChunk)) {
 		t.Error("zero chunks of different counts hash alike")
+	}
+}
+
+// HashContent reads through any reader, and on a read error returns the
+// error and the length read before it.
+func TestHashContentReaders(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789"), 700_000) // over six chunks
+	want := ContentHashBytes(data)
+	for name, r := range map[string]io.Reader{
+		"half":    iotest.HalfReader(bytes.NewReader(data)),
+		"dataerr": iotest.DataErrReader(bytes.NewReader(data)),
+		"onebyte": iotest.OneByteReader(bytes.NewReader(data[:3*ContentChunk/2])),
+	} {
+		size := int64(len(data))
+		wantHash := want
+		if name == "onebyte" {
+			size, wantHash = 3*ContentChunk/2, ContentHashBytes(data[:3*ContentChunk/2])
+		}
+		if h, n, err := HashContent(r); err != nil || n != size || h != wantHash {
+			t.Errorf("%s: HashContent = %s, %d, %v; want %s, %d", name, h, n, err, wantHash, size)
+		}
+	}
+	boom := errors.New("boom")
+	for _, at := range []int{0, 10, ContentChunk, 5*ContentChunk + 3} {
+		r := io.MultiReader(bytes.NewReader(data[:at]), iotest.ErrReader(boom))
+		if _, n, err := HashContent(r); !errors.Is(err, boom) || n != int64(at) {
+			t.Errorf("failing after %d bytes: HashContent = %d, %v", at, n, err)
+		}
 	}
 }
 

@@ -21,12 +21,23 @@
 //
 // # Hashes
 //
-// Content hashes are XXH3-128 (Hash, 16 bytes, canonical big-endian order as
-// printed by xxhsum -H2; 32 lowercase hex digits in text). XXH3 runs at
-// memory speed, so hashing while writing or reading costs little next to the
-// storage itself. HashBytes, NewHasher (a hash.Hash) and HashReader compute
-// hashes; VerifyingReader checks size and hash while the caller reads and
-// reports a mismatch as an error wrapping ErrCorrupt, at the latest at EOF.
+// A Hash is 16 bytes (32 lowercase hex digits in text). Two hashes are in
+// use, both built on XXH3-128, which runs at memory speed:
+//
+//   - The content hash, which the manifest records for every file: XXH3-128
+//     of each ContentChunk (1 MiB) of the content, then XXH3-128 over those
+//     chunk hashes followed by the length (see ContentHasher). It is not the
+//     XXH3-128 of the whole content, so xxhsum does not reproduce it; hashing
+//     whole chunks is what lets it run at memory speed, and on several cores
+//     at once. HashContent hashes a stream (reading and hashing overlap) and
+//     is the one function for that; ContentHasher hashes bytes as they are
+//     written, ContentHashBytes a buffer, ContentHashParallel a buffer on
+//     several cores. NewContentVerifyingReader checks size and content hash
+//     while the caller reads and reports a mismatch as an error wrapping
+//     ErrCorrupt, at the latest at EOF.
+//   - Plain XXH3-128 (HashBytes, Hasher; canonical big-endian order as
+//     printed by xxhsum -H2) for the manifest's own text, in its trailer
+//     line below.
 //
 // # Text form
 //

@@ -15,7 +15,7 @@ func Example() {
 	content := []string{"state of rank 0", "state of rank 1"}
 	var parts []manifest.Part
 	for r, c := range content {
-		h, n, _ := manifest.HashReader(strings.NewReader(c))
+		h, n, _ := manifest.HashContent(strings.NewReader(c))
 		parts = append(parts, manifest.Part{
 			Rank: r, Node: fmt.Sprintf("node%d", r), Set: 0, Member: r,
 			Files: []manifest.File{{Rank: r, Name: "state", Size: n, Hash: h}},
@@ -34,10 +34,10 @@ func Example() {
 	// Restart: decode, then verify each file while reading it.
 	m, _ = manifest.Decode(data)
 	f := m.Parts[1].Files[0]
-	v := manifest.NewVerifyingReader(strings.NewReader("state of rank 1"), f.Name, f.Size, f.Hash)
+	v := manifest.NewContentVerifyingReader(strings.NewReader("state of rank 1"), f.Name, f.Size, f.Hash)
 	_, err = io.Copy(io.Discard, v)
 	fmt.Println("intact:", err)
-	v = manifest.NewVerifyingReader(strings.NewReader("state of rank X"), f.Name, f.Size, f.Hash)
+	v = manifest.NewContentVerifyingReader(strings.NewReader("state of rank X"), f.Name, f.Size, f.Hash)
 	_, err = io.Copy(io.Discard, v)
 	fmt.Println("damaged:", errors.Is(err, manifest.ErrCorrupt))
 	// Output:
@@ -55,11 +55,11 @@ func Example() {
 	//     [0,1]
 	//   ],
 	//   "parts": [
-	//     {"rank":0,"node":"node0","set":0,"member":0,"files":[{"name":"state","size":15,"hash":"24037aa35ac087f9c51d626e36686781"}]},
-	//     {"rank":1,"node":"node1","set":0,"member":1,"files":[{"name":"state","size":15,"hash":"9daaa1d7c55a313172c5c3a1908fcc7d"}]}
+	//     {"rank":0,"node":"node0","set":0,"member":0,"files":[{"name":"state","size":15,"hash":"1f0f946fd39ee536e7ea090ea58893ce"}]},
+	//     {"rank":1,"node":"node1","set":0,"member":1,"files":[{"name":"state","size":15,"hash":"53566b262236a18881959a0d34c7bbaf"}]}
 	//   ]
 	// }
-	// xxh3-128 ad1876d100bb72d765c6cef6ef41477c
+	// xxh3-128 6bd4ffa88c5c782112af534bf1312d0b
 	// intact: <nil>
 	// damaged: true
 }

@@ -98,23 +98,6 @@ func (h *Hasher) Size() int { return HashSize }
 // BlockSize returns the hash's preferred write granularity.
 func (h *Hasher) BlockSize() int { return h.h.BlockSize() }
 
-// copyBuffer is the read size of HashReader: large enough to amortise read
-// calls, small enough to stay in cache.
-const copyBuffer = 256 << 10
-
-// HashReader reads r to EOF and returns the hash and length of what it read.
-// On a read error it returns the error with the partial length.
-func HashReader(r io.Reader) (Hash, int64, error) {
-	h := NewHasher()
-	// Hide WriterTo: *os.File would otherwise copy through its own 32 KiB
-	// buffer.
-	n, err := io.CopyBuffer(h, struct{ io.Reader }{r}, make([]byte, copyBuffer))
-	if err != nil {
-		return Hash{}, n, err
-	}
-	return h.Sum128(), n, nil
-}
-
 // VerifyingReader passes an io.Reader through unchanged while hashing it,
 // and checks the content against an expected size and Hash:
 //
@@ -144,9 +127,11 @@ type VerifyingReader struct {
 	checked bool
 }
 
-// NewVerifyingReader returns a VerifyingReader over r expecting size bytes
-// whose hash is want. name identifies the content in error messages.
-func NewVerifyingReader(r io.Reader, name string, size int64, want Hash) *VerifyingReader {
+// newVerifyingReader returns a VerifyingReader over r expecting size bytes
+// whose plain XXH3-128 is want; NewContentVerifyingReader makes it check the
+// content hash instead. (Files are verified against their content hash
+// only; the plain hash is the manifest trailer's.)
+func newVerifyingReader(r io.Reader, name string, size int64, want Hash) *VerifyingReader {
 	v := &VerifyingReader{r: r, h: NewHasher(), name: name, size: size, want: want}
 	if size < 0 {
 		v.err = fmt.Errorf("%s: negative expected size %d", name, size)

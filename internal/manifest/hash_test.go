@@ -71,19 +71,6 @@ func TestHashText(t *testing.T) {
 	}
 }
 
-func TestHashReader(t *testing.T) {
-	data := bytes.Repeat([]byte("0123456789"), 100_000)
-	h, n, err := HashReader(iotest.HalfReader(bytes.NewReader(data)))
-	if err != nil || n != int64(len(data)) || h != HashBytes(data) {
-		t.Errorf("HashReader = %v, %d, %v", h, n, err)
-	}
-	boom := errors.New("boom")
-	_, n, err = HashReader(io.MultiReader(bytes.NewReader(data[:10]), iotest.ErrReader(boom)))
-	if !errors.Is(err, boom) || n != 10 {
-		t.Errorf("HashReader on failing reader = %d, %v", n, err)
-	}
-}
-
 // readers wraps a source in ways that stress the VerifyingReader's
 // bookkeeping: one byte at a time, half reads, data together with EOF.
 var readers = map[string]func(io.Reader) io.Reader{
@@ -117,7 +104,7 @@ func TestVerifyingReaderQuick(t *testing.T) {
 		}
 		match := bytes.Equal(content, data)
 		for name, wrap := range readers {
-			v := NewVerifyingReader(wrap(bytes.NewReader(content)), "f", int64(len(data)), HashBytes(data))
+			v := newVerifyingReader(wrap(bytes.NewReader(content)), "f", int64(len(data)), HashBytes(data))
 			got, err := io.ReadAll(v)
 			if match != (err == nil) || !match && !errors.Is(err, ErrCorrupt) || !bytes.HasPrefix(content, got) || match != v.Verified() {
 				t.Logf("%s: data %d bytes, content %d bytes (mutation %d): err %v, got %d bytes, verified %v",
@@ -141,14 +128,14 @@ func TestVerifyingReaderCases(t *testing.T) {
 	good := HashBytes(data)
 
 	// A conforming io.Reader when the content is right.
-	if err := iotest.TestReader(NewVerifyingReader(bytes.NewReader(data), "f", int64(len(data)), good), data); err != nil {
+	if err := iotest.TestReader(newVerifyingReader(bytes.NewReader(data), "f", int64(len(data)), good), data); err != nil {
 		t.Error(err)
 	}
 	// io.ReadFull of exactly the expected size still checks the hash.
 	bad := bytes.Clone(data)
 	bad[3] ^= 1
 	buf := make([]byte, len(data))
-	_, err := io.ReadFull(NewVerifyingReader(bytes.NewReader(bad), "rank3/state", int64(len(data)), good), buf)
+	_, err := io.ReadFull(newVerifyingReader(bytes.NewReader(bad), "rank3/state", int64(len(data)), good), buf)
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "rank3/state: corrupt: content hash") {
 		t.Errorf("ReadFull of corrupt content: %v", err)
 	}
@@ -161,21 +148,21 @@ func TestVerifyingReaderCases(t *testing.T) {
 		{append(bytes.Clone(data), 'x'), int64(len(data)), "corrupt: longer than the expected 15 bytes"},
 		{nil, -1, "negative expected size -1"},
 	} {
-		_, err := io.ReadAll(NewVerifyingReader(bytes.NewReader(tc.content), "f", tc.size, good))
+		_, err := io.ReadAll(newVerifyingReader(bytes.NewReader(tc.content), "f", tc.size, good))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("content %q size %d: %v, want %q", tc.content, tc.size, err, tc.want)
 		}
 	}
 	// Empty content, right and wrong hash.
-	if b, err := io.ReadAll(NewVerifyingReader(strings.NewReader(""), "e", 0, HashBytes(nil))); err != nil || len(b) != 0 {
+	if b, err := io.ReadAll(newVerifyingReader(strings.NewReader(""), "e", 0, HashBytes(nil))); err != nil || len(b) != 0 {
 		t.Errorf("empty: %q %v", b, err)
 	}
-	if _, err := io.ReadAll(NewVerifyingReader(strings.NewReader(""), "e", 0, good)); !errors.Is(err, ErrCorrupt) {
+	if _, err := io.ReadAll(newVerifyingReader(strings.NewReader(""), "e", 0, good)); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("empty with wrong hash: %v", err)
 	}
 	// Other errors of the source pass through unchanged.
 	boom := errors.New("boom")
-	if _, err := io.ReadAll(NewVerifyingReader(iotest.ErrReader(boom), "f", 3, good)); err != boom {
+	if _, err := io.ReadAll(newVerifyingReader(iotest.ErrReader(boom), "f", 3, good)); err != boom {
 		t.Errorf("source error: %v", err)
 	}
 }

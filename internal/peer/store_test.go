@@ -54,20 +54,17 @@ func maxLen(data [][]byte) int64 {
 	return int64(m)
 }
 
-// encode is one member's part of a checkpoint's redundancy: sizes, then
-// parity.
-func encode(ctx context.Context, l redundancy.Layout, me int, tr redundancy.Transport, data []byte, bs int, parity *bytes.Buffer) error {
-	sizes, err := redundancy.ExchangeSizes(ctx, l, me, tr, int64(len(data)), redundancy.WithBlockSize(bs))
-	if err != nil {
-		return err
-	}
-	return redundancy.Encode(ctx, l, me, tr, bytes.NewReader(data), int64(len(data)), slices.Max(sizes), parity, redundancy.WithBlockSize(bs))
+// encode is one member's part of a checkpoint's redundancy: the parity of
+// its data, with maxSize the largest data size in the set (the runtime
+// knows it from the members' manifests).
+func encode(ctx context.Context, l redundancy.Layout, me int, tr redundancy.Transport, data []byte, maxSize int64, bs int, parity *bytes.Buffer) error {
+	return redundancy.Encode(ctx, l, me, tr, bytes.NewReader(data), int64(len(data)), maxSize, parity, redundancy.WithBlockSize(bs))
 }
 
 func encodeInproc(t *testing.T, l redundancy.Layout, data [][]byte, bs int) [][]byte {
 	out := make([]bytes.Buffer, l.Members())
 	errs := inproc.New(l.Members()).Run(ctxT(t), func(ctx context.Context, me int, ep *inproc.Endpoint) error {
-		return encode(ctx, l, me, ep, data[me], bs, &out[me])
+		return encode(ctx, l, me, ep, data[me], maxLen(data), bs, &out[me])
 	})
 	parity := make([][]byte, len(out))
 	for i := range out {
@@ -100,7 +97,7 @@ func TestEncodeRebuildOverTCP(t *testing.T) {
 			out := make([]bytes.Buffer, 4)
 			epoch++
 			errs := runSet(ctxT(t), t, nodes, members, epoch, func(ctx context.Context, me int, tr redundancy.Transport) error {
-				return encode(ctx, l, me, tr, data[me], tc.bs, &out[me])
+				return encode(ctx, l, me, tr, data[me], maxLen(data), tc.bs, &out[me])
 			})
 			for i, err := range errs {
 				if err != nil {
@@ -179,12 +176,8 @@ func TestEncodeMemberKilled(t *testing.T) {
 				if me == victim {
 					r = killedReader{r: bytes.NewReader(data[me]), reads: &reads, at: at, kill: func() { nodes[victim].Close() }}
 				}
-				sizes, err := redundancy.ExchangeSizes(ctx, l, me, tr, int64(len(data[me])), redundancy.WithBlockSize(bs))
-				if err != nil {
-					return err
-				}
 				var parity bytes.Buffer
-				return redundancy.Encode(ctx, l, me, tr, r, int64(len(data[me])), slices.Max(sizes), &parity, redundancy.WithBlockSize(bs))
+				return redundancy.Encode(ctx, l, me, tr, r, int64(len(data[me])), maxLen(data), &parity, redundancy.WithBlockSize(bs))
 			})
 			for i, err := range errs {
 				switch {

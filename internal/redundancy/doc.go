@@ -85,9 +85,9 @@
 //
 //  1. Form the set and its Layout identically on every member, with the
 //     same options (block size) everywhere.
-//  2. Give every member the same maxSize, the largest data size in the set:
-//     exchange sizes first (ExchangeSizes over the transport, or the
-//     members' manifests), since chunk size and padding derive from it.
+//  2. Give every member the same maxSize, the largest data size in the set
+//     (from the members' manifests), since chunk size and padding derive
+//     from it.
 //  3. Call Encode (or Rebuild) on every member of the set concurrently, each
 //     with its own endpoint; a member that does not take part stalls the
 //     others until their context ends.

@@ -2,7 +2,6 @@ package redundancy
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +16,7 @@ const DefaultBlockSize = 1 << 20
 // parity differs from what was encoded.
 var ErrInconsistent = errors.New("redundancy: rebuilt data inconsistent with the member's size")
 
-// Option tunes Encode, Rebuild and ExchangeSizes. Every member of a set
+// Option tunes Encode and Rebuild. Every member of a set
 // must pass the same options: the block size fixes the message schedule.
 type Option func(*options)
 
@@ -165,7 +164,7 @@ func write(w io.Writer, b []byte) error {
 //
 // data holds the member's size bytes; maxSize is the largest size in the
 // set and must be the same on every member: the caller learns all sizes
-// first, from ExchangeSizes or from the members' manifests. parity receives
+// first, from the members' manifests. parity receives
 // exactly ParitySize(maxSize) bytes, its m parity shards in order.
 //
 // The work runs in m passes, one per parity shard p, each block by block
@@ -409,51 +408,4 @@ func (r *run) rebuildLost(ctx context.Context, isLost []bool, local Local) error
 		}
 	}
 	return nil
-}
-
-// ExchangeSizes sends this member's data size to every other member of the
-// set and returns all sizes, indexed by member; slices.Max of the result
-// is the maxSize of Encode. It also checks that every member uses the same
-// layout and block size. Every member calls it at the same time.
-func ExchangeSizes(ctx context.Context, l Layout, me int, tr Transport, size int64, opts ...Option) ([]int64, error) {
-	r, err := newRun("exchange sizes", l, me, tr, 0, opts)
-	if err != nil {
-		return nil, err
-	}
-	if size < 0 {
-		return nil, r.errf("negative size %d", size)
-	}
-	var msg [24]byte
-	binary.BigEndian.PutUint32(msg[0:], uint32(r.n))
-	binary.BigEndian.PutUint32(msg[4:], uint32(r.m))
-	binary.BigEndian.PutUint64(msg[8:], uint64(r.bs))
-	binary.BigEndian.PutUint64(msg[16:], uint64(size))
-	t := tag(opSizes, 0, 0, 0)
-	for d := 1; d < r.n; d++ {
-		if err := r.send(ctx, l.mod(me+d), t, msg[:]); err != nil {
-			return nil, err
-		}
-	}
-	sizes := make([]int64, r.n)
-	sizes[me] = size
-	buf := make([]byte, len(msg))
-	for d := 1; d < r.n; d++ {
-		from := l.mod(me - d)
-		got, err := r.tr.Recv(ctx, from, t, buf[:0])
-		if err != nil {
-			return nil, r.errf("receive %s from member %d: %w", TagString(t), from, err)
-		}
-		if len(got) != len(msg) {
-			return nil, r.errf("member %d sent a %d-byte size message, want %d", from, len(got), len(msg))
-		}
-		if !slices.Equal(got[:16], msg[:16]) {
-			return nil, r.errf("member %d uses %d members, %d parity, block size %d; this member %d, %d, %d",
-				from, binary.BigEndian.Uint32(got[0:]), binary.BigEndian.Uint32(got[4:]), binary.BigEndian.Uint64(got[8:]), r.n, r.m, r.bs)
-		}
-		sizes[from] = int64(binary.BigEndian.Uint64(got[16:]))
-		if sizes[from] < 0 {
-			return nil, r.errf("member %d sent a negative size", from)
-		}
-	}
-	return sizes, nil
 }

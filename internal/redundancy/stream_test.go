@@ -126,8 +126,8 @@ func (c checkedWriter) Write(p []byte) (int, error) {
 	return c.w.Write(p)
 }
 
-// encodeSet runs Encode on every member of a set, after ExchangeSizes, and
-// returns the parity files.
+// encodeSet runs Encode on every member of a set and returns the parity
+// files.
 func encodeSet(t testing.TB, l Layout, data [][]byte, bs int) [][]byte {
 	t.Helper()
 	n := l.Members()
@@ -137,18 +137,13 @@ func encodeSet(t testing.TB, l Layout, data [][]byte, bs int) [][]byte {
 	out := make([]bytes.Buffer, n)
 	var big atomic.Int64
 	errs := nw.Run(ctx, func(ctx context.Context, me int, ep *inproc.Endpoint) error {
-		sizes, err := ExchangeSizes(ctx, l, me, ep, int64(len(data[me])), WithBlockSize(bs))
-		if err != nil {
-			return err
-		}
-		for i, s := range sizes {
-			if s != int64(len(data[i])) {
-				return fmt.Errorf("ExchangeSizes: member %d has size %d, want %d", i, s, len(data[i]))
-			}
+		maxSize := 0
+		for _, d := range data {
+			maxSize = max(maxSize, len(d))
 		}
 		r := checkedReader{r: bytes.NewReader(data[me]), limit: bs, big: &big}
 		w := checkedWriter{w: &out[me], limit: bs, big: &big}
-		return Encode(ctx, l, me, ep, r, int64(len(data[me])), slices.Max(sizes), w, WithBlockSize(bs))
+		return Encode(ctx, l, me, ep, r, int64(len(data[me])), int64(maxSize), w, WithBlockSize(bs))
 	})
 	for i, err := range errs {
 		if err != nil {
@@ -544,16 +539,6 @@ func TestMismatchedBlockSize(t *testing.T) {
 			t.Errorf("member %d: %v, want a prompt error", i, err)
 		}
 	}
-	// ExchangeSizes catches it before anything is encoded.
-	errs = inproc.New(4).Run(ctx, func(ctx context.Context, me int, ep *inproc.Endpoint) error {
-		_, err := ExchangeSizes(ctx, l, me, ep, 3000, WithBlockSize(100+me/2))
-		return err
-	})
-	for i, err := range errs {
-		if err == nil {
-			t.Errorf("ExchangeSizes member %d accepted a different block size", i)
-		}
-	}
 }
 
 func TestArgumentErrors(t *testing.T) {
@@ -563,24 +548,23 @@ func TestArgumentErrors(t *testing.T) {
 	r := bytes.NewReader(make([]byte, 10))
 	rs, _ := NewCodec(2, 2)
 	cases := map[string]error{
-		"zero layout":      Encode(ctx, Layout{}, 0, ep, r, 10, 10, io.Discard),
-		"member -1":        Encode(ctx, l, -1, ep, r, 10, 10, io.Discard),
-		"member 3":         Encode(ctx, l, 3, ep, r, 10, 10, io.Discard),
-		"no transport":     Encode(ctx, l, 0, nil, r, 10, 10, io.Discard),
-		"size > max":       Encode(ctx, l, 0, ep, r, 11, 10, io.Discard),
-		"negative size":    Encode(ctx, l, 0, ep, r, -1, 10, io.Discard),
-		"negative max":     Encode(ctx, l, 0, ep, r, 0, -1, io.Discard),
-		"no data":          Encode(ctx, l, 0, ep, nil, 10, 10, io.Discard),
-		"no parity":        Encode(ctx, l, 0, ep, r, 10, 10, nil),
-		"block 0":          Encode(ctx, l, 0, ep, r, 10, 10, io.Discard, WithBlockSize(0)),
-		"wrong codec":      Encode(ctx, l, 0, ep, r, 10, 10, io.Discard, WithCodec(rs)),
-		"too many blocks":  Encode(ctx, l, 0, ep, r, 10, 1<<40, io.Discard, WithBlockSize(1)),
-		"lost twice":       Rebuild(ctx, l, []int{1, 1}, 0, ep, Local{Size: 10, Data: r, Parity: r}, 10),
-		"lost 3":           Rebuild(ctx, l, []int{3}, 0, ep, Local{Size: 10, Data: r, Parity: r}, 10),
-		"no writers":       Rebuild(ctx, l, []int{0}, 0, ep, Local{Size: 10}, 10),
-		"no files":         Rebuild(ctx, l, []int{1}, 0, ep, Local{Size: 10}, 10),
-		"rebuild size":     Rebuild(ctx, l, []int{1}, 0, ep, Local{Size: 11, Data: r, Parity: r}, 10),
-		"exchange size -1": func() error { _, err := ExchangeSizes(ctx, l, 0, ep, -1); return err }(),
+		"zero layout":     Encode(ctx, Layout{}, 0, ep, r, 10, 10, io.Discard),
+		"member -1":       Encode(ctx, l, -1, ep, r, 10, 10, io.Discard),
+		"member 3":        Encode(ctx, l, 3, ep, r, 10, 10, io.Discard),
+		"no transport":    Encode(ctx, l, 0, nil, r, 10, 10, io.Discard),
+		"size > max":      Encode(ctx, l, 0, ep, r, 11, 10, io.Discard),
+		"negative size":   Encode(ctx, l, 0, ep, r, -1, 10, io.Discard),
+		"negative max":    Encode(ctx, l, 0, ep, r, 0, -1, io.Discard),
+		"no data":         Encode(ctx, l, 0, ep, nil, 10, 10, io.Discard),
+		"no parity":       Encode(ctx, l, 0, ep, r, 10, 10, nil),
+		"block 0":         Encode(ctx, l, 0, ep, r, 10, 10, io.Discard, WithBlockSize(0)),
+		"wrong codec":     Encode(ctx, l, 0, ep, r, 10, 10, io.Discard, WithCodec(rs)),
+		"too many blocks": Encode(ctx, l, 0, ep, r, 10, 1<<40, io.Discard, WithBlockSize(1)),
+		"lost twice":      Rebuild(ctx, l, []int{1, 1}, 0, ep, Local{Size: 10, Data: r, Parity: r}, 10),
+		"lost 3":          Rebuild(ctx, l, []int{3}, 0, ep, Local{Size: 10, Data: r, Parity: r}, 10),
+		"no writers":      Rebuild(ctx, l, []int{0}, 0, ep, Local{Size: 10}, 10),
+		"no files":        Rebuild(ctx, l, []int{1}, 0, ep, Local{Size: 10}, 10),
+		"rebuild size":    Rebuild(ctx, l, []int{1}, 0, ep, Local{Size: 11, Data: r, Parity: r}, 10),
 	}
 	for name, err := range cases {
 		if err == nil {

@@ -52,7 +52,8 @@ var (
 
 // Operations named in tags.
 const (
-	opSizes   = 1
+	// 1 tagged a size exchange, which is no more: members learn the sizes
+	// from their manifests.
 	opEncode  = 2
 	opRebuild = 3
 )
@@ -65,10 +66,10 @@ func tag(op, shard, row int, block int64) uint64 {
 	return uint64(op)<<60 | uint64(shard)<<48 | uint64(row)<<32 | uint64(block)
 }
 
-// TagString renders a tag made by Encode, Rebuild or ExchangeSizes for
+// TagString renders a tag made by Encode or Rebuild for
 // error messages.
 func TagString(t uint64) string {
-	op := map[uint64]string{opSizes: "sizes", opEncode: "encode", opRebuild: "rebuild"}[t>>60]
+	op := map[uint64]string{opEncode: "encode", opRebuild: "rebuild"}[t>>60]
 	if op == "" {
 		return fmt.Sprintf("tag %#x", t)
 	}
