@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/redundancy"
 	"github.com/ckpt/ckpt/internal/storage/local"
@@ -103,7 +104,7 @@ func Open(opts Options) (*Store, error) {
 		s.keepCache = 2
 	}
 	if s.node == "" {
-		s.node = os.Getenv("CKPT_NODE")
+		s.node = os.Getenv(jobenv.VarNode)
 	}
 	if s.node == "" {
 		h, err := os.Hostname()
@@ -113,7 +114,7 @@ func Open(opts Options) (*Store, error) {
 		s.node = h
 	}
 	if s.domain == "" {
-		s.domain = os.Getenv("CKPT_DOMAIN")
+		s.domain = os.Getenv(jobenv.VarDomain)
 	}
 	if s.comm == nil {
 		if s.size > 1 {
@@ -126,7 +127,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.scheme = opts.Redundancy
 	if s.scheme == "" {
-		s.scheme = os.Getenv("CKPT_REDUNDANCY")
+		s.scheme = os.Getenv(jobenv.VarRedundancy)
 	}
 	if s.scheme != "" {
 		if _, err := redundancy.ParseScheme(s.scheme); err != nil {
@@ -134,7 +135,7 @@ func Open(opts Options) (*Store, error) {
 		}
 	}
 	if s.shared == nil {
-		if loc := os.Getenv("CKPT_SHARED"); loc != "" {
+		if loc := os.Getenv(jobenv.VarShared); loc != "" {
 			b, err := OpenShared(context.Background(), loc)
 			if err != nil {
 				err = fmt.Errorf("ckpt: CKPT_SHARED: %w", err)
@@ -146,7 +147,7 @@ func Open(opts Options) (*Store, error) {
 			// CKPT_SHARED_BANDWIDTH caps this process's share of the
 			// shared tier's bandwidth (bytes/s), to model a parallel file
 			// system the job shares (ckpt run --shared-bandwidth).
-			if v := os.Getenv("CKPT_SHARED_BANDWIDTH"); v != "" {
+			if v := os.Getenv(jobenv.VarSharedBandwidth); v != "" {
 				bw, err := units.ParseBandwidth(v)
 				if err != nil || bw <= 0 {
 					return nil, configError(fmt.Errorf("ckpt: CKPT_SHARED_BANDWIDTH=%q: want a bandwidth such as 200MB/s", v))
@@ -160,7 +161,7 @@ func Open(opts Options) (*Store, error) {
 	if s.cache == nil {
 		dir := opts.CacheDir
 		if dir == "" {
-			dir = os.Getenv("CKPT_CACHE")
+			dir = os.Getenv(jobenv.VarCache)
 		}
 		if dir == "" {
 			dir = filepath.Join(os.TempDir(), "ckpt-cache", s.node)
@@ -168,7 +169,7 @@ func Open(opts Options) (*Store, error) {
 		d := opts.CacheDurability
 		if d == DurableDefault {
 			var err error
-			if d, err = ParseDurability(os.Getenv("CKPT_CACHE_DURABILITY")); err != nil {
+			if d, err = ParseDurability(os.Getenv(jobenv.VarCacheDurability)); err != nil {
 				return nil, configError(fmt.Errorf("ckpt: CKPT_CACHE_DURABILITY: %w", err))
 			}
 		}
@@ -206,7 +207,7 @@ func OpenShared(ctx context.Context, loc string) (storage.Backend, error) {
 // identityFromEnv reads the rank and size a launcher gives its processes.
 func identityFromEnv() (rank, size int) {
 	for _, pair := range [][2]string{
-		{"CKPT_RANK", "CKPT_SIZE"},
+		{jobenv.VarRank, jobenv.VarSize},
 		{"SLURM_PROCID", "SLURM_NTASKS"},
 		{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
 		{"PMI_RANK", "PMI_SIZE"},
