@@ -150,7 +150,7 @@ func Open(opts Options) (*Store, error) {
 			if v := os.Getenv(jobenv.VarSharedBandwidth); v != "" {
 				bw, err := units.ParseBandwidth(v)
 				if err != nil || bw <= 0 {
-					return nil, configError(fmt.Errorf("ckpt: CKPT_SHARED_BANDWIDTH=%q: want a bandwidth such as 200MB/s", v))
+					return nil, configError(fmt.Errorf("ckpt: %w", &jobenv.Error{Name: jobenv.VarSharedBandwidth, Value: v, Reason: "want a bandwidth such as 200MB/s"}))
 				}
 				b = throttle.New(b, bw)
 			}

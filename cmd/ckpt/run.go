@@ -377,11 +377,8 @@ func checkSharedLocation(loc string) error {
 	return nil
 }
 
-func newRunCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "run -n N [flags] -- PROGRAM [ARGS...]",
-		Short: "Run a job of N ranks on simulated nodes, relaunching it from checkpoints after failures",
-		Long: `Starts the job's coordinator and N rank processes of PROGRAM on this machine,
+// runLong is the help of 'ckpt run'.
+const runLong = `Starts the job's coordinator and N rank processes of PROGRAM on this machine,
 spread over M simulated nodes (each with its own cache directory). Ranks
 find the coordinator, their node and their cache through the environment
 (CKPT_COORD, CKPT_TOKEN, CKPT_RANK, CKPT_SIZE, CKPT_NODE, CKPT_CACHE) and
@@ -440,8 +437,14 @@ checkpointed cleanly.
   ckpt run -n 8 --nodes 4 --redundancy xor:4 -- ckpt example himeno
   ckpt run -n 8 --nodes 4 --inject-mtti 3s --inject-kind node -- ckpt example himeno
   ckpt run -n 8 --nodes 4 --shared /lustre/job --staging-servers 2 --flush-every auto:1h \
-      -- ckpt example himeno`,
-		Args: cobra.MinimumNArgs(1),
+      -- ckpt example himeno`
+
+func newRunCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "run -n N [flags] -- PROGRAM [ARGS...]",
+		Short: "Run a job of N ranks on simulated nodes, relaunching it from checkpoints after failures",
+		Long:  runLong,
+		Args:  cobra.MinimumNArgs(1),
 	}
 	n := c.Flags().IntP("ranks", "n", 0, "ranks (processes) of the job")
 	rf := addRunFlags(c)
@@ -460,38 +463,45 @@ checkpointed cleanly.
 		if err != nil {
 			return err
 		}
-		// Before anything is launched: what every rank would find out.
-		if err := spec.preflight(c.Context()); err != nil {
-			return err
-		}
-		ctx, sigs := watchSignals(c.Context(), c.ErrOrStderr(), grace, halt)
-		defer sigs.stopWatching()
-		spec.stop = sigs.stop
-		spec.output, spec.progress = c.ErrOrStderr(), c.ErrOrStderr()
-		if err := spec.claim(); err != nil {
-			return err
-		}
-		fmt.Fprintf(spec.progress, "ckpt run: job %s: %d ranks on %d nodes, caches in %s (ckpt status|checkpoint|halt %s)\n",
-			spec.dir().Name, spec.ranks, spec.nodes, spec.cacheRoot, spec.jobRef())
-		res, runErr := spec.run(ctx)
-		sig, killed := sigs.received()
-		if sig != nil && (runErr != nil || res.Halted) {
-			msg, err := signalEnd(sig, halt, killed, res, runErr, spec.cacheRoot)
-			res.Err, runErr = msg, err
-			if err == nil {
-				fmt.Fprintf(c.ErrOrStderr(), "ckpt run: %s\n", msg)
-			}
-		}
-		mtti := 0.0
-		if spec.inject != nil {
-			mtti = spec.inject.MTTI.Seconds()
-		}
-		if err := printRun(c.OutOrStdout(), res, predict(0, 0, mtti, res), *asJSON); err != nil {
-			return err
-		}
-		return runErr
+		return runCommand(c, spec, halt, grace, *asJSON)
 	}
 	return c
+}
+
+// runCommand runs the job of 'ckpt run' to its end and reports it: the
+// checks before anything starts, the signals, the job's directory, the
+// summary and the exit status.
+func runCommand(c *cobra.Command, spec runSpec, halt os.Signal, grace time.Duration, asJSON bool) error {
+	// Before anything is launched: what every rank would find out.
+	if err := spec.preflight(c.Context()); err != nil {
+		return err
+	}
+	ctx, sigs := watchSignals(c.Context(), c.ErrOrStderr(), grace, halt)
+	defer sigs.stopWatching()
+	spec.stop = sigs.stop
+	spec.output, spec.progress = c.ErrOrStderr(), c.ErrOrStderr()
+	if err := spec.claim(); err != nil {
+		return err
+	}
+	fmt.Fprintf(spec.progress, "ckpt run: job %s: %d ranks on %d nodes, caches in %s (ckpt status|checkpoint|halt %s)\n",
+		spec.dir().Name, spec.ranks, spec.nodes, spec.cacheRoot, spec.jobRef())
+	res, runErr := spec.run(ctx)
+	sig, killed := sigs.received()
+	if sig != nil && (runErr != nil || res.Halted) {
+		msg, err := signalEnd(sig, halt, killed, res, runErr, spec.cacheRoot)
+		res.Err, runErr = msg, err
+		if err == nil {
+			fmt.Fprintf(c.ErrOrStderr(), "ckpt run: %s\n", msg)
+		}
+	}
+	mtti := 0.0
+	if spec.inject != nil {
+		mtti = spec.inject.MTTI.Seconds()
+	}
+	if err := printRun(c.OutOrStdout(), res, predict(0, 0, mtti, res), asJSON); err != nil {
+		return err
+	}
+	return runErr
 }
 
 // printRun reports a job; pred is Daly's model's prediction for a run

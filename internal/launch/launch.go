@@ -21,7 +21,13 @@
 // cache filled in per rank), and tell the launcher what they restored, their
 // result and their flushes through the coordinator's key–value service
 // (jobenv.KeyRestored, KeyResult, KeyFlush). Each launch gets what the
-// launches before it flushed (jobenv.VarFlushPrior).
+// launches before it flushed (jobenv.VarFlushPrior), and Report.Flush sums
+// them.
+//
+// Job is a job as `ckpt run` runs it: Options.Job checks the command's
+// options (each error names the flag and its value), Job.Config makes the
+// launcher's Config and the coordinators, Job.StagingConfig the staging
+// servers'. The command keeps the flags, its job directory and the output.
 package launch
 
 import (
