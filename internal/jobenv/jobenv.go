@@ -10,35 +10,36 @@ import (
 	"github.com/ckpt/ckpt/internal/units"
 )
 
-// The variables of the launcher–rank contract. Vars documents each.
+// The variables of the launcher–rank contract, in Env's order; Vars says
+// what each means, who sets it and its default (docs/RUNTIME.md's table).
 const (
-	VarCoord           = "CKPT_COORD"
-	VarToken           = "CKPT_TOKEN"
-	VarIncarnation     = "CKPT_INCARNATION"
-	VarRank            = "CKPT_RANK"
-	VarSize            = "CKPT_SIZE"
-	VarNode            = "CKPT_NODE"
-	VarDomain          = "CKPT_DOMAIN"
-	VarCache           = "CKPT_CACHE"
-	VarCacheDurability = "CKPT_CACHE_DURABILITY"
-	VarRedundancy      = "CKPT_REDUNDANCY"
-	VarShared          = "CKPT_SHARED"
-	VarSharedBandwidth = "CKPT_SHARED_BANDWIDTH"
-	VarInterval        = "CKPT_INTERVAL"
-	VarFlushEvery      = "CKPT_FLUSH_EVERY"
-	VarFlushBusy       = "CKPT_FLUSH_BUSY"
-	VarFlushPrior      = "CKPT_FLUSH_PRIOR"
-	VarStage           = "CKPT_STAGE"
-	VarStageToken      = "CKPT_STAGE_TOKEN"
-	VarAdvertise       = "CKPT_ADVERTISE"
+	VarCoord           = "CKPT_COORD"            // the coordinator's host:port
+	VarToken           = "CKPT_TOKEN"            // the job's secret, new per launch
+	VarIncarnation     = "CKPT_INCARNATION"      // the launch's number
+	VarRank            = "CKPT_RANK"             // this process's rank
+	VarSize            = "CKPT_SIZE"             // the job's number of ranks
+	VarNode            = "CKPT_NODE"             // the node: ranks of one share its cache
+	VarDomain          = "CKPT_DOMAIN"           // the failure domain
+	VarCache           = "CKPT_CACHE"            // the node's cache directory
+	VarCacheDurability = "CKPT_CACHE_DURABILITY" // node or process
+	VarRedundancy      = "CKPT_REDUNDANCY"       // single, partner, xor:S, rs:K+M
+	VarShared          = "CKPT_SHARED"           // the shared tier's location
+	VarSharedBandwidth = "CKPT_SHARED_BANDWIDTH" // this rank's share of the shared tier, bytes/s
+	VarInterval        = "CKPT_INTERVAL"         // the checkpoint policy
+	VarFlushEvery      = "CKPT_FLUSH_EVERY"      // K, or auto:MTTI
+	VarFlushBusy       = "CKPT_FLUSH_BUSY"       // skip or wait
+	VarFlushPrior      = "CKPT_FLUSH_PRIOR"      // the earlier launches' FlushStats, JSON
+	VarStage           = "CKPT_STAGE"            // staging servers, host:port,...
+	VarStageToken      = "CKPT_STAGE_TOKEN"      // the staging servers' secret
+	VarAdvertise       = "CKPT_ADVERTISE"        // the host peers dial to reach this rank
 )
 
 // Variables ckpt reads that are not part of what a launcher passes a rank.
 const (
-	VarDebug      = "CKPT_DEBUG"
-	VarS3Endpoint = "CKPT_S3_ENDPOINT"
-	VarMinio      = "CKPT_MINIO"
-	VarRequireS3  = "CKPT_REQUIRE_S3"
+	VarDebug      = "CKPT_DEBUG"       // ranks log their staging client's steps
+	VarS3Endpoint = "CKPT_S3_ENDPOINT" // package s3 spells it itself (a foundation)
+	VarMinio      = "CKPT_MINIO"       // package s3test spells it itself
+	VarRequireS3  = "CKPT_REQUIRE_S3"  // package s3test spells it itself
 )
 
 // Var documents one variable.
