@@ -1,13 +1,16 @@
 package launch
 
 import (
+	"fmt"
 	"io"
 	"path/filepath"
 	"time"
 
 	"github.com/ckpt/ckpt/internal/inject"
 	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/placement"
 	"github.com/ckpt/ckpt/internal/policy"
+	"github.com/ckpt/ckpt/internal/redundancy"
 )
 
 // Job is a job as `ckpt run` runs it: what defines it for its ranks, its
@@ -112,4 +115,26 @@ func (r Report) Restarts() map[string]int {
 		n[a.Restored]++
 	}
 	return n
+}
+
+// CheckRedundancy applies the store's own placement rule to the nodes the
+// ranks are spread over: each set needs its members on distinct nodes. A
+// scheme the nodes cannot hold would fail every launch; the error names
+// --redundancy and the scheme.
+func (j Job) CheckRedundancy() error {
+	if j.Redundancy == "" {
+		return nil // the default fits any number of nodes
+	}
+	sc, err := redundancy.ParseScheme(j.Redundancy)
+	if err != nil {
+		return fmt.Errorf("--redundancy: %v", err)
+	}
+	members := make([]placement.Member, j.Ranks)
+	for r := range members {
+		members[r] = placement.Member{Rank: r, Node: fmt.Sprintf("node%d", NodeOf(r, j.Ranks, j.Nodes))}
+	}
+	if _, err := placement.FormSets(members, sc.SetSize()); err != nil {
+		return fmt.Errorf("--redundancy %s: %v (use more --nodes, at most one per rank, or a smaller set)", j.Redundancy, err)
+	}
+	return nil
 }

@@ -54,3 +54,21 @@ func TestReportRestarts(t *testing.T) {
 		t.Errorf("no attempts: %v", got)
 	}
 }
+
+func TestJobCheckRedundancy(t *testing.T) {
+	for _, c := range []struct {
+		j    Job
+		want string // "" fits
+	}{
+		{Job{Ranks: 8, Nodes: 4}, ""},
+		{Job{Ranks: 8, Nodes: 4, Redundancy: "xor:4"}, ""},
+		{Job{Ranks: 8, Nodes: 4, Redundancy: "partner"}, ""},
+		{Job{Ranks: 8, Nodes: 2, Redundancy: "xor:4"}, "--redundancy xor:4: "},
+		{Job{Ranks: 8, Nodes: 8, Redundancy: "raid6"}, "--redundancy: "},
+	} {
+		err := c.j.CheckRedundancy()
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)) {
+			t.Errorf("%+v: %v, want %q", c.j, err, c.want)
+		}
+	}
+}
