@@ -10,8 +10,11 @@
 //   - A rank is one process of the job; ckpt.Join and ckpt.Open read the
 //     variables (FromEnviron parses and checks them all at once).
 //   - Every variable has a constant here (Var*), documented in Vars, from
-//     which docs/RUNTIME.md's table is generated; no other package spells a
-//     CKPT_ name (a test scans the module).
+//     which docs/RUNTIME.md's table is generated. A test scans the module:
+//     every CKPT_ name in its code, strings or comments is one of Vars, and
+//     no string literal outside this package is a name or holds NAME=
+//     (except the storage foundations' own, package s3's, which cannot
+//     import a runtime package).
 //
 // The package is a leaf of the runtime layer: it imports only the policy
 // and units parsers, so that the launcher, the root and cmd can all share it.
