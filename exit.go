@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/ckpt/ckpt/internal/group"
-	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/redundancy"
 )
 
@@ -20,11 +20,11 @@ var ErrConfig = errors.New("configuration error")
 // help (the values of sysexits.h).
 const (
 	// ExitConfig: a configuration error; the job is not launched again.
-	ExitConfig = launch.ExitConfig
+	ExitConfig = jobenv.ExitConfig
 	// ExitJobFailed: the rank stopped because the job failed elsewhere (a
 	// rank or the coordinator was lost, the job was aborted): a symptom,
 	// never the cause the launcher reports.
-	ExitJobFailed = launch.ExitJobFailed
+	ExitJobFailed = jobenv.ExitJobFailed
 )
 
 // ExitStatus is the status a rank program should exit with after err:

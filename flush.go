@@ -2,7 +2,6 @@ package ckpt
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -12,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/group"
-	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/internal/stage"
@@ -33,12 +32,12 @@ const (
 )
 
 const (
-	envStage     = "CKPT_STAGE"      // staging servers, host:port,host:port
-	envFlushBusy = "CKPT_FLUSH_BUSY" // skip or wait
+	envStage     = jobenv.VarStage     // staging servers, host:port,host:port
+	envFlushBusy = jobenv.VarFlushBusy // skip or wait
 	// envStageToken is the secret staging servers accept: one for the
 	// whole job (the coordinator's token changes with every launch, the
 	// staging servers outlive launches). Default: the coordinator's.
-	envStageToken = "CKPT_STAGE_TOKEN"
+	envStageToken = jobenv.VarStageToken
 )
 
 // FlushStats count what a job's flushes did in this launch, as rank 0 saw
@@ -359,7 +358,7 @@ func (j *Job) startStager(m *manifest.Manifest) {
 	}
 	j.stager = stage.NewClient(stage.ClientConfig{Addr: addr, Token: token, Node: j.node,
 		Source: storeSource{j.store}, Logf: func(format string, args ...any) {
-			if os.Getenv("CKPT_DEBUG") != "" {
+			if os.Getenv(jobenv.VarDebug) != "" {
 				fmt.Fprintf(os.Stderr, "rank %d: "+format+"\n", append([]any{j.rank}, args...)...)
 			}
 		}})
@@ -441,7 +440,7 @@ func (j *Job) publishFlush(ctx context.Context) {
 	if j.flush == j.published {
 		return
 	}
-	if b, err := json.Marshal(j.flush); err == nil && j.client.Publish(ctx, launch.KeyFlush, b) == nil {
+	if b, err := jobenv.FlushStats(j.flush).Encode(); err == nil && j.client.Publish(ctx, jobenv.KeyFlush, b) == nil {
 		j.published = j.flush
 	}
 }

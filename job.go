@@ -2,7 +2,6 @@ package ckpt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/coordnet"
 	"github.com/ckpt/ckpt/internal/group"
-	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/peer"
 	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/internal/redundancy"
@@ -121,13 +120,13 @@ type JobOptions struct {
 
 // The job's environment, set by `ckpt run`.
 const (
-	envCoord       = "CKPT_COORD"
-	envToken       = "CKPT_TOKEN"
-	envIncarnation = "CKPT_INCARNATION"
-	envInterval    = "CKPT_INTERVAL"
-	envFlushEvery  = "CKPT_FLUSH_EVERY"
-	envFlushPrior  = "CKPT_FLUSH_PRIOR" // FlushStats of the earlier launches, JSON
-	envAdvertise   = "CKPT_ADVERTISE"
+	envCoord       = jobenv.VarCoord
+	envToken       = jobenv.VarToken
+	envIncarnation = jobenv.VarIncarnation
+	envInterval    = jobenv.VarInterval
+	envFlushEvery  = jobenv.VarFlushEvery
+	envFlushPrior  = jobenv.VarFlushPrior // FlushStats of the earlier launches, JSON
+	envAdvertise   = jobenv.VarAdvertise
 )
 
 // messagesFile is the file of a checkpoint that holds the application
@@ -167,9 +166,11 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 	}
 	j.flushK = max(j.flushEvery.K, 1)
 	if v := os.Getenv(envFlushPrior); v != "" {
-		if err := json.Unmarshal([]byte(v), &j.prior); err != nil {
+		prior, err := jobenv.DecodeFlushStats([]byte(v))
+		if err != nil {
 			return nil, fmt.Errorf("ckpt: %s=%q: %w", envFlushPrior, v, err)
 		}
+		j.prior = FlushStats(prior)
 	}
 	staging := opts.Staging
 	if staging == "" {
@@ -211,7 +212,7 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 		return j, nil
 	}
 	if so.Node == "" {
-		so.Node = os.Getenv("CKPT_NODE")
+		so.Node = os.Getenv(jobenv.VarNode)
 	}
 	if so.Node == "" {
 		so.Node, _ = os.Hostname()
@@ -478,7 +479,7 @@ func (j *Job) Restart(ctx context.Context) (*Restored, error) {
 	res, err := j.store.Restart(ctx)
 	if err != nil {
 		if errors.Is(err, ErrNoCheckpoint) && j.rank == 0 && j.client != nil {
-			j.client.Publish(ctx, launch.KeyRestored, []byte("none"))
+			j.client.Publish(ctx, jobenv.KeyRestored, jobenv.Restored{Source: jobenv.SourceNone}.Encode())
 		}
 		return nil, err
 	}
@@ -501,7 +502,7 @@ func (j *Job) Restart(ctx context.Context) (*Restored, error) {
 		}
 	}
 	if j.rank == 0 && j.client != nil {
-		if err := j.client.Publish(ctx, launch.KeyRestored, []byte(res.Source+" "+res.Name())); err != nil {
+		if err := j.client.Publish(ctx, jobenv.KeyRestored, jobenv.Restored{Source: res.Source, Checkpoint: res.Name()}.Encode()); err != nil {
 			return nil, err
 		}
 	}
@@ -519,7 +520,7 @@ func (j *Job) Finish(ctx context.Context, result string) error {
 		return nil
 	}
 	if j.rank == 0 && result != "" {
-		if err := j.client.Publish(ctx, launch.KeyResult, []byte(result)); err != nil {
+		if err := j.client.Publish(ctx, jobenv.KeyResult, []byte(result)); err != nil {
 			return err
 		}
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/coord"
 	"github.com/ckpt/ckpt/internal/coordnet"
-	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/testwait"
 )
 
@@ -154,9 +154,9 @@ func (n *netJob) launch(fn func(j *Job) error) {
 	}
 	testwait.Group(n.t, &wg, "the ranks")
 	n.inc++
-	v, _ := co.Value(launch.KeyResult)
+	v, _ := co.Value(jobenv.KeyResult)
 	n.result = string(v)
-	v, _ = co.Value(launch.KeyRestored)
+	v, _ = co.Value(jobenv.KeyRestored)
 	n.restored = string(v)
 	n.status = co.Status()
 	for r, err := range errs {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/redundancy"
 	"github.com/ckpt/ckpt/internal/storage/local"
@@ -102,7 +103,7 @@ func Open(opts Options) (*Store, error) {
 		s.keepCache = 2
 	}
 	if s.node == "" {
-		s.node = os.Getenv("CKPT_NODE")
+		s.node = os.Getenv(jobenv.VarNode)
 	}
 	if s.node == "" {
 		h, err := os.Hostname()
@@ -112,7 +113,7 @@ func Open(opts Options) (*Store, error) {
 		s.node = h
 	}
 	if s.domain == "" {
-		s.domain = os.Getenv("CKPT_DOMAIN")
+		s.domain = os.Getenv(jobenv.VarDomain)
 	}
 	if s.comm == nil {
 		if s.size > 1 {
@@ -125,7 +126,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.scheme = opts.Redundancy
 	if s.scheme == "" {
-		s.scheme = os.Getenv("CKPT_REDUNDANCY")
+		s.scheme = os.Getenv(jobenv.VarRedundancy)
 	}
 	if s.scheme != "" {
 		if _, err := redundancy.ParseScheme(s.scheme); err != nil {
@@ -133,14 +134,14 @@ func Open(opts Options) (*Store, error) {
 		}
 	}
 	if s.shared == nil {
-		if loc := os.Getenv("CKPT_SHARED"); loc != "" {
+		if loc := os.Getenv(jobenv.VarShared); loc != "" {
 			// CKPT_SHARED_BANDWIDTH caps this process's share of the
 			// shared tier's bandwidth (bytes/s), to model a parallel file
 			// system the job shares (ckpt run --shared-bandwidth). Rank 0
 			// removes what dead writers left (the other ranks' scans would
 			// only repeat it).
 			var lopts location.Options
-			v := os.Getenv("CKPT_SHARED_BANDWIDTH")
+			v := os.Getenv(jobenv.VarSharedBandwidth)
 			bw, bwErr := units.ParseBandwidth(v)
 			if v != "" && bwErr == nil && bw > 0 {
 				lopts.Bandwidth = bw
@@ -158,7 +159,7 @@ func Open(opts Options) (*Store, error) {
 			}
 			if v != "" && (bwErr != nil || bw <= 0) {
 				b.Close()
-				return nil, configError(fmt.Errorf("ckpt: CKPT_SHARED_BANDWIDTH=%q: want a bandwidth such as 200MB/s", v))
+				return nil, configError(fmt.Errorf("ckpt: %w", &jobenv.Error{Name: jobenv.VarSharedBandwidth, Value: v, Reason: "want a bandwidth such as 200MB/s"}))
 			}
 			s.shared = b
 		}
@@ -167,7 +168,7 @@ func Open(opts Options) (*Store, error) {
 	if s.cache == nil {
 		dir := opts.CacheDir
 		if dir == "" {
-			dir = os.Getenv("CKPT_CACHE")
+			dir = os.Getenv(jobenv.VarCache)
 		}
 		if dir == "" {
 			dir = filepath.Join(os.TempDir(), "ckpt-cache", s.node)
@@ -175,7 +176,7 @@ func Open(opts Options) (*Store, error) {
 		d := opts.CacheDurability
 		if d == DurableDefault {
 			var err error
-			if d, err = ParseDurability(os.Getenv("CKPT_CACHE_DURABILITY")); err != nil {
+			if d, err = ParseDurability(os.Getenv(jobenv.VarCacheDurability)); err != nil {
 				return nil, configError(fmt.Errorf("ckpt: CKPT_CACHE_DURABILITY: %w", err))
 			}
 		}
@@ -202,7 +203,7 @@ func OpenShared(ctx context.Context, loc string) (storage.Backend, error) {
 // identityFromEnv reads the rank and size a launcher gives its processes.
 func identityFromEnv() (rank, size int) {
 	for _, pair := range [][2]string{
-		{"CKPT_RANK", "CKPT_SIZE"},
+		{jobenv.VarRank, jobenv.VarSize},
 		{"SLURM_PROCID", "SLURM_NTASKS"},
 		{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
 		{"PMI_RANK", "PMI_SIZE"},

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt/internal/coord"
+	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/internal/wire"
@@ -88,8 +89,10 @@ job fails naming them, and the coordinator exits 1.
 			}
 		}
 		w := c.OutOrStdout()
-		fmt.Fprintf(w, "CKPT_COORD=%s\nCKPT_TOKEN=%s\nCKPT_INCARNATION=%d\nCKPT_INTERVAL=%s\n",
-			net.JoinHostPort(host, port), tok, *inc, p)
+		env := jobenv.Env{Coord: net.JoinHostPort(host, port), Token: tok, Incarnation: *inc, Interval: &p}
+		for _, kv := range env.Encode() {
+			fmt.Fprintln(w, kv)
+		}
 		select {
 		case <-co.Done():
 		case <-c.Context().Done():

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/jobdir"
+	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
 )
@@ -208,7 +209,7 @@ func (t *jobTracker) loop() {
 		var flush []byte
 		if cur != nil {
 			// Not under t.mu: the hooks the coordinator's loop calls take it.
-			flush, _ = cur.Value(launch.KeyFlush)
+			flush, _ = cur.Value(jobenv.KeyFlush)
 		}
 		t.mu.Lock()
 		if flush != nil && cur == t.cur && !bytes.Equal(flush, t.flush) {

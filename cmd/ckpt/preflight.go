@@ -14,8 +14,6 @@ import (
 	"github.com/ckpt/ckpt"
 	"github.com/ckpt/ckpt/internal/jobdir"
 	"github.com/ckpt/ckpt/internal/launch"
-	"github.com/ckpt/ckpt/internal/placement"
-	"github.com/ckpt/ckpt/internal/redundancy"
 	"github.com/ckpt/ckpt/internal/storage/s3"
 	"github.com/ckpt/ckpt/storage"
 )
@@ -45,23 +43,11 @@ func (s runSpec) preflight(ctx context.Context) error {
 	return nil
 }
 
-// checkRedundancyFits applies the store's own placement rule to the
-// nodes 'ckpt run' spreads the ranks over: each set needs its members on
-// distinct nodes.
+// checkRedundancyFits checks that the nodes 'ckpt run' spreads the ranks
+// over can hold the scheme (launch.Job.CheckRedundancy): a usage error.
 func checkRedundancyFits(scheme string, ranks, nodes int) error {
-	if scheme == "" {
-		return nil // the default fits any number of nodes
-	}
-	sc, err := redundancy.ParseScheme(scheme)
-	if err != nil {
-		return usagef("--redundancy: %v", err)
-	}
-	members := make([]placement.Member, ranks)
-	for r := range members {
-		members[r] = placement.Member{Rank: r, Node: fmt.Sprintf("node%d", launch.NodeOf(r, ranks, nodes))}
-	}
-	if _, err := placement.FormSets(members, sc.SetSize()); err != nil {
-		return usagef("--redundancy %s: %v (use more --nodes, at most one per rank, or a smaller set)", scheme, err)
+	if err := (launch.Job{Redundancy: scheme, Ranks: ranks, Nodes: nodes}).CheckRedundancy(); err != nil {
+		return usageError{err}
 	}
 	return nil
 }

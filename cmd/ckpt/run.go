@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -19,7 +18,6 @@ import (
 	"github.com/ckpt/ckpt/internal/jobdir"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
-	"github.com/ckpt/ckpt/internal/redundancy"
 	"github.com/ckpt/ckpt/internal/units"
 )
 
@@ -80,55 +78,40 @@ type runResult struct {
 
 func (s runSpec) haltFile() string { return s.dir().File(jobdir.HaltFile) }
 
+// launchJob is what defines the job for the launcher.
+func (s runSpec) launchJob() launch.Job {
+	return launch.Job{Ranks: s.ranks, Nodes: s.nodes, Program: s.program, Args: s.args,
+		Redundancy: s.redundancy, Shared: s.shared, FlushEvery: s.flushEvery, Interval: s.interval,
+		Durability: s.durability, Retries: s.retries, Heartbeat: s.heartbeat, JoinTimeout: s.joinTimeout,
+		Tree: s.tree, Inject: s.inject, StagingServers: s.stagingServers, StageArgs: s.stageArgs,
+		FlushBusy: s.flushBusy, SharedBandwidth: s.sharedBandwidth}
+}
+
 // config is the launcher's configuration of the job, and the coordinators
-// it runs with.
+// it runs with: the job's, reporting its events as progress lines.
 func (s runSpec) config() (launch.Config, *launch.Coordinators, error) {
-	coords := &launch.Coordinators{Ranks: s.ranks, Nodes: s.nodes, Policy: s.interval,
-		HeartbeatTimeout: s.heartbeat, JoinTimeout: s.joinTimeout, Tree: s.tree}
-	env := []string{"CKPT_INTERVAL=" + s.interval.String()}
-	if s.redundancy != "" {
-		env = append(env, "CKPT_REDUNDANCY="+s.redundancy)
-	}
-	if s.shared != "" {
-		env = append(env, "CKPT_SHARED="+s.shared)
-	}
-	if s.flushEvery.Auto || s.flushEvery.K > 0 {
-		env = append(env, "CKPT_FLUSH_EVERY="+s.flushEvery.String())
-	}
-	if s.durability != "" {
-		env = append(env, "CKPT_CACHE_DURABILITY="+s.durability)
+	cfg, coords, err := s.launchJob().Config(s.cacheRoot)
+	if err != nil {
+		return cfg, nil, err
 	}
 	var mu sync.Mutex // events come from the launcher and the coordinator
 	start := time.Now()
 	seen := false // a checkpoint was committed or restored: a restart from scratch lost it
-	cfg := launch.Config{
-		Ranks: s.ranks, Nodes: s.nodes, Program: s.program, Args: s.args, Env: env,
-		CacheRoot: s.cacheRoot, Retries: s.retries, NewCoordinator: coords.New,
-		HaltFile: s.haltFile(), Output: s.output, Stop: s.stop,
-		Event: func(e launch.Event) {
-			mu.Lock()
-			defer mu.Unlock()
-			line := describe(e)
-			if e.Kind == "restored" && e.Source == "none" && e.Incarnation > 0 {
-				line += scratchWhy(seen)
-			}
-			seen = seen || e.Kind == "checkpoint" || (e.Kind == "restored" && e.Source != "none")
-			fmt.Fprintf(s.progress, "  %6.2fs  %s\n", e.At.Seconds(), line)
-		},
+	cfg.HaltFile, cfg.Output, cfg.Stop = s.haltFile(), s.output, s.stop
+	cfg.Event = func(e launch.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		line := describe(e)
+		if e.Kind == "restored" && e.Source == "none" && e.Incarnation > 0 {
+			line += scratchWhy(seen)
+		}
+		seen = seen || e.Kind == "checkpoint" || (e.Kind == "restored" && e.Source != "none")
+		fmt.Fprintf(s.progress, "  %6.2fs  %s\n", e.At.Seconds(), line)
 	}
 	// Every checkpoint committed is reported as it happens, one line, so
 	// that a user sees the job progress between launch and finish.
 	coords.OnCommit = func(inc uint64, name string) {
 		cfg.Event(launch.Event{Kind: "checkpoint", At: time.Since(start), Incarnation: inc, Checkpoint: name})
-	}
-	if s.inject != nil {
-		sched, err := inject.NewSchedule(*s.inject)
-		if err != nil {
-			return cfg, nil, err
-		}
-		cfg.Failures = failures{sched}
-		cfg.NodeFailures = s.inject.Kind == inject.Node
-		cfg.HangFailures = s.inject.Kind == inject.Hang
 	}
 	return cfg, coords, nil
 }
@@ -152,11 +135,6 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 		return res, err
 	}
 	tracker := s.track(&cfg, coords)
-	if s.sharedBandwidth > 0 {
-		// Every rank writes its own object at once in a blocking flush:
-		// each gets its share of the tier.
-		cfg.Env = append(cfg.Env, fmt.Sprintf("CKPT_SHARED_BANDWIDTH=%gB/s", s.sharedBandwidth/float64(s.ranks)))
-	}
 	var st *launch.Staging
 	if s.stagingServers > 0 {
 		var err error
@@ -169,23 +147,7 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 			s.onStaging(st)
 		}
 		defer st.Stop()
-		cfg.Env = append(cfg.Env, "CKPT_STAGE="+strings.Join(st.Addrs(), ","), "CKPT_STAGE_TOKEN="+s.stageToken)
-		if s.flushBusy != "" {
-			cfg.Env = append(cfg.Env, "CKPT_FLUSH_BUSY="+s.flushBusy)
-		}
-	}
-	// Each launch chooses --flush-every auto's K from what the launches
-	// before it measured too.
-	cfg.AttemptEnv = func(done []launch.Attempt) []string {
-		prior := flushStats(done)
-		if prior == (ckpt.FlushStats{}) {
-			return nil
-		}
-		b, err := json.Marshal(prior)
-		if err != nil {
-			return nil
-		}
-		return []string{"CKPT_FLUSH_PRIOR=" + string(b)}
+		s.launchJob().UseStaging(&cfg, st, s.stageToken)
 	}
 	var commits commitLog
 	commits.watch(coords)
@@ -201,7 +163,7 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 		st.Stop()
 		res.Staged, res.StagingRestarts = st.Events(), st.Restarts()
 	}
-	res.Flush = withStaged(flushStats(rep.Attempts), res.Staged)
+	res.Flush = withStaged(ckpt.FlushStats(rep.Flush), res.Staged)
 	res.Account = account(rep.Attempts, commits.counts())
 	if err == nil && !s.keepCache && !rep.Halted {
 		// The job is done: its cached checkpoints served their purpose
@@ -211,9 +173,7 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 	} else {
 		s.lock.Release()
 	}
-	for _, a := range rep.Attempts[min(1, len(rep.Attempts)):] {
-		res.Restarts[a.Restored]++
-	}
+	res.Restarts = rep.Restarts()
 	return res, err
 }
 
@@ -227,14 +187,8 @@ func (s *runSpec) startStaging() (*launch.Staging, error) {
 	if s.stageToken == "" {
 		s.stageToken = launch.NewToken()
 	}
-	args := []string{"stage", "--shared", s.shared}
-	if s.sharedBandwidth > 0 {
-		args = append(args, "--shared-bandwidth", fmt.Sprintf("%gB/s", s.sharedBandwidth/float64(s.stagingServers)))
-	}
-	args = append(args, s.stageArgs...)
-	return launch.StartStaging(launch.StagingConfig{Servers: s.stagingServers, Program: exe, Args: args,
-		Dir: filepath.Join(s.cacheRoot, "staging"), Token: s.stageToken, Log: s.progress,
-		Event: func(e launch.StageEvent) {
+	return launch.StartStaging(s.launchJob().StagingConfig(exe, s.cacheRoot, s.stageToken, s.progress,
+		func(e launch.StageEvent) {
 			if e.State == "restarted" {
 				fmt.Fprintf(s.progress, "  staging server %d died; started again on its address, resuming its flushes\n", e.Server)
 			} else if s.verbose || e.State == "failed" {
@@ -244,7 +198,7 @@ func (s *runSpec) startStaging() (*launch.Staging, error) {
 				}
 				fmt.Fprintln(s.progress, line)
 			}
-		}})
+		}))
 }
 
 // flushJSON is the "flush" object of ckpt run's and ckpt demo's JSON.
@@ -277,26 +231,6 @@ func fmtAlpha(a float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.3g", a)
-}
-
-// flushStats is what the attempts' flushes did, together.
-func flushStats(attempts []launch.Attempt) ckpt.FlushStats {
-	var sum ckpt.FlushStats
-	for _, a := range attempts {
-		var f ckpt.FlushStats
-		if a.Flush != "" && json.Unmarshal([]byte(a.Flush), &f) == nil {
-			sum = sum.Add(f)
-		}
-	}
-	return sum
-}
-
-// failures adapts inject's schedule to the launcher.
-type failures struct{ s *inject.Schedule }
-
-func (f failures) Next(live int) (time.Duration, int) {
-	e := f.s.Next(live)
-	return e.At, e.Target
 }
 
 func describe(e launch.Event) string {
@@ -404,101 +338,29 @@ func addRunFlags(c *cobra.Command) *runFlags {
 	}
 }
 
-// spec checks the flags and builds the job.
+// options are the flags' values, for the launcher to check.
+func (f *runFlags) options(ranks int, program string, args []string) launch.Options {
+	return launch.Options{Ranks: ranks, Nodes: *f.nodes, Program: program, Args: args,
+		Redundancy: *f.redundancy, Shared: *f.shared, Durability: *f.durability,
+		Interval: *f.interval, FlushEvery: *f.flushEvery, Retries: *f.retries,
+		Heartbeat: f.heartbeat.v, JoinTimeout: f.joinTimeout.v, Tree: *f.tree,
+		InjectMTTI: f.injectMTTI.v, InjectDist: *f.injectDist, InjectKind: *f.injKind, Seed: *f.seed,
+		StagingServers: *f.stagingServers, StageWriters: *f.stageWriters, StageRate: f.stageRate.v,
+		FlushBusy: *f.flushBusy, SharedBandwidth: f.sharedBandwidth.v,
+		Given: f.changed, Have: probeResources(), CPUs: runtime.NumCPU()}
+}
+
+// spec checks the flags and builds the job; a bad flag is a usage error.
 func (f *runFlags) spec(ranks int, program string, args []string) (runSpec, error) {
-	s := runSpec{ranks: ranks, nodes: *f.nodes, program: program, args: args,
-		redundancy: *f.redundancy, shared: *f.shared, durability: *f.durability,
-		retries: *f.retries, heartbeat: 10 * time.Second, tree: *f.tree, keepCache: *f.keepCache, verbose: *f.verbose}
-	if ranks < 1 {
-		return s, usagef("-n %d: need at least one rank", ranks)
-	}
-	if s.nodes == 0 {
-		s.nodes = ranks
-	}
-	if s.nodes < 1 || s.nodes > ranks {
-		return s, usagef("--nodes %d: need 1 to %d (the number of ranks)", s.nodes, ranks)
-	}
-	if err := f.admission(&s); err != nil {
-		return s, err
-	}
-	if s.redundancy != "" {
-		if _, err := redundancy.ParseScheme(s.redundancy); err != nil {
-			return s, usagef("--redundancy: %v", err)
-		}
-	}
-	if s.durability != "" {
-		if _, err := ckpt.ParseDurability(s.durability); err != nil {
-			return s, usagef("--cache-durability: %v", err)
-		}
-	}
-	p, err := policy.Parse(*f.interval)
+	j, err := f.options(ranks, program, args).Job()
+	s := runSpec{ranks: j.Ranks, nodes: j.Nodes, program: j.Program, args: j.Args,
+		redundancy: j.Redundancy, shared: j.Shared, flushEvery: j.FlushEvery, interval: j.Interval,
+		durability: j.Durability, retries: j.Retries, heartbeat: j.Heartbeat, joinTimeout: j.JoinTimeout,
+		tree: j.Tree, inject: j.Inject, stagingServers: j.StagingServers, stageArgs: j.StageArgs,
+		flushBusy: j.FlushBusy, sharedBandwidth: j.SharedBandwidth,
+		keepCache: *f.keepCache, verbose: *f.verbose}
 	if err != nil {
-		return s, usagef("--interval: %v", err)
-	}
-	s.interval = p
-	if s.flushEvery, err = policy.ParseFlushEvery(*f.flushEvery); err != nil {
-		return s, usagef("--flush-every: %v", err)
-	}
-	if s.retries < 0 {
-		return s, usagef("--retries %d: need ≥ 0", s.retries)
-	}
-	if f.heartbeat.set {
-		if f.heartbeat.v < 0.1 {
-			return s, usagef("--heartbeat-timeout %gs: need at least 0.1s", f.heartbeat.v)
-		}
-		s.heartbeat = time.Duration(f.heartbeat.v * float64(time.Second))
-	}
-	if f.injectMTTI.set {
-		cfg, err := inject.ParseFlags(fmt.Sprintf("%gs", f.injectMTTI.v), *f.injectDist, *f.injKind, *f.seed)
-		if err != nil {
-			return s, usagef("%v", err)
-		}
-		s.inject = &cfg
-	} else if *f.injectDist != "exp" || *f.injKind != "rank" {
-		return s, usagef("--inject-dist and --inject-kind need --inject-mtti")
-	}
-	if err := checkSharedLocation(s.shared); err != nil {
-		return s, err
-	}
-	if s.shared == "" && f.changed("flush-every") {
-		return s, usagef("--flush-every %s: needs --shared, the tier flushes go to", *f.flushEvery)
-	}
-	s.stagingServers = *f.stagingServers
-	if s.stagingServers == 0 {
-		for _, name := range []string{"flush-busy", "stage-writers", "stage-rate"} {
-			if f.changed(name) {
-				return s, usagef("--%s applies to non-blocking flushes: add --staging-servers S", name)
-			}
-		}
-	}
-	switch {
-	case s.stagingServers < 0:
-		return s, usagef("--staging-servers %d: need ≥ 0", s.stagingServers)
-	case s.stagingServers > 0 && s.shared == "":
-		return s, usagef("--staging-servers %d: needs --shared, the tier the servers write to", s.stagingServers)
-	case *f.flushBusy != ckpt.FlushSkip && *f.flushBusy != ckpt.FlushWait:
-		return s, usagef("--flush-busy %q: want %s or %s", *f.flushBusy, ckpt.FlushSkip, ckpt.FlushWait)
-	case *f.stageWriters < 1 || *f.stageWriters > 1024:
-		return s, usagef("--stage-writers %d: want 1 to 1024", *f.stageWriters)
-	}
-	if s.stagingServers > 0 {
-		s.flushBusy = *f.flushBusy
-		s.stageArgs = []string{"--writers", fmt.Sprint(*f.stageWriters)}
-		if f.stageRate.set {
-			if f.stageRate.v <= 0 {
-				return s, usagef("--stage-rate %g: want a positive bandwidth such as 200MB/s", f.stageRate.v)
-			}
-			s.stageArgs = append(s.stageArgs, "--rate", fmt.Sprintf("%gB/s", f.stageRate.v))
-		}
-	}
-	if f.sharedBandwidth.set {
-		if f.sharedBandwidth.v <= 0 {
-			return s, usagef("--shared-bandwidth %g: want a positive bandwidth such as 1GB/s", f.sharedBandwidth.v)
-		}
-		if s.shared == "" {
-			return s, usagef("--shared-bandwidth needs --shared")
-		}
-		s.sharedBandwidth = f.sharedBandwidth.v
+		return s, usageError{err}
 	}
 	if s.job, s.cacheRoot, err = runJobDir(*f.job, *f.cacheRoot, s.jobSpec()); err != nil {
 		return s, err
@@ -507,19 +369,16 @@ func (f *runFlags) spec(ranks int, program string, args []string) (runSpec, erro
 }
 
 // checkSharedLocation refuses a shared-tier location that looks like a
-// mistyped object store address (it would become a local directory).
+// mistyped object store address (a usage error).
 func checkSharedLocation(loc string) error {
-	if scheme, _, ok := strings.Cut(loc, ":"); ok && strings.EqualFold(scheme, "s3") && !strings.HasPrefix(loc, "s3://") {
-		return usagef("--shared %q: an object store location is written s3://BUCKET/PREFIX", loc)
+	if err := launch.CheckSharedLocation(loc); err != nil {
+		return usageError{err}
 	}
 	return nil
 }
 
-func newRunCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "run -n N [flags] -- PROGRAM [ARGS...]",
-		Short: "Run a job of N ranks on simulated nodes, relaunching it from checkpoints after failures",
-		Long: `Starts the job's coordinator and N rank processes of PROGRAM on this machine,
+// runLong is the help of 'ckpt run'.
+const runLong = `Starts the job's coordinator and N rank processes of PROGRAM on this machine,
 spread over M simulated nodes (each with its own cache directory). Ranks
 find the coordinator, their node and their cache through the environment
 (CKPT_COORD, CKPT_TOKEN, CKPT_RANK, CKPT_SIZE, CKPT_NODE, CKPT_CACHE) and
@@ -578,8 +437,14 @@ checkpointed cleanly.
   ckpt run -n 8 --nodes 4 --redundancy xor:4 -- ckpt example himeno
   ckpt run -n 8 --nodes 4 --inject-mtti 3s --inject-kind node -- ckpt example himeno
   ckpt run -n 8 --nodes 4 --shared /lustre/job --staging-servers 2 --flush-every auto:1h \
-      -- ckpt example himeno`,
-		Args: cobra.MinimumNArgs(1),
+      -- ckpt example himeno`
+
+func newRunCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "run -n N [flags] -- PROGRAM [ARGS...]",
+		Short: "Run a job of N ranks on simulated nodes, relaunching it from checkpoints after failures",
+		Long:  runLong,
+		Args:  cobra.MinimumNArgs(1),
 	}
 	n := c.Flags().IntP("ranks", "n", 0, "ranks (processes) of the job")
 	rf := addRunFlags(c)
@@ -598,38 +463,45 @@ checkpointed cleanly.
 		if err != nil {
 			return err
 		}
-		// Before anything is launched: what every rank would find out.
-		if err := spec.preflight(c.Context()); err != nil {
-			return err
-		}
-		ctx, sigs := watchSignals(c.Context(), c.ErrOrStderr(), grace, halt)
-		defer sigs.stopWatching()
-		spec.stop = sigs.stop
-		spec.output, spec.progress = c.ErrOrStderr(), c.ErrOrStderr()
-		if err := spec.claim(); err != nil {
-			return err
-		}
-		fmt.Fprintf(spec.progress, "ckpt run: job %s: %d ranks on %d nodes, caches in %s (ckpt status|checkpoint|halt %s)\n",
-			spec.dir().Name, spec.ranks, spec.nodes, spec.cacheRoot, spec.jobRef())
-		res, runErr := spec.run(ctx)
-		sig, killed := sigs.received()
-		if sig != nil && (runErr != nil || res.Halted) {
-			msg, err := signalEnd(sig, halt, killed, res, runErr, spec.cacheRoot)
-			res.Err, runErr = msg, err
-			if err == nil {
-				fmt.Fprintf(c.ErrOrStderr(), "ckpt run: %s\n", msg)
-			}
-		}
-		mtti := 0.0
-		if spec.inject != nil {
-			mtti = spec.inject.MTTI.Seconds()
-		}
-		if err := printRun(c.OutOrStdout(), res, predict(0, 0, mtti, res), *asJSON); err != nil {
-			return err
-		}
-		return runErr
+		return runCommand(c, spec, halt, grace, *asJSON)
 	}
 	return c
+}
+
+// runCommand runs the job of 'ckpt run' to its end and reports it: the
+// checks before anything starts, the signals, the job's directory, the
+// summary and the exit status.
+func runCommand(c *cobra.Command, spec runSpec, halt os.Signal, grace time.Duration, asJSON bool) error {
+	// Before anything is launched: what every rank would find out.
+	if err := spec.preflight(c.Context()); err != nil {
+		return err
+	}
+	ctx, sigs := watchSignals(c.Context(), c.ErrOrStderr(), grace, halt)
+	defer sigs.stopWatching()
+	spec.stop = sigs.stop
+	spec.output, spec.progress = c.ErrOrStderr(), c.ErrOrStderr()
+	if err := spec.claim(); err != nil {
+		return err
+	}
+	fmt.Fprintf(spec.progress, "ckpt run: job %s: %d ranks on %d nodes, caches in %s (ckpt status|checkpoint|halt %s)\n",
+		spec.dir().Name, spec.ranks, spec.nodes, spec.cacheRoot, spec.jobRef())
+	res, runErr := spec.run(ctx)
+	sig, killed := sigs.received()
+	if sig != nil && (runErr != nil || res.Halted) {
+		msg, err := signalEnd(sig, halt, killed, res, runErr, spec.cacheRoot)
+		res.Err, runErr = msg, err
+		if err == nil {
+			fmt.Fprintf(c.ErrOrStderr(), "ckpt run: %s\n", msg)
+		}
+	}
+	mtti := 0.0
+	if spec.inject != nil {
+		mtti = spec.inject.MTTI.Seconds()
+	}
+	if err := printRun(c.OutOrStdout(), res, predict(0, 0, mtti, res), asJSON); err != nil {
+		return err
+	}
+	return runErr
 }
 
 // printRun reports a job; pred is Daly's model's prediction for a run

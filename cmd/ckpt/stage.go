@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/stage"
 	"github.com/ckpt/ckpt/internal/storage/local"
 	"github.com/ckpt/ckpt/internal/storage/location"
@@ -67,11 +68,11 @@ seconds, reason.`,
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		loc := *shared
 		if loc == "" {
-			loc = os.Getenv("CKPT_SHARED")
+			loc = os.Getenv(jobenv.VarShared)
 		}
 		tok := *token
 		if tok == "" {
-			tok = os.Getenv("CKPT_STAGE_TOKEN")
+			tok = os.Getenv(jobenv.VarStageToken)
 		}
 		if loc == "" {
 			return usagef("--shared is required (or CKPT_SHARED): the directory or s3:// location to write to")

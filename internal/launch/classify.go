@@ -6,20 +6,19 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/jobenv"
 )
 
 // Exit statuses by which a rank tells the launcher what a relaunch can do
-// (the values of sysexits.h).
+// (jobenv's, the values of sysexits.h).
 const (
-	// ExitConfig (EX_CONFIG): the job's configuration is wrong (a
-	// redundancy scheme the nodes cannot hold, an unusable shared tier, a
-	// problem that does not fit the number of ranks). A relaunch would
-	// fail the same way: the launcher gives up at once.
-	ExitConfig = 78
-	// ExitJobFailed (EX_TEMPFAIL): the rank stopped because the job
-	// failed elsewhere (the coordinator aborted it, or a peer or the
-	// coordinator was lost). It is a symptom, never the cause.
-	ExitJobFailed = 75
+	// ExitConfig: the job's configuration is wrong; the launcher gives up
+	// at once.
+	ExitConfig = jobenv.ExitConfig
+	// ExitJobFailed: the rank stopped because the job failed elsewhere; a
+	// symptom, never the cause.
+	ExitJobFailed = jobenv.ExitJobFailed
 )
 
 // Classes of an attempt's end.

@@ -16,10 +16,18 @@
 // kills every rank's process group and reaps them.
 //
 // The launcher does no checkpointing itself: ranks find the coordinator and
-// their node's cache through the environment (CKPT_COORD, CKPT_TOKEN,
-// CKPT_RANK, CKPT_SIZE, CKPT_NODE, CKPT_CACHE, CKPT_INCARNATION), and tell
-// the launcher what they restored through the coordinator's key–value
-// service.
+// their node's cache through the environment (package jobenv's contract:
+// Config.Job with the coordinator, token, incarnation, rank, size, node and
+// cache filled in per rank), and tell the launcher what they restored, their
+// result and their flushes through the coordinator's key–value service
+// (jobenv.KeyRestored, KeyResult, KeyFlush). Each launch gets what the
+// launches before it flushed (jobenv.VarFlushPrior), and Report.Flush sums
+// them.
+//
+// Job is a job as `ckpt run` runs it: Options.Job checks the command's
+// options (each error names the flag and its value), Job.Config makes the
+// launcher's Config and the coordinators, Job.StagingConfig the staging
+// servers'. The command keeps the flags, its job directory and the output.
 package launch
 
 import (
@@ -33,10 +41,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/jobenv"
 )
 
 // Coordinator is a job's coordinator as the launcher sees it; one serves
@@ -67,26 +76,19 @@ type Failures interface {
 	Next(live int) (at time.Duration, target int)
 }
 
-// Keys ranks publish for the launcher.
-const (
-	// KeyRestored: rank 0, after Restart, publishes "SOURCE NAME" (source
-	// cache, rebuild or shared) or "none" when it started from scratch.
-	KeyRestored = "ckpt/restored"
-	// KeyResult: rank 0 publishes the job's result line before it leaves.
-	KeyResult = "ckpt/result"
-	// KeyFlush: rank 0 publishes what its flushes to the shared tier did
-	// (JSON), after each one that fell due.
-	KeyFlush = "ckpt/flush"
-)
-
 // Config describes a job.
 type Config struct {
 	Ranks, Nodes int
 	// Program and Args are what every rank runs.
 	Program string
 	Args    []string
-	// Env is added to every rank's environment (CKPT_REDUNDANCY,
-	// CKPT_SHARED, CKPT_INTERVAL, ...), after the launcher's own.
+	// Job is the job's part of every rank's environment (redundancy,
+	// shared tier, interval, ...); the launcher fills in each rank's
+	// coordinator, token, incarnation, rank, size, node and cache, and each
+	// launch's FlushPrior (what the launches before it flushed, summed).
+	Job jobenv.Env
+	// Env is added to every rank's environment after Job's variables:
+	// the program's own.
 	Env []string
 	// AttemptEnv, if set, adds to the environment of each attempt what
 	// the attempts before it leave to it (done, oldest first; empty for
@@ -166,7 +168,9 @@ type Attempt struct {
 	// Committed counts the checkpoints the attempt committed (known when
 	// the coordinator counts them, see Committer).
 	Committed int
-	Flush     string // what rank 0 last published under KeyFlush
+	// Flush is what rank 0 last published under jobenv.KeyFlush (zero if
+	// nothing, or nothing that decodes).
+	Flush jobenv.FlushStats
 }
 
 // Report is what Run did.
@@ -183,6 +187,9 @@ type Report struct {
 	// Checkpoint is the newest checkpoint committed by an attempt, or
 	// else restored by one: where a later run resumes from.
 	Checkpoint string
+	// Flush sums the attempts' flush statistics (FlushStats.Add, oldest
+	// first).
+	Flush jobenv.FlushStats
 }
 
 // Committer is a Coordinator that counts the checkpoints its attempt
@@ -261,7 +268,9 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	}
 	checkpointed, prevApp := false, false
 	for inc := uint64(0); ; inc++ {
-		a := &attempt{cfg: &cfg, inc: inc, since: since, ran: ran, env: cfg.Env}
+		job := cfg.Job
+		job.FlushPrior = rep.Flush
+		a := &attempt{cfg: &cfg, inc: inc, since: since, ran: ran, job: job, env: cfg.Env}
 		if cfg.AttemptEnv != nil {
 			a.env = append(slices.Clone(cfg.Env), cfg.AttemptEnv(rep.Attempts)...)
 		}
@@ -284,6 +293,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		checkpointed = checkpointed || att.Committed > 0
 		prevApp = v.Class == ClassApplication
 		rep.Attempts = append(rep.Attempts, att)
+		rep.Flush = rep.Flush.Add(att.Flush)
 		ran += att.End - att.Start
 		if err != nil {
 			return rep, err
@@ -328,7 +338,8 @@ type attempt struct {
 	inc    uint64
 	since  func() time.Duration // wall time since the job's first launch
 	ran    time.Duration        // job time before this attempt
-	env    []string             // added to every rank's environment
+	job    jobenv.Env           // the job's environment for this attempt
+	env    []string             // added to every rank's environment after job's
 	coord  Coordinator
 	procs  []*exec.Cmd
 	result string
@@ -493,18 +504,18 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 			fail(ctx.Err().Error(), true)
 		}
 		if !restoredSeen {
-			if v, ok := coord.Value(KeyRestored); ok {
+			if v, ok := coord.Value(jobenv.KeyRestored); ok {
 				restoredSeen = true
 				att.RestoredAt = a.since()
-				att.Restored, att.Checkpoint = parseRestored(string(v))
+				att.Restored, att.Checkpoint = parseRestored(v)
 				cfg.Event(Event{Kind: "restored", At: a.since(), Incarnation: a.inc, Source: att.Restored, Checkpoint: att.Checkpoint})
 			}
 		}
 	}
 	if !restoredSeen {
-		if v, ok := coord.Value(KeyRestored); ok {
+		if v, ok := coord.Value(jobenv.KeyRestored); ok {
 			att.RestoredAt = a.since()
-			att.Restored, att.Checkpoint = parseRestored(string(v))
+			att.Restored, att.Checkpoint = parseRestored(v)
 		}
 	}
 	if failure == "" {
@@ -518,11 +529,11 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 			failure = "every rank exited but the coordinator did not see them all leave"
 		}
 	}
-	if v, ok := coord.Value(KeyResult); ok {
+	if v, ok := coord.Value(jobenv.KeyResult); ok {
 		a.result = string(v)
 	}
-	if v, ok := coord.Value(KeyFlush); ok {
-		att.Flush = string(v)
+	if v, ok := coord.Value(jobenv.KeyFlush); ok {
+		att.Flush, _ = jobenv.DecodeFlushStats(v)
 	}
 	if c, ok := coord.(Committer); ok {
 		att.Committed, a.newest = c.Committed()
@@ -559,16 +570,11 @@ func (a *attempt) start(r int, token string, out *sync.Mutex) (*exec.Cmd, error)
 	node := NodeOf(r, cfg.Ranks, cfg.Nodes)
 	nodeName := fmt.Sprintf("node%d", node)
 	cmd := exec.Command(cfg.Program, cfg.Args...)
-	cmd.Env = append(os.Environ(),
-		"CKPT_RANK="+strconv.Itoa(r),
-		"CKPT_SIZE="+strconv.Itoa(cfg.Ranks),
-		"CKPT_NODE="+nodeName,
-		"CKPT_CACHE="+filepath.Join(cfg.CacheRoot, nodeName),
-		"CKPT_COORD="+a.rankAddr(r),
-		"CKPT_TOKEN="+token,
-		"CKPT_INCARNATION="+strconv.FormatUint(a.inc, 10),
-	)
-	cmd.Env = append(cmd.Env, a.env...)
+	env := a.job
+	env.Rank, env.Size, env.Node = r, cfg.Ranks, nodeName
+	env.Cache = filepath.Join(cfg.CacheRoot, nodeName)
+	env.Coord, env.Token, env.Incarnation = a.rankAddr(r), token, a.inc
+	cmd.Env = append(append(os.Environ(), env.Encode()...), a.env...)
 	w := &prefixWriter{mu: out, w: cfg.Output, prefix: fmt.Sprintf("[rank %d] ", r)}
 	a.outs = append(a.outs, w)
 	cmd.Stdout, cmd.Stderr = w, w
@@ -638,13 +644,9 @@ func (a *attempt) killAll() {
 	}
 }
 
-func parseRestored(v string) (source, name string) {
-	for i := 0; i < len(v); i++ {
-		if v[i] == ' ' {
-			return v[:i], v[i+1:]
-		}
-	}
-	return v, ""
+func parseRestored(v []byte) (source, name string) {
+	r := jobenv.DecodeRestored(v)
+	return r.Source, r.Checkpoint
 }
 
 // NewToken returns a new job secret: 128 random bits in hex.

@@ -12,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/policy"
 )
 
 // The test binary doubles as a rank: with LAUNCH_TEST_MODE set it acts out
@@ -26,8 +29,8 @@ func TestMain(m *testing.M) {
 
 func fakeRank(mode string) int {
 	dir := os.Getenv("LAUNCH_TEST_DIR")
-	rank, _ := strconv.Atoi(os.Getenv("CKPT_RANK"))
-	inc, _ := strconv.Atoi(os.Getenv("CKPT_INCARNATION"))
+	rank, _ := strconv.Atoi(os.Getenv(jobenv.VarRank))
+	inc, _ := strconv.Atoi(os.Getenv(jobenv.VarIncarnation))
 	publish := func(key, v string) {
 		// Atomically, as the coordinator's key–value service: a rank
 		// killed while it publishes must not leave half a value.
@@ -39,8 +42,16 @@ func fakeRank(mode string) int {
 		os.WriteFile(filepath.Join(dir, fmt.Sprintf("left.%d.%d", inc, rank)), nil, 0o644)
 		return 0
 	}
-	env := fmt.Sprintf("%s %s %s %s %s", os.Getenv("CKPT_SIZE"), os.Getenv("CKPT_NODE"),
-		os.Getenv("CKPT_CACHE"), os.Getenv("CKPT_COORD"), os.Getenv("EXTRA"))
+	env := fmt.Sprintf("%s %s %s %s %s", os.Getenv(jobenv.VarSize), os.Getenv(jobenv.VarNode),
+		os.Getenv(jobenv.VarCache), os.Getenv(jobenv.VarCoord), os.Getenv("EXTRA"))
+	if os.Getenv("LAUNCH_TEST_FLUSH") != "" && rank == 0 {
+		// What a rank reads of the launches before, and what it flushed:
+		// before the environment, so that no failure of another rank kills
+		// it first.
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("prior.%d", inc)), []byte(os.Getenv(jobenv.VarFlushPrior)), 0o644)
+		b, _ := jobenv.FlushStats{Mode: "blocking", K: 2, Due: inc + 1, Seconds: 0.5}.Encode()
+		publish(jobenv.KeyFlush, string(b))
+	}
 	if d, err := time.ParseDuration(os.Getenv("LAUNCH_TEST_RANK0_DELAY")); err == nil && rank == 0 {
 		time.Sleep(d) // a slow rank, as on a busy machine
 	}
@@ -53,7 +64,7 @@ func fakeRank(mode string) int {
 	// rank is killed before it has (waiting at most a minute, then failing
 	// with another status).
 	failAfterEnv := func() int {
-		size, _ := strconv.Atoi(os.Getenv("CKPT_SIZE"))
+		size, _ := strconv.Atoi(os.Getenv(jobenv.VarSize))
 		deadline := time.Now().Add(time.Minute)
 		for r := 0; r < size; {
 			if _, err := os.Stat(envFile(r)); err == nil {
@@ -70,12 +81,12 @@ func fakeRank(mode string) int {
 	}
 	fmt.Printf("hello from %d\npartial line", rank)
 	if rank == 0 {
-		publish(KeyRestored, fmt.Sprintf("rebuild c-%d", inc))
+		publish(jobenv.KeyRestored, fmt.Sprintf("rebuild c-%d", inc))
 	}
 	switch mode {
 	case "ok":
 		if rank == 0 {
-			publish(KeyResult, "checksum 42")
+			publish(jobenv.KeyResult, "checksum 42")
 		}
 		return leave()
 	case "fail-first":
@@ -304,6 +315,46 @@ func TestRunRelaunchesAfterFailure(t *testing.T) {
 	}
 	if !slices.Contains(f.kinds(), "fail") {
 		t.Errorf("events %v lack the failure", f.kinds())
+	}
+}
+
+// Each launch gets what the launches before it flushed, and the report
+// sums the launches' flushes, typed.
+func TestRunFlushPrior(t *testing.T) {
+	f := newFixture(t, "fail-first", 2, 2)
+	f.cfg.Env = append(f.cfg.Env, "LAUNCH_TEST_FLUSH=1")
+	iv, err := policy.Parse("30s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cfg.Job = jobenv.Env{Interval: &iv, Redundancy: "partner"}
+	rep, err := Run(t.Context(), f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Attempts) != 2 {
+		t.Fatalf("%d attempts, want 2", len(rep.Attempts))
+	}
+	for inc, want := range []jobenv.FlushStats{{}, {Mode: "blocking", K: 2, Due: 1, Seconds: 0.5}} {
+		b, err := os.ReadFile(filepath.Join(f.dir, fmt.Sprintf("prior.%d", inc)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got jobenv.FlushStats
+		if len(b) > 0 {
+			if got, err = jobenv.DecodeFlushStats(b); err != nil {
+				t.Fatalf("attempt %d: %s=%q: %v", inc, jobenv.VarFlushPrior, b, err)
+			}
+		}
+		if got != want {
+			t.Errorf("attempt %d got %s %+v, want %+v", inc, jobenv.VarFlushPrior, got, want)
+		}
+		if a := rep.Attempts[inc].Flush; a.Due != inc+1 || a.Mode != "blocking" {
+			t.Errorf("attempt %d flushed %+v", inc, a)
+		}
+	}
+	if want := (jobenv.FlushStats{Mode: "blocking", K: 2, Due: 3, Seconds: 1}); rep.Flush != want {
+		t.Errorf("report's flush %+v, want %+v", rep.Flush, want)
 	}
 }
 

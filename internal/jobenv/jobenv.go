@@ -1,0 +1,291 @@
+package jobenv
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ckpt/ckpt/internal/policy"
+	"github.com/ckpt/ckpt/internal/units"
+)
+
+// The variables of the launcher–rank contract, in Env's order; Vars says
+// what each means, who sets it and its default (docs/RUNTIME.md's table).
+const (
+	VarCoord           = "CKPT_COORD"            // the coordinator's host:port
+	VarToken           = "CKPT_TOKEN"            // the job's secret, new per launch
+	VarIncarnation     = "CKPT_INCARNATION"      // the launch's number
+	VarRank            = "CKPT_RANK"             // this process's rank
+	VarSize            = "CKPT_SIZE"             // the job's number of ranks
+	VarNode            = "CKPT_NODE"             // the node: ranks of one share its cache
+	VarDomain          = "CKPT_DOMAIN"           // the failure domain
+	VarCache           = "CKPT_CACHE"            // the node's cache directory
+	VarCacheDurability = "CKPT_CACHE_DURABILITY" // node or process
+	VarRedundancy      = "CKPT_REDUNDANCY"       // single, partner, xor:S, rs:K+M
+	VarShared          = "CKPT_SHARED"           // the shared tier's location
+	VarSharedBandwidth = "CKPT_SHARED_BANDWIDTH" // this rank's share of the shared tier, bytes/s
+	VarInterval        = "CKPT_INTERVAL"         // the checkpoint policy
+	VarFlushEvery      = "CKPT_FLUSH_EVERY"      // K, or auto:MTTI
+	VarFlushBusy       = "CKPT_FLUSH_BUSY"       // skip or wait
+	VarFlushPrior      = "CKPT_FLUSH_PRIOR"      // the earlier launches' FlushStats, JSON
+	VarStage           = "CKPT_STAGE"            // staging servers, host:port,...
+	VarStageToken      = "CKPT_STAGE_TOKEN"      // the staging servers' secret
+	VarAdvertise       = "CKPT_ADVERTISE"        // the host peers dial to reach this rank
+)
+
+// Variables ckpt reads that are not part of what a launcher passes a rank.
+const (
+	VarDebug      = "CKPT_DEBUG"       // ranks log their staging client's steps
+	VarS3Endpoint = "CKPT_S3_ENDPOINT" // package s3 spells it itself (a foundation)
+	VarMinio      = "CKPT_MINIO"       // package s3test spells it itself
+	VarRequireS3  = "CKPT_REQUIRE_S3"  // package s3test spells it itself
+)
+
+// Var documents one variable.
+type Var struct {
+	Name    string
+	Meaning string
+	SetBy   string // who sets it
+	Default string // what a rank does without it
+	// Contract: a field of Env, passed by the launcher to every rank
+	// (else a variable of the user's or the tests').
+	Contract bool
+}
+
+// Vars documents every CKPT_ variable, the contract's in Env.Encode's
+// order first.
+var Vars = []Var{
+	{VarCoord, "the job's coordinator, host:port", "ckpt run; ckpt coordinator prints it", "none: the process is a job of one rank", true},
+	{VarToken, "the job's secret, which the coordinator and the ranks' peers check", "ckpt run (new for every launch); ckpt coordinator", "empty (read only with " + VarCoord + ")", true},
+	{VarIncarnation, "the launch's number: 0, then one more per relaunch", "ckpt run; ckpt coordinator --incarnation", "0 (read only with " + VarCoord + ")", true},
+	{VarRank, "this process's rank, 0 to " + VarSize + "-1", "ckpt run", "SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK, else 0", true},
+	{VarSize, "the job's number of ranks", "ckpt run", "SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE, else 1", true},
+	{VarNode, "the node this rank runs on: ranks of one node share its cache", "ckpt run (node0, node1, ...)", "the host name", true},
+	{VarDomain, "the rank's failure domain (a rack, a switch): redundancy sets never put two members in one", "the user", "the node", true},
+	{VarCache, "the node's cache directory", "ckpt run (the job's directory/nodeN)", "ckpt-cache/NODE under the temp directory", true},
+	{VarCacheDurability, "what a checkpoint committed in the cache survives: node (synced) or process (not synced)", "ckpt run --cache-durability", "node", true},
+	{VarRedundancy, "protection of cached checkpoints: single, partner, xor:S, rs:K+M", "ckpt run --redundancy", "xor over the nodes, at most 8", true},
+	{VarShared, "the shared tier: a directory or s3://BUCKET/PREFIX", "ckpt run --shared", "none", true},
+	{VarSharedBandwidth, "this rank's share of the shared tier's bandwidth, such as 200MB/s", "ckpt run --shared-bandwidth (divided by the ranks)", "no cap", true},
+	{VarInterval, "when to checkpoint: 100steps, 30s, auto, auto:MTTI, none", "ckpt run --interval; ckpt coordinator --interval", "none: the application decides", true},
+	{VarFlushEvery, "flush every K-th checkpoint to the shared tier, or auto:MTTI", "ckpt run --flush-every", "1", true},
+	{VarFlushBusy, "a non-blocking flush due while the previous one runs: skip or wait", "ckpt run --flush-busy", "skip", true},
+	{VarFlushPrior, "what the job's earlier launches' flushes did (FlushStats, JSON), for --flush-every auto", "ckpt run, from the launches before", "nothing measured", true},
+	{VarStage, "staging servers, host:port,host:port: flushes are non-blocking", "ckpt run --staging-servers", "none: flushes are blocking", true},
+	{VarStageToken, "the secret the staging servers accept (one for the whole job)", "ckpt run; the user for ckpt stage --token", "the coordinator's token", true},
+	{VarAdvertise, "the host other ranks dial to reach this one", "the user", "loopback when the coordinator is on loopback, else the host name", true},
+	{VarDebug, "any value: ranks log their staging client's steps to standard error", "the user", "no log", false},
+	{VarS3Endpoint, "the S3 endpoint of s3:// locations", "the user", "AWS_ENDPOINT_URL_S3, else AWS's", false},
+	{VarMinio, "the minio server binary the S3 tests run", "the user, CI", "minio on PATH", false},
+	{VarRequireS3, "1: the S3 tests fail rather than skip without minio", "the user, CI", "skip", false},
+}
+
+// Env is everything a launcher passes a rank. The zero value of a field
+// means unset (its variable is absent); Encode writes the set ones and
+// FromEnviron reads them back.
+type Env struct {
+	Coord       string
+	Token       string
+	Incarnation uint64 // written whenever Coord is set
+	// Rank and Size are written together when Size > 0.
+	Rank, Size      int
+	Node            string
+	Domain          string
+	Cache           string
+	CacheDurability string // "node" or "process"
+	Redundancy      string // checked by the store, which knows the schemes
+	Shared          string
+	SharedBandwidth float64 // bytes/s
+	Interval        *policy.Policy
+	FlushEvery      *policy.FlushEvery
+	FlushBusy       string     // FlushSkip or FlushWait
+	FlushPrior      FlushStats // not written if it does not encode
+	Stage           []string   // staging servers' addresses
+	StageToken      string
+	Advertise       string
+}
+
+// Flush busy policies (VarFlushBusy).
+const (
+	FlushSkip = "skip"
+	FlushWait = "wait"
+)
+
+// Encode returns the environment entries (NAME=value) of the set fields,
+// in the order of Vars.
+func (e Env) Encode() []string {
+	var out []string
+	add := func(name, v string) { out = append(out, name+"="+v) }
+	str := func(name, v string) {
+		if v != "" {
+			add(name, v)
+		}
+	}
+	str(VarCoord, e.Coord)
+	str(VarToken, e.Token)
+	if e.Coord != "" {
+		add(VarIncarnation, strconv.FormatUint(e.Incarnation, 10))
+	}
+	if e.Size > 0 {
+		add(VarRank, strconv.Itoa(e.Rank))
+		add(VarSize, strconv.Itoa(e.Size))
+	}
+	str(VarNode, e.Node)
+	str(VarDomain, e.Domain)
+	str(VarCache, e.Cache)
+	str(VarCacheDurability, e.CacheDurability)
+	str(VarRedundancy, e.Redundancy)
+	str(VarShared, e.Shared)
+	if e.SharedBandwidth > 0 {
+		add(VarSharedBandwidth, FormatBandwidth(e.SharedBandwidth))
+	}
+	if e.Interval != nil {
+		add(VarInterval, e.Interval.String())
+	}
+	if e.FlushEvery != nil {
+		add(VarFlushEvery, e.FlushEvery.String())
+	}
+	str(VarFlushBusy, e.FlushBusy)
+	if e.FlushPrior != (FlushStats{}) {
+		if b, err := e.FlushPrior.Encode(); err == nil {
+			add(VarFlushPrior, string(b))
+		}
+	}
+	if len(e.Stage) > 0 {
+		add(VarStage, strings.Join(e.Stage, ","))
+	}
+	str(VarStageToken, e.StageToken)
+	str(VarAdvertise, e.Advertise)
+	return out
+}
+
+// FormatBandwidth writes bytes/s as VarSharedBandwidth and ckpt stage's
+// --shared-bandwidth take it.
+func FormatBandwidth(bw float64) string { return fmt.Sprintf("%gB/s", bw) }
+
+// Error is a variable whose value does not parse.
+type Error struct {
+	Name, Value string
+	Reason      string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s=%q: %s", e.Name, e.Value, e.Reason) }
+
+// FromEnviron reads the contract from environ (os.Environ's form; a later
+// entry of a name wins, as for exec). Every value is checked: the first
+// bad one is an *Error naming the variable and its value.
+func FromEnviron(environ []string) (Env, error) {
+	m := make(map[string]string)
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return Lookup(func(name string) (string, bool) { v, ok := m[name]; return v, ok })
+}
+
+// Lookup is FromEnviron over a lookup function such as os.LookupEnv.
+func Lookup(lookup func(string) (string, bool)) (Env, error) {
+	get := func(name string) string { v, _ := lookup(name); return v }
+	bad := func(name, v, reason string) (Env, error) {
+		return Env{}, &Error{Name: name, Value: v, Reason: reason}
+	}
+	e := Env{Coord: get(VarCoord), Token: get(VarToken), Node: get(VarNode), Domain: get(VarDomain),
+		Cache: get(VarCache), Redundancy: get(VarRedundancy), Shared: get(VarShared),
+		StageToken: get(VarStageToken), Advertise: get(VarAdvertise)}
+	if v := get(VarIncarnation); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return bad(VarIncarnation, v, "not a whole number")
+		}
+		e.Incarnation = n
+	}
+	rank, hasRank := lookup(VarRank)
+	size, hasSize := lookup(VarSize)
+	switch {
+	case hasRank && !hasSize:
+		return bad(VarRank, rank, "without "+VarSize)
+	case hasSize && !hasRank:
+		return bad(VarSize, size, "without "+VarRank)
+	case hasSize:
+		n, err := strconv.Atoi(size)
+		if err != nil || n < 1 {
+			return bad(VarSize, size, "want a whole number ≥ 1")
+		}
+		r, err := strconv.Atoi(rank)
+		if err != nil || r < 0 || r >= n {
+			return bad(VarRank, rank, fmt.Sprintf("want a whole number from 0 to %d (%s-1)", n-1, VarSize))
+		}
+		e.Rank, e.Size = r, n
+	}
+	switch v := get(VarCacheDurability); v {
+	case "", "node", "process":
+		e.CacheDurability = v
+	default:
+		return bad(VarCacheDurability, v, "want node or process")
+	}
+	if v := get(VarSharedBandwidth); v != "" {
+		bw, err := units.ParseBandwidth(v)
+		if err != nil || bw <= 0 {
+			return bad(VarSharedBandwidth, v, "want a bandwidth such as 200MB/s")
+		}
+		e.SharedBandwidth = bw
+	}
+	if v, ok := lookup(VarInterval); ok && v != "" {
+		p, err := policy.Parse(v)
+		if err != nil {
+			return bad(VarInterval, v, err.Error())
+		}
+		e.Interval = &p
+	}
+	if v := get(VarFlushEvery); v != "" {
+		f, err := policy.ParseFlushEvery(v)
+		if err != nil {
+			return bad(VarFlushEvery, v, err.Error())
+		}
+		e.FlushEvery = &f
+	}
+	switch v := get(VarFlushBusy); v {
+	case "", FlushSkip, FlushWait:
+		e.FlushBusy = v
+	default:
+		return bad(VarFlushBusy, v, "want "+FlushSkip+" or "+FlushWait)
+	}
+	if v := get(VarFlushPrior); v != "" {
+		f, err := DecodeFlushStats([]byte(v))
+		if err != nil {
+			return bad(VarFlushPrior, v, err.Error())
+		}
+		e.FlushPrior = f
+	}
+	if v := get(VarStage); v != "" {
+		e.Stage = ParseStage(v)
+		if len(e.Stage) == 0 || slices.ContainsFunc(e.Stage, func(a string) bool { return !strings.Contains(a, ":") }) {
+			return bad(VarStage, v, "want host:port,host:port")
+		}
+	}
+	return e, nil
+}
+
+// ParseStage reads a list of staging servers, host:port separated by
+// commas (blanks and empty entries ignored).
+func ParseStage(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// CheckDurability checks a cache durability: node or process ("" is
+// node). The store's ParseDurability says the same.
+func CheckDurability(s string) error {
+	switch s {
+	case "", "node", "process":
+		return nil
+	}
+	return fmt.Errorf("cache durability %q: want node (sync to disk: survives the node's crash) or process (page cache: survives the processes' crash)", s)
+}

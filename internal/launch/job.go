@@ -1,0 +1,140 @@
+package launch
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/inject"
+	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/placement"
+	"github.com/ckpt/ckpt/internal/policy"
+	"github.com/ckpt/ckpt/internal/redundancy"
+)
+
+// Job is a job as `ckpt run` runs it: what defines it for its ranks, its
+// coordinators and its staging servers. Options.Job makes one from the
+// values of the command's flags, checked.
+type Job struct {
+	Ranks, Nodes int
+	Program      string
+	Args         []string
+	Redundancy   string // "" = the store's default
+	Shared       string // the shared tier ("" = none)
+	FlushEvery   policy.FlushEvery
+	Interval     policy.Policy
+	Durability   string // the caches' ("" = the store's default)
+	Retries      int
+	Heartbeat    time.Duration // a rank silent this long has failed
+	JoinTimeout  time.Duration // 0: the coordinator's default
+	Tree         bool
+	Inject       *inject.Config // nil: no failures injected
+
+	// Non-blocking flushing (paper 001): staging servers pull every
+	// FlushEvery-th checkpoint while the job computes.
+	StagingServers  int
+	StageArgs       []string // more flags for `ckpt stage` (--writers, --rate, ...)
+	FlushBusy       string   // skip or wait ("" = the job's default)
+	SharedBandwidth float64  // bytes/s of the whole shared tier, shared by its writers (0: no cap)
+}
+
+// Env is the job's part of every rank's environment. Every rank writes its
+// own object at once in a blocking flush: each gets its share of the shared
+// tier's bandwidth.
+func (j Job) Env() jobenv.Env {
+	iv := j.Interval
+	e := jobenv.Env{Interval: &iv, Redundancy: j.Redundancy, Shared: j.Shared, CacheDurability: j.Durability}
+	if j.FlushEvery.Auto || j.FlushEvery.K > 0 {
+		fe := j.FlushEvery
+		e.FlushEvery = &fe
+	}
+	if j.SharedBandwidth > 0 && j.Ranks > 0 {
+		e.SharedBandwidth = j.SharedBandwidth / float64(j.Ranks)
+	}
+	return e
+}
+
+// Coordinators is the factory of the job's coordinators.
+func (j Job) Coordinators() *Coordinators {
+	return &Coordinators{Ranks: j.Ranks, Nodes: j.Nodes, Policy: j.Interval,
+		HeartbeatTimeout: j.Heartbeat, JoinTimeout: j.JoinTimeout, Tree: j.Tree}
+}
+
+// Config is the launcher's configuration of the job, its caches under
+// cacheRoot, and the coordinators it runs with; the caller adds what is
+// its own (output, events, halt file, stop).
+func (j Job) Config(cacheRoot string) (Config, *Coordinators, error) {
+	coords := j.Coordinators()
+	cfg := Config{Ranks: j.Ranks, Nodes: j.Nodes, Program: j.Program, Args: j.Args, Job: j.Env(),
+		CacheRoot: cacheRoot, Retries: j.Retries, NewCoordinator: coords.New}
+	if j.Inject != nil {
+		sched, err := inject.NewSchedule(*j.Inject)
+		if err != nil {
+			return cfg, nil, err
+		}
+		cfg.Failures = failures{sched}
+		cfg.NodeFailures = j.Inject.Kind == inject.Node
+		cfg.HangFailures = j.Inject.Kind == inject.Hang
+	}
+	return cfg, coords, nil
+}
+
+// failures adapts inject's schedule to the launcher.
+type failures struct{ s *inject.Schedule }
+
+func (f failures) Next(live int) (time.Duration, int) {
+	e := f.s.Next(live)
+	return e.At, e.Target
+}
+
+// StagingConfig configures the job's staging servers: `ckpt stage`
+// processes of program (this binary), each with its share of the shared
+// tier's bandwidth, their journals under cacheRoot/staging.
+func (j Job) StagingConfig(program, cacheRoot, token string, log io.Writer, event func(StageEvent)) StagingConfig {
+	args := []string{"stage", "--shared", j.Shared}
+	if j.SharedBandwidth > 0 {
+		args = append(args, "--shared-bandwidth", jobenv.FormatBandwidth(j.SharedBandwidth/float64(j.StagingServers)))
+	}
+	args = append(args, j.StageArgs...)
+	return StagingConfig{Servers: j.StagingServers, Program: program, Args: args,
+		Dir: filepath.Join(cacheRoot, "staging"), Token: token, Log: log, Event: event}
+}
+
+// UseStaging tells the ranks of cfg about running staging servers: their
+// flushes become non-blocking.
+func (j Job) UseStaging(cfg *Config, st *Staging, token string) {
+	cfg.Job.Stage, cfg.Job.StageToken, cfg.Job.FlushBusy = st.Addrs(), token, j.FlushBusy
+}
+
+// Restarts counts the attempts after the first by where they restored
+// from: cache, rebuild, shared, none.
+func (r Report) Restarts() map[string]int {
+	n := map[string]int{}
+	for _, a := range r.Attempts[min(1, len(r.Attempts)):] {
+		n[a.Restored]++
+	}
+	return n
+}
+
+// CheckRedundancy applies the store's own placement rule to the nodes the
+// ranks are spread over: each set needs its members on distinct nodes. A
+// scheme the nodes cannot hold would fail every launch; the error names
+// --redundancy and the scheme.
+func (j Job) CheckRedundancy() error {
+	if j.Redundancy == "" {
+		return nil // the default fits any number of nodes
+	}
+	sc, err := redundancy.ParseScheme(j.Redundancy)
+	if err != nil {
+		return fmt.Errorf("--redundancy: %v", err)
+	}
+	members := make([]placement.Member, j.Ranks)
+	for r := range members {
+		members[r] = placement.Member{Rank: r, Node: fmt.Sprintf("node%d", NodeOf(r, j.Ranks, j.Nodes))}
+	}
+	if _, err := placement.FormSets(members, sc.SetSize()); err != nil {
+		return fmt.Errorf("--redundancy %s: %v (use more --nodes, at most one per rank, or a smaller set)", j.Redundancy, err)
+	}
+	return nil
+}
