@@ -328,41 +328,8 @@ the client's. --quick runs tiny sizes in a few seconds (for tests).`,
 			return err
 		}
 		w := c.OutOrStdout()
-		points := func(key string, ps []bench.StagePoint) []object {
-			out := []object{}
-			for _, p := range ps {
-				out = append(out, object{{key, p.N}, {"bytes_per_second", num(p.BytesPerSecond)}, {"ratio", num(p.Ratio)}})
-			}
-			return out
-		}
 		if *asJSON {
-			raw := []object{}
-			for _, p := range r.RawWriters {
-				raw = append(raw, object{{"writers", p.N}, {"bytes_per_second", num(p.BytesPerSecond)}})
-			}
-			alpha := []object{}
-			for _, p := range r.Alpha {
-				alpha = append(alpha, object{{"read_rate_bytes_per_second", num(p.Rate)},
-					{"measured_read_bytes_per_second", num(p.Measured)}, {"alpha", num(p.Alpha)},
-					{"seconds", num(p.Seconds)}, {"baseline_seconds", num(p.Baseline)}})
-			}
-			return writeJSON(w, object{
-				{"raw_write_bytes_per_second", num(r.RawWrite)},
-				{"stage_write_ratio", num(r.StageWriteRatio)},
-				{"writers", points("writers", r.Writers)},
-				{"servers", points("servers", r.Servers)},
-				{"alpha", alpha},
-				{"alpha_slope_per_gbps", num(r.AlphaSlope)},
-				{"paper_alpha_slope_per_gbps", bench.PaperAlphaSlope},
-				{"alpha_at_paper_rate", num(r.AlphaAtPaperRate)},
-				{"raw_writers", raw},
-				{"himeno_seconds", num(r.HimenoSeconds)},
-				{"himeno_iterations", r.HimenoIterations},
-				{"size_bytes", cfg.Size},
-				{"ranks", cfg.Ranks},
-				{"nodes", cfg.Nodes},
-				{"server_writers", cfg.ServerWriters},
-			})
+			return writeJSON(w, bench.NewStageReport(cfg, r))
 		}
 		bw := units.FormatBandwidth
 		ratio := func(x float64) string { return fmt.Sprintf("%.2f", x) }
