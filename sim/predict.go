@@ -60,26 +60,21 @@ func Predict(cfg Config, logProtect float64) (Config, Prediction, error) {
 	if cfg.Strategy == Uncoordinated {
 		return predictUncoordinated(cfg, logProtect, p)
 	}
+	scheme := model.Scheme{Levels: cfg.Levels, Options: model.BlockingOptions{L1ProtectedFirst: cfg.L1ProtectedFirst}}
+	p.Kind, p.Model = "blocking", "Markov model, blocking (docs/MODELS.md)"
+	switch {
+	case cfg.Strategy == NonBlocking:
+		scheme = model.Scheme{Levels: cfg.Levels, NonBlocking: true, FlushLatency: cfg.FlushLatency, Alpha: cfg.Alpha}
+		p.Kind, p.Model = "nonblocking", "Markov model, non-blocking (docs/MODELS.md)"
+	case cfg.L() == 1:
+		p.Kind, p.Model = "single-level", "Daly, as in Oldfield et al. 2007, eq. 1"
+	}
 	var res model.MultilevelResult
 	var err error
-	if cfg.Strategy == NonBlocking {
-		p.Kind, p.Model = "nonblocking", "Markov model, non-blocking (docs/MODELS.md)"
-		if p.Optimized {
-			res, err = cfg.nonBlocking().Optimize()
-		} else {
-			res, err = cfg.nonBlocking().Evaluate(cfg.Schedule)
-		}
+	if p.Optimized {
+		res, err = scheme.Optimize()
 	} else {
-		p.Kind, p.Model = "blocking", "Markov model, blocking (docs/MODELS.md)"
-		if cfg.L() == 1 {
-			p.Kind, p.Model = "single-level", "Daly, as in Oldfield et al. 2007, eq. 1"
-		}
-		opt := model.BlockingOptions{L1ProtectedFirst: cfg.L1ProtectedFirst}
-		if p.Optimized {
-			res, err = model.OptimizeBlocking(cfg.Levels, opt)
-		} else {
-			res, err = model.Blocking(cfg.Levels, cfg.Schedule, opt)
-		}
+		res, err = scheme.Evaluate(cfg.Schedule)
 	}
 	if err != nil {
 		return cfg, p, err

@@ -68,10 +68,7 @@ func (m Measured) Levels() model.Levels {
 // Evaluate evaluates the two-level Markov model at the schedule: blocking
 // (SPEC-markov §4) or non-blocking (§5), as the job flushes.
 func (m Measured) Evaluate(s model.Schedule) (model.MultilevelResult, error) {
-	if m.NonBlocking {
-		return model.NonBlocking{Levels: m.Levels(), FlushLatency: m.FlushCost, Alpha: m.ModelAlpha()}.Evaluate(s)
-	}
-	return model.Blocking(m.Levels(), s, model.BlockingOptions{})
+	return model.Scheme{Levels: m.Levels(), NonBlocking: m.NonBlocking, FlushLatency: m.FlushCost, Alpha: m.ModelAlpha()}.Evaluate(s)
 }
 
 // Daly is the single-level view of the measurements: Daly's interval
