@@ -10,20 +10,6 @@ import (
 	"github.com/ckpt/ckpt/model"
 )
 
-// methodInfo says which paper and equation a method comes from and which
-// optional inputs it uses.
-var methodInfo = map[model.Method]struct {
-	source string
-	uses   []string
-}{
-	model.MethodYoung:          {"Young 1974: √(2δM)", nil},
-	model.MethodDaly:           {"Daly higher order, as in Oldfield et al. 2007, eq. 2", nil},
-	model.MethodDalyFirstOrder: {"Daly first order: √(2δM) − δ", nil},
-	model.MethodGroppLusk:      {"Gropp and Lusk 2004: √(2δM)", nil},
-	model.MethodFialho:         {"Fialho et al. 2011, serial/coordinated, eqs. 5–6", []string{"restart", "detect", "interval"}},
-	model.MethodFialhoParallel: {"Fialho et al. 2011, uncoordinated with message logging, eqs. 10–11", []string{"restart", "detect", "phi", "log-protect", "log-replay", "interval"}},
-}
-
 func newIntervalCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:     "interval --method METHOD --cost D --mtti D [flags]",
@@ -77,7 +63,7 @@ func (f *intervalFlags) run(c *cobra.Command) error {
 	optional := map[string]*quantity{"restart": f.restart, "detect": f.detect, "phi": f.phi, "log-protect": f.logProtect, "log-replay": f.logReplay, "interval": f.at}
 	ignored := []string{}
 	for _, name := range []string{"restart", "detect", "phi", "log-protect", "log-replay", "interval"} {
-		if optional[name].set && !contains(methodInfo[m].uses, name) {
+		if optional[name].set && !m.Uses(name) {
 			ignored = append(ignored, name)
 		}
 	}
@@ -109,7 +95,7 @@ func (f *intervalFlags) run(c *cobra.Command) error {
 		return writeJSON(w, o)
 	}
 	t := newTable(w)
-	t.row("method", fmt.Sprintf("%s (%s)", m, methodInfo[m].source))
+	t.row("method", fmt.Sprintf("%s (%s)", m, m.Source()))
 	t.row("interval", fmt.Sprintf("%s (%s)", units.FormatDuration(res.Interval), sec(res.Interval)))
 	if fialho {
 		where := "at the optimum"
