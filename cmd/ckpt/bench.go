@@ -40,10 +40,9 @@ func newBenchStoreCmd() *cobra.Command {
 
 // benchStoreFlags are the flags of the command newBenchStoreCmd builds.
 type benchStoreFlags struct {
-	dir      *string
-	size     *quantity
-	scenario *quantity
-	asJSON   *bool
+	dir            *string
+	size, scenario *quantity
+	asJSON         *bool
 }
 
 func (f *benchStoreFlags) run(c *cobra.Command) error {
@@ -304,10 +303,9 @@ func newBenchStageCmd() *cobra.Command {
 
 // benchStageFlags are the flags of the command newBenchStageCmd builds.
 type benchStageFlags struct {
-	dir    *string
-	size   *quantity
-	quick  *bool
-	asJSON *bool
+	dir           *string
+	size          *quantity
+	quick, asJSON *bool
 }
 
 func (f *benchStageFlags) run(c *cobra.Command) error {

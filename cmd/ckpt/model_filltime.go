@@ -31,12 +31,9 @@ func newFillTimeCmd() *cobra.Command {
 
 // fillTimeFlags are the flags of the command newFillTimeCmd builds.
 type fillTimeFlags struct {
-	system      *string
-	ram         *quantity
-	diskStorage *quantity
-	diskSize    *quantity
-	diskBW      *quantity
-	asJSON      *bool
+	system                             *string
+	ram, diskStorage, diskSize, diskBW *quantity
+	asJSON                             *bool
 }
 
 func (f *fillTimeFlags) run(c *cobra.Command) error {

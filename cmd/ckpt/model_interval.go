@@ -37,16 +37,9 @@ func newIntervalCmd() *cobra.Command {
 
 // intervalFlags are the flags of the command newIntervalCmd builds.
 type intervalFlags struct {
-	method     *string
-	cost       *quantity
-	mtti       *quantity
-	restart    *quantity
-	detect     *quantity
-	phi        *quantity
-	logProtect *quantity
-	logReplay  *quantity
-	at         *quantity
-	asJSON     *bool
+	method                                                      *string
+	cost, mtti, restart, detect, phi, logProtect, logReplay, at *quantity
+	asJSON                                                      *bool
 }
 
 func (f *intervalFlags) run(c *cobra.Command) error {

@@ -41,20 +41,10 @@ func newOldfieldCmd() *cobra.Command {
 
 // oldfieldFlags are the flags of the command newOldfieldCmd builds.
 type oldfieldFlags struct {
-	system        *string
-	procs         *int
-	storage       *string
-	startup       *quantity
-	bytesPerProc  *quantity
-	linkBW        *quantity
-	bisectionBW   *quantity
-	storageBW     *quantity
-	mtti          *quantity
-	memPerProc    *quantity
-	overlayProcs  *int
-	overlayFactor *quantity
-	overlayBytes  *quantity
-	asJSON        *bool
+	system, storage                                                                                      *string
+	procs, overlayProcs                                                                                  *int
+	startup, bytesPerProc, linkBW, bisectionBW, storageBW, mtti, memPerProc, overlayFactor, overlayBytes *quantity
+	asJSON                                                                                               *bool
 }
 
 func (f *oldfieldFlags) run(c *cobra.Command) error {

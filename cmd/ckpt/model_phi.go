@@ -30,9 +30,8 @@ func newPhiCmd() *cobra.Command {
 
 // phiFlags are the flags of the command newPhiCmd builds.
 type phiFlags struct {
-	deps   *string
-	graph  *string
-	asJSON *bool
+	deps, graph *string
+	asJSON      *bool
 }
 
 func (f *phiFlags) run(c *cobra.Command) error {
