@@ -41,23 +41,14 @@ func (f *phiFlags) run(c *cobra.Command) error {
 	case *f.deps != "" && *f.graph != "":
 		return usagef("give --deps or --graph, not both")
 	case *f.deps != "":
-		for i, s := range strings.Split(*f.deps, ",") {
-			s = strings.TrimSpace(s)
-			n, err := strconv.Atoi(s)
-			if err != nil {
-				return usagef("--deps: element %d (%q) is not a whole number", i+1, s)
-			}
-			p = append(p, n)
+		var err error
+		if p, err = parseDeps(*f.deps); err != nil {
+			return err
 		}
 	case *f.graph != "":
-		file, err := os.Open(*f.graph)
+		g, err := readGraph(*f.graph)
 		if err != nil {
-			return usagef("--graph: %v", err)
-		}
-		defer file.Close()
-		g, err := model.ParseDependencyGraph(file)
-		if err != nil {
-			return usagef("--graph %s: %v", *f.graph, err)
+			return err
 		}
 		p, names = g.P(), g.Processes
 	default:
@@ -106,3 +97,31 @@ P(n) = 1 + the number of other processes that wait for n.`
 
 const phiExample = `  ckpt model phi --deps 8,2,2,2,2,2,2,2      # Fialho et al. 2011, §3.3 master/worker: 0.34375
   ckpt model phi --graph job.graph --json`
+
+// parseDeps reads --deps: P(n) of each process, comma-separated.
+func parseDeps(deps string) ([]int, error) {
+	var p []int
+	for i, s := range strings.Split(deps, ",") {
+		s = strings.TrimSpace(s)
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, usagef("--deps: element %d (%q) is not a whole number", i+1, s)
+		}
+		p = append(p, n)
+	}
+	return p, nil
+}
+
+// readGraph reads the --graph file of who waits for whom.
+func readGraph(path string) (model.DependencyGraph, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return model.DependencyGraph{}, usagef("--graph: %v", err)
+	}
+	defer file.Close()
+	g, err := model.ParseDependencyGraph(file)
+	if err != nil {
+		return g, usagef("--graph %s: %v", path, err)
+	}
+	return g, nil
+}

@@ -4,10 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -377,23 +374,14 @@ func (f *simulateFlags) dependents() ([][]int, error) {
 	var p []int
 	switch {
 	case deps != "":
-		for i, s := range strings.Split(deps, ",") {
-			s = strings.TrimSpace(s)
-			n, err := strconv.Atoi(s)
-			if err != nil {
-				return nil, usagef("--deps: element %d (%q) is not a whole number", i+1, s)
-			}
-			p = append(p, n)
+		var err error
+		if p, err = parseDeps(deps); err != nil {
+			return nil, err
 		}
 	case graph != "":
-		file, err := os.Open(graph)
+		g, err := readGraph(graph)
 		if err != nil {
-			return nil, usagef("--graph: %v", err)
-		}
-		defer file.Close()
-		g, err := model.ParseDependencyGraph(file)
-		if err != nil {
-			return nil, usagef("--graph %s: %v", graph, err)
+			return nil, err
 		}
 		return sim.DependentsFromGraph(g), nil
 	default:
