@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ckpt/ckpt/internal/inject"
+	"github.com/ckpt/ckpt/internal/report"
 	"github.com/ckpt/ckpt/internal/units"
 	"github.com/ckpt/ckpt/model"
 	"github.com/ckpt/ckpt/sim"
@@ -438,63 +439,10 @@ func simErr(err error, rateFlag string) error {
 func printSimulation(c *cobra.Command, run simRun, res sim.Result, reps int, seed uint64, workers int, elapsed float64, asJSON bool) error {
 	cfg := run.cfg
 	L := cfg.L()
-	means := func(es []sim.Estimate) (m, ci []any) {
-		for _, e := range es {
-			m, ci = append(m, num(e.Mean)), append(ci, num(e.CI95))
-		}
-		return m, ci
-	}
-	failures, failuresCI := means(res.Failures)
-	restarts, restartsCI := means(res.Restarts)
-	modelSeconds := cfg.Work / run.pred.Efficiency
 	eventRate := float64(res.Events) / elapsed
 	w := c.OutOrStdout()
 	if asJSON {
-		o := object{
-			{"strategy", run.pred.Kind},
-			{"dist", cfg.Dist.String()},
-			{"levels", L},
-			{"work_seconds", num(cfg.Work)},
-			{"interval_seconds", num(cfg.Interval)},
-			{"counts", cfg.Counts},
-			{"optimized", run.pred.Optimized},
-			{"replications", reps},
-			{"seed", seed},
-			{"expected_seconds", num(res.Seconds.Mean)},
-			{"expected_seconds_ci95", num(res.Seconds.CI95)},
-			{"efficiency", num(res.Efficiency.Mean)},
-			{"efficiency_ci95", num(res.Efficiency.CI95)},
-			{"lost_seconds", num(res.Lost.Mean)},
-			{"lost_seconds_ci95", num(res.Lost.CI95)},
-			{"restart_seconds", num(res.Restart.Mean)},
-			{"restart_seconds_ci95", num(res.Restart.CI95)},
-			{"checkpoint_seconds", num(res.Checkpoint.Mean)},
-			{"checkpoint_seconds_ci95", num(res.Checkpoint.CI95)},
-			{"failures", failures},
-			{"failures_ci95", failuresCI},
-			{"restarts", restarts},
-			{"restarts_ci95", restartsCI},
-			{"model", run.pred.Model},
-			{"model_efficiency", num(run.pred.Efficiency)},
-			{"model_expected_seconds", num(modelSeconds)},
-		}
-		if cfg.Strategy == sim.NonBlocking {
-			o = append(o, kv{"incomplete_segments", run.pred.Incomplete})
-		}
-		if cfg.Strategy == sim.Uncoordinated {
-			o = append(o,
-				kv{"processes", len(cfg.Dependents)},
-				kv{"phi", num(run.pred.Phi)},
-				kv{"log_overhead", num(cfg.LogOverhead)},
-				kv{"process_seconds", num(res.ProcessSeconds.Mean)},
-				kv{"process_seconds_ci95", num(res.ProcessSeconds.CI95)},
-				kv{"process_efficiency", num(res.ProcessEfficiency.Mean)},
-				kv{"process_efficiency_ci95", num(res.ProcessEfficiency.CI95)},
-				kv{"wait_seconds", num(res.Wait.Mean)},
-				kv{"wait_seconds_ci95", num(res.Wait.CI95)})
-		}
-		o = append(o, kv{"events", res.Events}, kv{"events_per_second", num(eventRate)}, kv{"workers", workers})
-		return writeJSON(w, o)
+		return writeJSON(w, newSimulateReport(run, res, reps, seed, workers, eventRate))
 	}
 
 	t := newTable(w)
@@ -551,4 +499,84 @@ func printSimulation(c *cobra.Command, run simRun, res sim.Result, reps int, see
 	t.row("model", fmt.Sprintf("%s: efficiency %.6f, %s%s", run.pred.Model, run.pred.Efficiency, verdict, assumes))
 	t.row("speed", fmt.Sprintf("%.3g events in %.2fs on %d workers (%.3g events/s)", float64(res.Events), elapsed, workers, eventRate))
 	return t.flush()
+}
+
+// simulateReport is ckpt simulate --json.
+type simulateReport struct {
+	Strategy              string         `json:"strategy"`
+	Dist                  string         `json:"dist"`
+	Levels                int            `json:"levels"`
+	WorkSeconds           report.Float   `json:"work_seconds"`
+	IntervalSeconds       report.Float   `json:"interval_seconds"`
+	Counts                []int          `json:"counts"`
+	Optimized             bool           `json:"optimized"`
+	Replications          int            `json:"replications"`
+	Seed                  uint64         `json:"seed"`
+	ExpectedSeconds       report.Float   `json:"expected_seconds"`
+	ExpectedSecondsCI95   report.Float   `json:"expected_seconds_ci95"`
+	Efficiency            report.Float   `json:"efficiency"`
+	EfficiencyCI95        report.Float   `json:"efficiency_ci95"`
+	LostSeconds           report.Float   `json:"lost_seconds"`
+	LostSecondsCI95       report.Float   `json:"lost_seconds_ci95"`
+	RestartSeconds        report.Float   `json:"restart_seconds"`
+	RestartSecondsCI95    report.Float   `json:"restart_seconds_ci95"`
+	CheckpointSeconds     report.Float   `json:"checkpoint_seconds"`
+	CheckpointSecondsCI95 report.Float   `json:"checkpoint_seconds_ci95"`
+	Failures              []report.Float `json:"failures"`
+	FailuresCI95          []report.Float `json:"failures_ci95"`
+	Restarts              []report.Float `json:"restarts"`
+	RestartsCI95          []report.Float `json:"restarts_ci95"`
+	Model                 string         `json:"model"`
+	ModelEfficiency       report.Float   `json:"model_efficiency"`
+	ModelExpectedSeconds  report.Float   `json:"model_expected_seconds"`
+	IncompleteSegments    *int           `json:"incomplete_segments,omitempty"` // non-blocking
+	*uncoordinatedReport                 // uncoordinated
+	Events                int64          `json:"events"`
+	EventsPerSecond       report.Float   `json:"events_per_second"`
+	Workers               int            `json:"workers"`
+}
+
+// uncoordinatedReport is what ckpt simulate --json adds for uncoordinated
+// checkpointing.
+type uncoordinatedReport struct {
+	Processes             int          `json:"processes"`
+	Phi                   report.Float `json:"phi"`
+	LogOverhead           report.Float `json:"log_overhead"`
+	ProcessSeconds        report.Float `json:"process_seconds"`
+	ProcessSecondsCI95    report.Float `json:"process_seconds_ci95"`
+	ProcessEfficiency     report.Float `json:"process_efficiency"`
+	ProcessEfficiencyCI95 report.Float `json:"process_efficiency_ci95"`
+	WaitSeconds           report.Float `json:"wait_seconds"`
+	WaitSecondsCI95       report.Float `json:"wait_seconds_ci95"`
+}
+
+func newSimulateReport(run simRun, res sim.Result, reps int, seed uint64, workers int, eventRate float64) simulateReport {
+	cfg, f := run.cfg, func(x float64) report.Float { return report.Float(x) }
+	means := func(es []sim.Estimate) (m, ci []report.Float) {
+		for _, e := range es {
+			m, ci = append(m, f(e.Mean)), append(ci, f(e.CI95))
+		}
+		return m, ci
+	}
+	r := simulateReport{Strategy: run.pred.Kind, Dist: cfg.Dist.String(), Levels: cfg.L(), WorkSeconds: f(cfg.Work),
+		IntervalSeconds: f(cfg.Interval), Counts: cfg.Counts, Optimized: run.pred.Optimized, Replications: reps, Seed: seed,
+		ExpectedSeconds: f(res.Seconds.Mean), ExpectedSecondsCI95: f(res.Seconds.CI95),
+		Efficiency: f(res.Efficiency.Mean), EfficiencyCI95: f(res.Efficiency.CI95),
+		LostSeconds: f(res.Lost.Mean), LostSecondsCI95: f(res.Lost.CI95),
+		RestartSeconds: f(res.Restart.Mean), RestartSecondsCI95: f(res.Restart.CI95),
+		CheckpointSeconds: f(res.Checkpoint.Mean), CheckpointSecondsCI95: f(res.Checkpoint.CI95),
+		Model: run.pred.Model, ModelEfficiency: f(run.pred.Efficiency), ModelExpectedSeconds: f(cfg.Work / run.pred.Efficiency),
+		Events: res.Events, EventsPerSecond: f(eventRate), Workers: workers}
+	r.Failures, r.FailuresCI95 = means(res.Failures)
+	r.Restarts, r.RestartsCI95 = means(res.Restarts)
+	if cfg.Strategy == sim.NonBlocking {
+		r.IncompleteSegments = &run.pred.Incomplete
+	}
+	if cfg.Strategy == sim.Uncoordinated {
+		r.uncoordinatedReport = &uncoordinatedReport{Processes: len(cfg.Dependents), Phi: f(run.pred.Phi), LogOverhead: f(cfg.LogOverhead),
+			ProcessSeconds: f(res.ProcessSeconds.Mean), ProcessSecondsCI95: f(res.ProcessSeconds.CI95),
+			ProcessEfficiency: f(res.ProcessEfficiency.Mean), ProcessEfficiencyCI95: f(res.ProcessEfficiency.CI95),
+			WaitSeconds: f(res.Wait.Mean), WaitSecondsCI95: f(res.Wait.CI95)}
+	}
+	return r
 }
