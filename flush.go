@@ -221,11 +221,6 @@ func (j *Job) flushIsDue(ctx context.Context) bool {
 	sec := func(x float64) time.Duration { return time.Duration(x * float64(time.Second)) }
 	in := policy.FlushInputs{Interval: sec(agg.Interval), Level1Cost: sec(agg.C1), Level2MTTI: j.flushEvery.Level2MTTI,
 		NonBlocking: len(j.stageAddrs) > 0, FlushCost: sec(agg.Flush), Alpha: agg.Alpha, Level1MTTI: j.pol.MTTI}
-	if in.Level1MTTI <= 0 {
-		// No level-1 MTTI configured (auto:MTTI gives one): take the
-		// level-2 one. λ1 moves K little; λ2, c2 and t decide it.
-		in.Level1MTTI = in.Level2MTTI
-	}
 	k, err := policy.ChooseK(in)
 	j.flush.KError = ""
 	switch {

@@ -35,6 +35,42 @@ func ParseMethod(s string) (Method, error) {
 	return "", fmt.Errorf("unknown method %q (use young, daly, daly1, gropp, fialho or fialho-parallel)", s)
 }
 
+// Source names the paper and equation of the method.
+func (m Method) Source() string {
+	switch m {
+	case MethodYoung:
+		return "Young 1974: √(2δM)"
+	case MethodDaly:
+		return "Daly higher order, as in Oldfield et al. 2007, eq. 2"
+	case MethodDalyFirstOrder:
+		return "Daly first order: √(2δM) − δ"
+	case MethodGroppLusk:
+		return "Gropp and Lusk 2004: √(2δM)"
+	case MethodFialho:
+		return "Fialho et al. 2011, serial/coordinated, eqs. 5–6"
+	case MethodFialhoParallel:
+		return "Fialho et al. 2011, uncoordinated with message logging, eqs. 10–11"
+	}
+	return ""
+}
+
+// Uses reports whether the method reads an optional input of
+// IntervalInput (or OptimalInterval's at), named as the command line and
+// the system files name it: restart, detect, phi, log-protect, log-replay
+// or interval. Cost and MTTI every method uses.
+func (m Method) Uses(input string) bool {
+	switch m {
+	case MethodFialho:
+		return input == "restart" || input == "detect" || input == "interval"
+	case MethodFialhoParallel:
+		switch input {
+		case "restart", "detect", "phi", "log-protect", "log-replay", "interval":
+			return true
+		}
+	}
+	return false
+}
+
 // IntervalInput holds every quantity an interval formula may use. Zero
 // values mean "none" for the optional times; Phi is used by fialho-parallel only.
 type IntervalInput struct {

@@ -434,3 +434,23 @@ func TestParseMethodAndValidate(t *testing.T) {
 		t.Errorf("ValidatePhi(1): %v", err)
 	}
 }
+
+// Every method has a source, and only Fialho's read the optional inputs.
+func TestMethodSourceAndUses(t *testing.T) {
+	optional := []string{"restart", "detect", "phi", "log-protect", "log-replay", "interval"}
+	for _, m := range Methods {
+		if m.Source() == "" {
+			t.Errorf("%s: no source", m)
+		}
+		n := 0
+		for _, in := range optional {
+			if m.Uses(in) {
+				n++
+			}
+		}
+		want := map[Method]int{MethodFialho: 3, MethodFialhoParallel: 6}[m]
+		if n != want {
+			t.Errorf("%s uses %d optional inputs, want %d", m, n, want)
+		}
+	}
+}

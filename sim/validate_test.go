@@ -87,17 +87,11 @@ func sato(F, C float64, nonblocking bool) Config {
 
 func optimum(t *testing.T, cfg Config) Config {
 	t.Helper()
-	var res model.MultilevelResult
-	var err error
-	if cfg.Strategy == NonBlocking {
-		res, err = cfg.nonBlocking().Optimize()
-	} else {
-		res, err = model.OptimizeBlocking(cfg.Levels, model.BlockingOptions{})
-	}
+	cfg.Schedule = model.Schedule{}
+	cfg, _, err := Predict(cfg, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Schedule = res.Schedule
 	return cfg
 }
 
@@ -148,24 +142,20 @@ func markovCases(t *testing.T) []markovCase {
 // model's efficiency.
 func expectedJob(t *testing.T, cfg Config, k int) (float64, float64) {
 	t.Helper()
-	if cfg.Strategy == NonBlocking {
-		nb := cfg.nonBlocking()
-		n, err := nb.Evaluate(cfg.Schedule)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nb.FlushLatency = 0
-		r, err := nb.Evaluate(cfg.Schedule)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.PeriodSeconds + float64(k-1)*n.PeriodSeconds, n.Efficiency
-	}
-	res, err := model.Blocking(cfg.Levels, cfg.Schedule, model.BlockingOptions{L1ProtectedFirst: cfg.L1ProtectedFirst})
+	_, n, err := Predict(cfg, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return float64(k) * res.PeriodSeconds, res.Efficiency
+	if cfg.Strategy != NonBlocking {
+		return float64(k) * n.PeriodSeconds, n.Efficiency
+	}
+	first := cfg
+	first.FlushLatency = 0
+	_, r, err := Predict(first, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.PeriodSeconds + float64(k-1)*n.PeriodSeconds, n.Efficiency
 }
 
 // The Markov models (SPEC-markov §4, §5) against the simulation of their
@@ -286,19 +276,14 @@ func TestFialhoParallelAgainstSimulation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		phi, _ := model.Phi(p)
 		deps, _ := DependentsFromP(p)
-		in := model.IntervalInput{Cost: row.tc, MTTI: alpha, Restart: row.tl, Detect: detect, Phi: phi, LogProtect: row.lp, LogReplay: row.lr}
-		sigma, err := model.FialhoParallelInterval(in)
+		// At eq. 11's interval, with Δ_lp as κ: what ckpt simulate runs.
+		cfg, pred, err := Predict(Config{Strategy: Uncoordinated, Work: work, Levels: model.Levels{Rates: []float64{1 / alpha}, Cost: []float64{row.tc}, Restart: []float64{row.tl}},
+			Detect: detect, Dependents: deps, LogReplay: row.lr}, row.lp)
 		if err != nil {
 			t.Fatal(err)
 		}
-		kappa, err := LogOverheadFor(in, sigma)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := Config{Strategy: Uncoordinated, Work: work, Levels: model.Levels{Rates: []float64{1 / alpha}, Cost: []float64{row.tc}, Restart: []float64{row.tl}},
-			Schedule: model.Schedule{Interval: sigma}, Detect: detect, Dependents: deps, LogOverhead: kappa, LogReplay: row.lr}
+		phi, sigma, in := pred.Phi, cfg.Interval, ProcessInput(cfg, pred.Phi, row.lp)
 		r := run(t, cfg, Replications(reps), Seed(3))
 
 		// Overhead per MTTI window, from T = T_s α/(α − Overhead).

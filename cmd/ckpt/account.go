@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/internal/demo"
 	"github.com/ckpt/ckpt/internal/launch"
 )
 
@@ -174,7 +175,7 @@ func withStaged(f ckpt.FlushStats, evs []launch.StageEvent) ckpt.FlushStats {
 	// finish) over the recounted flushes.
 	mean := f.MeanLatency()
 	if math.IsNaN(mean) {
-		mean = stagedLatency(evs)
+		mean = demo.StagedLatency(evs)
 	}
 	f.Durable, f.Failed, f.Latency = 0, 0, 0
 	for _, o := range outcome {

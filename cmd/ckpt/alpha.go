@@ -8,6 +8,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ckpt/ckpt/internal/bench"
+	"github.com/ckpt/ckpt/internal/demo"
+	"github.com/ckpt/ckpt/internal/report"
 	"github.com/ckpt/ckpt/internal/units"
 )
 
@@ -48,60 +51,47 @@ func (f alphaFlags) load() (a measuredAlpha, ok bool, err error) {
 	if err != nil {
 		return a, true, usagef("--alpha-from: %v", err)
 	}
+	// The reports of the commands that measure α, read with their own
+	// types; null (not measured) reads as absent.
 	var rep struct {
-		Slope   *float64 `json:"alpha_slope_per_gbps"`
-		Servers []struct {
-			Servers int     `json:"servers"`
-			Rate    float64 `json:"bytes_per_second"`
-		} `json:"servers"`
-		Flush struct {
-			Alpha *float64 `json:"alpha_measured"`
-		} `json:"flush"` // ckpt run
-		NonBlocking struct {
-			Alpha *float64 `json:"alpha"`
-		} `json:"nonblocking"` // ckpt demo --flush nonblocking|compare
+		bench.StageReport // ckpt bench stage
+		demo.FlushReport  // ckpt demo --flush nonblocking|compare
+		Flush             struct {
+			Alpha *report.Float `json:"alpha_measured"`
+		} `json:"flush"` // ckpt run (its flushJSON)
 	}
 	if err := json.Unmarshal(text, &rep); err != nil {
 		return a, true, usagef("--alpha-from %s: not a JSON report of ckpt bench stage, run or demo: %v", *f.from, err)
 	}
-	if rep.Slope == nil {
+	if rep.AlphaSlope == nil {
 		run := rep.Flush.Alpha
-		if run == nil {
-			run = rep.NonBlocking.Alpha
+		if run == nil && rep.NonBlocking != nil && !math.IsNaN(float64(rep.NonBlocking.Alpha)) {
+			run = &rep.NonBlocking.Alpha
 		}
 		switch {
 		case run == nil:
 			return a, true, usagef("--alpha-from %s: no alpha_slope_per_gbps (ckpt bench stage) nor a measured α (ckpt run, demo) in it", *f.from)
-		case math.IsNaN(*run) || *run < 0:
-			return a, true, usagef("--alpha-from %s: the measured α %g is not ≥ 0", *f.from, *run)
+		case math.IsNaN(float64(*run)) || *run < 0:
+			return a, true, usagef("--alpha-from %s: the measured α %g is not ≥ 0", *f.from, float64(*run))
 		case f.readRate.set:
 			return a, true, usagef("--read-rate: applies to a ckpt bench stage report, not to the α a run measured")
 		}
-		a.Alpha = *run
+		a.Alpha = float64(*run)
 		return a, true, nil
 	}
-	if math.IsNaN(*rep.Slope) || *rep.Slope < 0 {
+	if math.IsNaN(float64(*rep.AlphaSlope)) || *rep.AlphaSlope < 0 {
 		return a, true, usagef("--alpha-from %s: no alpha_slope_per_gbps ≥ 0 in it", *f.from)
 	}
-	a.Slope = *rep.Slope
+	a.Slope = float64(*rep.AlphaSlope)
 	if f.readRate.set {
 		if f.readRate.v <= 0 {
 			return a, true, usagef("--read-rate %g: want a positive bandwidth", f.readRate.v)
 		}
 		a.Rate = f.readRate.v
-	} else {
-		best := -1
-		for i, s := range rep.Servers {
-			if s.Servers > 0 && s.Rate > 0 && (best < 0 || s.Servers > rep.Servers[best].Servers) {
-				best = i
-			}
-		}
-		if best < 0 {
-			return a, true, usagef("--alpha-from %s: no staging throughput in it; give --read-rate", *f.from)
-		}
-		a.Rate = rep.Servers[best].Rate / float64(rep.Servers[best].Servers)
+	} else if a.Rate, err = rep.ReadRate(); err != nil {
+		return a, true, usagef("--alpha-from %s: no staging throughput in it; give --read-rate", *f.from)
 	}
-	a.Alpha = a.Slope * a.Rate / 1e9
+	a.Alpha = bench.StageAlpha(a.Slope, a.Rate)
 	return a, true, nil
 }
 

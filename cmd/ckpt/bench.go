@@ -26,7 +26,100 @@ func newBenchStoreCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "store [--dir DIR] [--size B] [--json]",
 		Short: "Checkpoint store throughput as ratios to raw disk and memory speed, and a whole scenario",
-		Long: `Measures, in one run on this machine: raw sequential write and read of DIR,
+		Long:  benchStoreLong,
+		Args:  cobra.NoArgs,
+	}
+	f := &benchStoreFlags{}
+	f.dir = c.Flags().String("dir", os.TempDir(), "directory on the disk to measure")
+	f.size = sizeFlag(c.Flags(), "size", "bytes per measurement (default 256MiB)")
+	f.scenario = sizeFlag(c.Flags(), "scenario-size", "bytes per rank in the scenario (default 512MiB)")
+	f.asJSON = jsonFlag(c)
+	c.RunE = func(c *cobra.Command, _ []string) error { return f.run(c) }
+	return c
+}
+
+// benchStoreFlags are the flags of the command newBenchStoreCmd builds.
+type benchStoreFlags struct {
+	dir            *string
+	size, scenario *quantity
+	asJSON         *bool
+}
+
+func (f *benchStoreFlags) run(c *cobra.Command) error {
+	cfg := bench.StoreConfig{Dir: *f.dir, Size: 256 << 20, ScenarioRank: 512 << 20}
+	if f.size.set {
+		if f.size.v < 1<<20 {
+			return usagef("--size: at least 1MiB (got %s)", units.FormatSize(f.size.v))
+		}
+		cfg.Size = int64(f.size.v)
+	}
+	if f.scenario.set {
+		if f.scenario.v < 1<<20 {
+			return usagef("--scenario-size: at least 1MiB (got %s)", units.FormatSize(f.scenario.v))
+		}
+		cfg.ScenarioRank = int64(f.scenario.v)
+	}
+	if st, err := os.Stat(cfg.Dir); err != nil || !st.IsDir() {
+		return usagef("--dir %s: not a directory", cfg.Dir)
+	}
+	start := time.Now()
+	stderr := c.ErrOrStderr()
+	cfg.Progress = func(step string) { fmt.Fprintf(stderr, "  %5.1fs  %s\n", time.Since(start).Seconds(), step) }
+	r, err := bench.RunStore(c.Context(), cfg)
+	if err != nil {
+		return err
+	}
+	w := c.OutOrStdout()
+	if *f.asJSON {
+		return writeJSON(w, object{
+			{"cache_write_ratio", num(r.CacheWriteRatio)},
+			{"xor_encode_ratio", num(r.XOREncodeRatio)},
+			{"rs_encode_ratio", num(r.RSEncodeRatio)},
+			{"xor_encode_tcp_ratio", num(r.XOREncodeTCPRatio)},
+			{"restart_ratio", num(r.RestartRatio)},
+			{"rebuild_ratio", num(r.RebuildRatio)},
+			{"raw_write_bytes_per_second", num(r.RawWrite)},
+			{"raw_read_bytes_per_second", num(r.RawRead)},
+			{"memcopy_bytes_per_second", num(r.MemCopy)},
+			{"cache_write_bytes_per_second", num(r.CacheWrite)},
+			{"xor_encode_bytes_per_second", num(r.XOREncode)},
+			{"rs_encode_bytes_per_second", num(r.RSEncode)},
+			{"xor_encode_tcp_bytes_per_second", num(r.XOREncodeTCP)},
+			{"loopback_tcp_bytes_per_second", num(r.LoopbackTCP)},
+			{"restart_bytes_per_second", num(r.Restart)},
+			{"rebuild_bytes_per_second", num(r.Rebuild)},
+			{"scenario_checkpoint_seconds", num(r.ScenarioCheckpoint)},
+			{"scenario_flush_seconds", num(r.ScenarioFlush)},
+			{"scenario_rebuild_restart_seconds", num(r.ScenarioRebuildRestart)},
+			{"scenario_raw_write_seconds", num(r.ScenarioRawWrite)},
+			{"scenario_process_checkpoint_seconds", num(r.ProcessCheckpoint)},
+			{"scenario_process_flush_seconds", num(r.ProcessFlush)},
+			{"scenario_process_rebuild_restart_seconds", num(r.ProcessRebuildRestart)},
+			{"size_bytes", cfg.Size},
+			{"scenario_rank_bytes", cfg.ScenarioRank},
+		})
+	}
+	t := newTable(w)
+	t.row("MEASURE", "THROUGHPUT", "LIMIT", "RATIO")
+	bw := units.FormatBandwidth
+	t.row("cache write", bw(r.CacheWrite), "raw write "+bw(r.RawWrite), fmt.Sprintf("%.2f", r.CacheWriteRatio))
+	t.row("XOR encode (8+1)", bw(r.XOREncode), "memory copy "+bw(r.MemCopy), fmt.Sprintf("%.2f", r.XOREncodeRatio))
+	t.row("RS encode (8+2)", bw(r.RSEncode), "memory copy "+bw(r.MemCopy), fmt.Sprintf("%.2f", r.RSEncodeRatio))
+	t.row("XOR encode over TCP (xor:4)", bw(r.XOREncodeTCP), "loopback TCP "+bw(r.LoopbackTCP), fmt.Sprintf("%.2f", r.XOREncodeTCPRatio))
+	t.row("restart with verify", bw(r.Restart), "raw read "+bw(r.RawRead), fmt.Sprintf("%.2f", r.RestartRatio))
+	t.row("rebuild after node loss", bw(r.Rebuild), "raw write "+bw(r.RawWrite), fmt.Sprintf("%.2f", r.RebuildRatio))
+	t.flush()
+	fmt.Fprintf(w, "\nscenario, 4 ranks × %s, XOR over 4 nodes:\n", units.FormatSize(float64(cfg.ScenarioRank)))
+	t = newTable(w)
+	d := units.FormatDuration
+	t.row("", "CACHE SYNCED", "NOT SYNCED")
+	t.row("  checkpoint", d(r.ScenarioCheckpoint), d(r.ProcessCheckpoint), fmt.Sprintf("(4 raw writers of the same bytes, synced: %s)", d(r.ScenarioRawWrite)))
+	t.row("  blocking flush", d(r.ScenarioFlush), d(r.ProcessFlush))
+	t.row("  restart rebuilding one node", d(r.ScenarioRebuildRestart), d(r.ProcessRebuildRestart))
+	return t.flush()
+}
+
+const benchStoreLong = `Measures, in one run on this machine: raw sequential write and read of DIR,
 memory copy on one core, and ckpt's cache write (hashing, durable commit),
 XOR (8+1) and RS(8+2) parity computation, the whole XOR encode of a set of
 4 members over the network transport (TCP on loopback), restart with
@@ -39,107 +132,14 @@ blocking flush to a shared directory, restart after deleting one node's
 cache; once with caches synced to disk (the default: a checkpoint survives
 its node's crash) and once without sync (--cache-durability process: it
 survives the processes' crash; a crashed node is rebuilt from redundancy).
-DIR needs about 5 × 512 MiB free; everything written is removed.`,
-		Args: cobra.NoArgs,
-	}
-	dir := c.Flags().String("dir", os.TempDir(), "directory on the disk to measure")
-	size := sizeFlag(c.Flags(), "size", "bytes per measurement (default 256MiB)")
-	scenario := sizeFlag(c.Flags(), "scenario-size", "bytes per rank in the scenario (default 512MiB)")
-	asJSON := jsonFlag(c)
-	c.RunE = func(c *cobra.Command, _ []string) error {
-		cfg := bench.StoreConfig{Dir: *dir, Size: 256 << 20, ScenarioRank: 512 << 20}
-		if size.set {
-			if size.v < 1<<20 {
-				return usagef("--size: at least 1MiB (got %s)", units.FormatSize(size.v))
-			}
-			cfg.Size = int64(size.v)
-		}
-		if scenario.set {
-			if scenario.v < 1<<20 {
-				return usagef("--scenario-size: at least 1MiB (got %s)", units.FormatSize(scenario.v))
-			}
-			cfg.ScenarioRank = int64(scenario.v)
-		}
-		if st, err := os.Stat(cfg.Dir); err != nil || !st.IsDir() {
-			return usagef("--dir %s: not a directory", cfg.Dir)
-		}
-		start := time.Now()
-		stderr := c.ErrOrStderr()
-		cfg.Progress = func(step string) { fmt.Fprintf(stderr, "  %5.1fs  %s\n", time.Since(start).Seconds(), step) }
-		r, err := bench.RunStore(c.Context(), cfg)
-		if err != nil {
-			return err
-		}
-		w := c.OutOrStdout()
-		if *asJSON {
-			return writeJSON(w, object{
-				{"cache_write_ratio", num(r.CacheWriteRatio)},
-				{"xor_encode_ratio", num(r.XOREncodeRatio)},
-				{"rs_encode_ratio", num(r.RSEncodeRatio)},
-				{"xor_encode_tcp_ratio", num(r.XOREncodeTCPRatio)},
-				{"restart_ratio", num(r.RestartRatio)},
-				{"rebuild_ratio", num(r.RebuildRatio)},
-				{"raw_write_bytes_per_second", num(r.RawWrite)},
-				{"raw_read_bytes_per_second", num(r.RawRead)},
-				{"memcopy_bytes_per_second", num(r.MemCopy)},
-				{"cache_write_bytes_per_second", num(r.CacheWrite)},
-				{"xor_encode_bytes_per_second", num(r.XOREncode)},
-				{"rs_encode_bytes_per_second", num(r.RSEncode)},
-				{"xor_encode_tcp_bytes_per_second", num(r.XOREncodeTCP)},
-				{"loopback_tcp_bytes_per_second", num(r.LoopbackTCP)},
-				{"restart_bytes_per_second", num(r.Restart)},
-				{"rebuild_bytes_per_second", num(r.Rebuild)},
-				{"scenario_checkpoint_seconds", num(r.ScenarioCheckpoint)},
-				{"scenario_flush_seconds", num(r.ScenarioFlush)},
-				{"scenario_rebuild_restart_seconds", num(r.ScenarioRebuildRestart)},
-				{"scenario_raw_write_seconds", num(r.ScenarioRawWrite)},
-				{"scenario_process_checkpoint_seconds", num(r.ProcessCheckpoint)},
-				{"scenario_process_flush_seconds", num(r.ProcessFlush)},
-				{"scenario_process_rebuild_restart_seconds", num(r.ProcessRebuildRestart)},
-				{"size_bytes", cfg.Size},
-				{"scenario_rank_bytes", cfg.ScenarioRank},
-			})
-		}
-		t := newTable(w)
-		t.row("MEASURE", "THROUGHPUT", "LIMIT", "RATIO")
-		bw := units.FormatBandwidth
-		t.row("cache write", bw(r.CacheWrite), "raw write "+bw(r.RawWrite), fmt.Sprintf("%.2f", r.CacheWriteRatio))
-		t.row("XOR encode (8+1)", bw(r.XOREncode), "memory copy "+bw(r.MemCopy), fmt.Sprintf("%.2f", r.XOREncodeRatio))
-		t.row("RS encode (8+2)", bw(r.RSEncode), "memory copy "+bw(r.MemCopy), fmt.Sprintf("%.2f", r.RSEncodeRatio))
-		t.row("XOR encode over TCP (xor:4)", bw(r.XOREncodeTCP), "loopback TCP "+bw(r.LoopbackTCP), fmt.Sprintf("%.2f", r.XOREncodeTCPRatio))
-		t.row("restart with verify", bw(r.Restart), "raw read "+bw(r.RawRead), fmt.Sprintf("%.2f", r.RestartRatio))
-		t.row("rebuild after node loss", bw(r.Rebuild), "raw write "+bw(r.RawWrite), fmt.Sprintf("%.2f", r.RebuildRatio))
-		t.flush()
-		fmt.Fprintf(w, "\nscenario, 4 ranks × %s, XOR over 4 nodes:\n", units.FormatSize(float64(cfg.ScenarioRank)))
-		t = newTable(w)
-		d := units.FormatDuration
-		t.row("", "CACHE SYNCED", "NOT SYNCED")
-		t.row("  checkpoint", d(r.ScenarioCheckpoint), d(r.ProcessCheckpoint), fmt.Sprintf("(4 raw writers of the same bytes, synced: %s)", d(r.ScenarioRawWrite)))
-		t.row("  blocking flush", d(r.ScenarioFlush), d(r.ProcessFlush))
-		t.row("  restart rebuilding one node", d(r.ScenarioRebuildRestart), d(r.ProcessRebuildRestart))
-		return t.flush()
-	}
-	return c
-}
+DIR needs about 5 × 512 MiB free; everything written is removed.`
 
 func newBenchCoordCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "coord [--clients N] [--per-node P] [--json]",
 		Short: "Coordinator scale: N ranks join and complete one checkpoint round, flat and as a tree",
-		Long: `Measures, in one run over loopback sockets, how long N ranks take to join
-a job's coordinator and complete one checkpoint round (the collective
-decision to checkpoint, the commit vote, leaving):
-
-  flat   every rank connects to the coordinator;
-  tree   ranks connect to their node's sub-coordinator (P ranks per node),
-         which speaks for them to the coordinator (Cao et al. 2016 §III-C);
-  raw    the limit: bare TCP clients connect to a server that accepts them
-         all, reads one byte from each, then writes one byte to each.
-
-Each figure is reported in seconds and as a ratio to raw. The clients and
-the sub-coordinators run in processes of their own, since 16K sockets on
-each side do not fit one process's open files.`,
-		Args: cobra.NoArgs,
+		Long:  benchCoordLong,
+		Args:  cobra.NoArgs,
 	}
 	clients := c.Flags().Int("clients", 16384, "ranks (client connections)")
 	perNode := c.Flags().Int("per-node", 256, "ranks per node in tree mode")
@@ -190,6 +190,20 @@ each side do not fit one process's open files.`,
 	return c
 }
 
+const benchCoordLong = `Measures, in one run over loopback sockets, how long N ranks take to join
+a job's coordinator and complete one checkpoint round (the collective
+decision to checkpoint, the commit vote, leaving):
+
+  flat   every rank connects to the coordinator;
+  tree   ranks connect to their node's sub-coordinator (P ranks per node),
+         which speaks for them to the coordinator (Cao et al. 2016 §III-C);
+  raw    the limit: bare TCP clients connect to a server that accepts them
+         all, reads one byte from each, then writes one byte to each.
+
+Each figure is reported in seconds and as a ratio to raw. The clients and
+the sub-coordinators run in processes of their own, since 16K sockets on
+each side do not fit one process's open files.`
+
 // newBenchCoordWorkerCmd is the worker process of bench coord.
 func newBenchCoordWorkerCmd() *cobra.Command {
 	return &cobra.Command{
@@ -206,14 +220,8 @@ func newBenchOverheadCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "overhead [--ranks N] [--size S] [--iterations I] [--trials T] [--json]",
 		Short: "Runtime overhead of checkpointing that is enabled but never due, on the Himeno example",
-		Long: `Runs the Himeno example on N ranks (goroutines of this process, joined
-through a real coordinator, exchanging halos over TCP) with checkpointing
-off, then with it on but never due (interval 1000h: the ranks still ask
-"checkpoint now?" every step and decide together about once a second),
-T times each, alternating, and compares the fastest runs (Cao et al. 2016 reports
-under 1% for DMTCP). It also counts the decision rounds and their time
-directly: the overhead free of the noise between runs.`,
-		Args: cobra.NoArgs,
+		Long:  benchOverheadLong,
+		Args:  cobra.NoArgs,
 	}
 	ranksN := c.Flags().Int("ranks", 4, "ranks")
 	size := c.Flags().String("size", "s", "Himeno grid: xs, s, m, l, xl or IxJxK")
@@ -269,11 +277,96 @@ directly: the overhead free of the noise between runs.`,
 	return c
 }
 
+const benchOverheadLong = `Runs the Himeno example on N ranks (goroutines of this process, joined
+through a real coordinator, exchanging halos over TCP) with checkpointing
+off, then with it on but never due (interval 1000h: the ranks still ask
+"checkpoint now?" every step and decide together about once a second),
+T times each, alternating, and compares the fastest runs (Cao et al. 2016 reports
+under 1% for DMTCP). It also counts the decision rounds and their time
+directly: the overhead free of the noise between runs.`
+
 func newBenchStageCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "stage [--dir DIR] [--size B] [--quick] [--json]",
 		Short: "Non-blocking flush: staging throughput against writers and servers, and its overhead on Himeno (Sato et al. 2012 Figs. 9-11)",
-		Long: `Reproduces the shape of Sato et al.'s Figures 9, 10 and 11 on this machine,
+		Long:  benchStageLong,
+		Args:  cobra.NoArgs,
+	}
+	f := &benchStageFlags{}
+	f.dir = c.Flags().String("dir", os.TempDir(), "directory for the shared tier and node caches")
+	f.size = sizeFlag(c.Flags(), "size", "bytes of the checkpoint staged (default 512MiB; 8MiB with --quick)")
+	f.quick = c.Flags().Bool("quick", false, "tiny sizes, few points, one pass: seconds, not minutes")
+	f.asJSON = jsonFlag(c)
+	c.RunE = func(c *cobra.Command, _ []string) error { return f.run(c) }
+	return c
+}
+
+// benchStageFlags are the flags of the command newBenchStageCmd builds.
+type benchStageFlags struct {
+	dir           *string
+	size          *quantity
+	quick, asJSON *bool
+}
+
+func (f *benchStageFlags) run(c *cobra.Command) error {
+	cfg := bench.DefaultStageConfig()
+	if *f.quick {
+		cfg = bench.QuickStageConfig()
+	}
+	cfg.Dir = *f.dir
+	if f.size.set {
+		if f.size.v < 1<<20 {
+			return usagef("--size: at least 1MiB (got %s)", units.FormatSize(f.size.v))
+		}
+		cfg.Size = int64(f.size.v)
+	}
+	if st, err := os.Stat(cfg.Dir); err != nil || !st.IsDir() {
+		return usagef("--dir %s: not a directory", cfg.Dir)
+	}
+	start := time.Now()
+	stderr := c.ErrOrStderr()
+	cfg.Progress = func(step string) { fmt.Fprintf(stderr, "  %5.1fs  %s\n", time.Since(start).Seconds(), step) }
+	r, err := bench.RunStage(c.Context(), cfg)
+	if err != nil {
+		return err
+	}
+	w := c.OutOrStdout()
+	if *f.asJSON {
+		return writeJSON(w, bench.NewStageReport(cfg, r))
+	}
+	bw := units.FormatBandwidth
+	ratio := func(x float64) string { return fmt.Sprintf("%.2f", x) }
+	fmt.Fprintf(w, "checkpoint %s, %d ranks over %d nodes; best raw write %s\n\n",
+		units.FormatSize(float64(cfg.Size)), cfg.Ranks, cfg.Nodes, bw(r.RawWrite))
+	fmt.Fprintln(w, "Fig. 9, one staging server:")
+	t := newTable(w)
+	t.row("WRITERS", "STAGING", "RATIO TO BEST RAW", "RAW, SAME WRITERS")
+	for i, p := range r.Writers {
+		t.row(fmt.Sprint(p.N), bw(p.BytesPerSecond), ratio(p.Ratio), bw(r.RawWriters[i].BytesPerSecond))
+	}
+	t.flush()
+	fmt.Fprintf(w, "stage_write_ratio %.2f (best of one server / best raw; goal ≥ 0.8)\n\n", r.StageWriteRatio)
+	fmt.Fprintf(w, "Fig. 10, servers of %d writers each:\n", cfg.ServerWriters)
+	t = newTable(w)
+	t.row("SERVERS", "AGGREGATE", "RATIO TO BEST RAW")
+	for _, p := range r.Servers {
+		t.row(fmt.Sprint(p.N), bw(p.BytesPerSecond), ratio(p.Ratio))
+	}
+	t.flush()
+	fmt.Fprintf(w, "\nFig. 11, Himeno %s, %d iterations (fastest alone %.3f s), median of %d pairs:\n",
+		cfg.Himeno, r.HimenoIterations, r.HimenoSeconds, cfg.Trials)
+	t = newTable(w)
+	t.row("READ RATE CAP", "MEASURED READ", "ALONE", "STAGING", "ALPHA")
+	for _, p := range r.Alpha {
+		t.row(bw(p.Rate), bw(p.Measured), fmt.Sprintf("%.3f s", p.Baseline), fmt.Sprintf("%.3f s", p.Seconds), fmt.Sprintf("%+.4f", p.Alpha))
+	}
+	t.flush()
+	fmt.Fprintf(w, "slope c = %.4g per GB/s (Sato et al. 2012: %g); alpha at %s: %.4g (Sato et al. 2012: %.3g)\n",
+		r.AlphaSlope, bench.PaperAlphaSlope, bw(bench.PaperReadRate), r.AlphaAtPaperRate, bench.PaperAlphaSlope*bench.PaperReadRate/1e9)
+	return nil
+}
+
+const benchStageLong = `Reproduces the shape of Sato et al.'s Figures 9, 10 and 11 on this machine,
 with staging servers and clients in this process over loopback TCP (the
 real code path: clients send from the node caches with sendfile, servers
 pull in chunks, check content hashes and write the shared tier). The shared
@@ -298,102 +391,4 @@ Every throughput is also given as a ratio to the best raw write of the run
 disk, more servers share the same disk and cores: Fig. 10's plateau comes
 early. The servers of Fig. 11 run on the same cores as Himeno, so alpha
 counts both ends of the transfer, where Sato et al.'s compute node carried only
-the client's. --quick runs tiny sizes in a few seconds (for tests).`,
-		Args: cobra.NoArgs,
-	}
-	dir := c.Flags().String("dir", os.TempDir(), "directory for the shared tier and node caches")
-	size := sizeFlag(c.Flags(), "size", "bytes of the checkpoint staged (default 512MiB; 8MiB with --quick)")
-	quick := c.Flags().Bool("quick", false, "tiny sizes, few points, one pass: seconds, not minutes")
-	asJSON := jsonFlag(c)
-	c.RunE = func(c *cobra.Command, _ []string) error {
-		cfg := bench.DefaultStageConfig()
-		if *quick {
-			cfg = bench.QuickStageConfig()
-		}
-		cfg.Dir = *dir
-		if size.set {
-			if size.v < 1<<20 {
-				return usagef("--size: at least 1MiB (got %s)", units.FormatSize(size.v))
-			}
-			cfg.Size = int64(size.v)
-		}
-		if st, err := os.Stat(cfg.Dir); err != nil || !st.IsDir() {
-			return usagef("--dir %s: not a directory", cfg.Dir)
-		}
-		start := time.Now()
-		stderr := c.ErrOrStderr()
-		cfg.Progress = func(step string) { fmt.Fprintf(stderr, "  %5.1fs  %s\n", time.Since(start).Seconds(), step) }
-		r, err := bench.RunStage(c.Context(), cfg)
-		if err != nil {
-			return err
-		}
-		w := c.OutOrStdout()
-		points := func(key string, ps []bench.StagePoint) []object {
-			out := []object{}
-			for _, p := range ps {
-				out = append(out, object{{key, p.N}, {"bytes_per_second", num(p.BytesPerSecond)}, {"ratio", num(p.Ratio)}})
-			}
-			return out
-		}
-		if *asJSON {
-			raw := []object{}
-			for _, p := range r.RawWriters {
-				raw = append(raw, object{{"writers", p.N}, {"bytes_per_second", num(p.BytesPerSecond)}})
-			}
-			alpha := []object{}
-			for _, p := range r.Alpha {
-				alpha = append(alpha, object{{"read_rate_bytes_per_second", num(p.Rate)},
-					{"measured_read_bytes_per_second", num(p.Measured)}, {"alpha", num(p.Alpha)},
-					{"seconds", num(p.Seconds)}, {"baseline_seconds", num(p.Baseline)}})
-			}
-			return writeJSON(w, object{
-				{"raw_write_bytes_per_second", num(r.RawWrite)},
-				{"stage_write_ratio", num(r.StageWriteRatio)},
-				{"writers", points("writers", r.Writers)},
-				{"servers", points("servers", r.Servers)},
-				{"alpha", alpha},
-				{"alpha_slope_per_gbps", num(r.AlphaSlope)},
-				{"paper_alpha_slope_per_gbps", bench.PaperAlphaSlope},
-				{"alpha_at_paper_rate", num(r.AlphaAtPaperRate)},
-				{"raw_writers", raw},
-				{"himeno_seconds", num(r.HimenoSeconds)},
-				{"himeno_iterations", r.HimenoIterations},
-				{"size_bytes", cfg.Size},
-				{"ranks", cfg.Ranks},
-				{"nodes", cfg.Nodes},
-				{"server_writers", cfg.ServerWriters},
-			})
-		}
-		bw := units.FormatBandwidth
-		ratio := func(x float64) string { return fmt.Sprintf("%.2f", x) }
-		fmt.Fprintf(w, "checkpoint %s, %d ranks over %d nodes; best raw write %s\n\n",
-			units.FormatSize(float64(cfg.Size)), cfg.Ranks, cfg.Nodes, bw(r.RawWrite))
-		fmt.Fprintln(w, "Fig. 9, one staging server:")
-		t := newTable(w)
-		t.row("WRITERS", "STAGING", "RATIO TO BEST RAW", "RAW, SAME WRITERS")
-		for i, p := range r.Writers {
-			t.row(fmt.Sprint(p.N), bw(p.BytesPerSecond), ratio(p.Ratio), bw(r.RawWriters[i].BytesPerSecond))
-		}
-		t.flush()
-		fmt.Fprintf(w, "stage_write_ratio %.2f (best of one server / best raw; goal ≥ 0.8)\n\n", r.StageWriteRatio)
-		fmt.Fprintf(w, "Fig. 10, servers of %d writers each:\n", cfg.ServerWriters)
-		t = newTable(w)
-		t.row("SERVERS", "AGGREGATE", "RATIO TO BEST RAW")
-		for _, p := range r.Servers {
-			t.row(fmt.Sprint(p.N), bw(p.BytesPerSecond), ratio(p.Ratio))
-		}
-		t.flush()
-		fmt.Fprintf(w, "\nFig. 11, Himeno %s, %d iterations (fastest alone %.3f s), median of %d pairs:\n",
-			cfg.Himeno, r.HimenoIterations, r.HimenoSeconds, cfg.Trials)
-		t = newTable(w)
-		t.row("READ RATE CAP", "MEASURED READ", "ALONE", "STAGING", "ALPHA")
-		for _, p := range r.Alpha {
-			t.row(bw(p.Rate), bw(p.Measured), fmt.Sprintf("%.3f s", p.Baseline), fmt.Sprintf("%.3f s", p.Seconds), fmt.Sprintf("%+.4f", p.Alpha))
-		}
-		t.flush()
-		fmt.Fprintf(w, "slope c = %.4g per GB/s (Sato et al. 2012: %g); alpha at %s: %.4g (Sato et al. 2012: %.3g)\n",
-			r.AlphaSlope, bench.PaperAlphaSlope, bw(bench.PaperReadRate), r.AlphaAtPaperRate, bench.PaperAlphaSlope*bench.PaperReadRate/1e9)
-		return nil
-	}
-	return c
-}
+the client's. --quick runs tiny sizes in a few seconds (for tests).`

@@ -20,28 +20,11 @@ func newPlanCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "plan [--system FILE|NAME] [--target-efficiency F]",
 		Short: "Recommend levels, redundancy, interval and flush mode for a described system",
-		Long: `Reads a system description (nodes, checkpoint bytes per node, node-local and
-shared-tier bandwidths, optional staging servers, failure categories with
-their rates and the nodes each takes down) and compares the ways to
-checkpoint it: the shared tier alone; each node-local redundancy scheme
-(partner, xor:S, rs:K+M) with its sets spread over each failure domain the
-system has, backed by the shared tier and flushed blocking or, with staging
-servers, non-blocking. For each it optimises the interval and the number of
-node-local checkpoints per shared-tier checkpoint with the multi-level Markov
-model, and prints the expected efficiency side by side, best first, and a
-recommendation.
-
---target-efficiency F answers "what shared-tier bandwidth do I need" (Sato et al. 2012
-Fig. 15) for the recommended node-local configuration, blocking and
-non-blocking.
-
---system takes a YAML file or the name of a built-in example: ` + strings.Join(systems.Names(), ", ") + `
+		Long: planLong + strings.Join(systems.Names(), ", ") + `
 (default ` + systems.Default + `). docs/PLANNING.md documents the file format; the examples are in
 examples/systems/.`,
-		Example: `  ckpt plan                                  # the built-in TSUBAME2.0 example
-  ckpt plan --system my-cluster.yaml --target-efficiency 0.9
-  ckpt plan --system red-storm --json`,
-		Args: cobra.NoArgs,
+		Example: planExample,
+		Args:    cobra.NoArgs,
 	}
 	fs := c.Flags()
 	system := fs.String("system", systems.Default, "system file (YAML) or built-in example name")
@@ -87,6 +70,27 @@ examples/systems/.`,
 	}
 	return c
 }
+
+const planLong = `Reads a system description (nodes, checkpoint bytes per node, node-local and
+shared-tier bandwidths, optional staging servers, failure categories with
+their rates and the nodes each takes down) and compares the ways to
+checkpoint it: the shared tier alone; each node-local redundancy scheme
+(partner, xor:S, rs:K+M) with its sets spread over each failure domain the
+system has, backed by the shared tier and flushed blocking or, with staging
+servers, non-blocking. For each it optimises the interval and the number of
+node-local checkpoints per shared-tier checkpoint with the multi-level Markov
+model, and prints the expected efficiency side by side, best first, and a
+recommendation.
+
+--target-efficiency F answers "what shared-tier bandwidth do I need" (Sato et al. 2012
+Fig. 15) for the recommended node-local configuration, blocking and
+non-blocking.
+
+--system takes a YAML file or the name of a built-in example: `
+
+const planExample = `  ckpt plan                                  # the built-in TSUBAME2.0 example
+  ckpt plan --system my-cluster.yaml --target-efficiency 0.9
+  ckpt plan --system red-storm --json`
 
 // readSystem reads a system file, or a built-in example by name.
 func readSystem(name string) ([]byte, string, error) {

@@ -4,15 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ckpt/ckpt/internal/inject"
+	"github.com/ckpt/ckpt/internal/report"
 	"github.com/ckpt/ckpt/internal/units"
 	"github.com/ckpt/ckpt/model"
 	"github.com/ckpt/ckpt/sim"
@@ -20,9 +19,42 @@ import (
 
 func newSimulateCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "simulate --work D (--rates λ1[,λ2,…] | --mtti D) --cost c1[,…] --restart r1[,…] [flags]",
-		Short: "Discrete-event simulation of a job under failures, to check the models",
-		Long: `Simulates a job of --work seconds of computation under random failures, in
+		Use:     "simulate --work D (--rates λ1[,λ2,…] | --mtti D) --cost c1[,…] --restart r1[,…] [flags]",
+		Short:   "Discrete-event simulation of a job under failures, to check the models",
+		Long:    simulateLong,
+		Example: simulateExample,
+		Args:    cobra.NoArgs,
+	}
+	f := addSimulateFlags(c)
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		run, err := f.config()
+		if err != nil {
+			return err
+		}
+		nw := *f.workers
+		if nw == 0 {
+			nw = runtime.GOMAXPROCS(0)
+		}
+		stderr := c.ErrOrStderr()
+		start := time.Now()
+		last := start
+		progress := func(done, total int) {
+			if now := time.Now(); now.Sub(last) >= simulateProgressEvery {
+				last = now
+				fmt.Fprintf(stderr, "ckpt simulate: %d/%d replications, %.0fs\n", done, total, now.Sub(start).Seconds())
+			}
+		}
+		res, err := sim.Run(c.Context(), run.cfg, sim.Replications(*f.reps), sim.Seed(*f.seed), sim.Workers(nw), sim.Progress(progress))
+		if err != nil {
+			return simErr(err, f.rateFlag())
+		}
+		elapsed := time.Since(start).Seconds()
+		return printSimulation(c, run, res, *f.reps, *f.seed, nw, elapsed, *f.asJSON)
+	}
+	return c
+}
+
+const simulateLong = `Simulates a job of --work seconds of computation under random failures, in
 many independent replications run in parallel, and reports its expected run
 time, efficiency, lost work and restarts per level with 95% confidence
 intervals, beside what the model of the same schedule predicts. It takes the
@@ -68,8 +100,9 @@ detection latency to every recovery.
 
 Results depend only on the flags, --seed included (not on --workers).
 Efficiency is --work over the expected run time, as the models define it.
-Runs that take more than a few seconds print their progress on stderr.`,
-		Example: `  # Fialho et al. 2011, §4.1: 500 days, MTTI 6 h, checkpoint and restart 5 min, Daly's interval
+Runs that take more than a few seconds print their progress on stderr.`
+
+const simulateExample = `  # Fialho et al. 2011, §4.1: 500 days, MTTI 6 h, checkpoint and restart 5 min, Daly's interval
   ckpt simulate --work 500d --mtti 6h --cost 5m --restart 5m --interval 55m
   # the same with clustered failures
   ckpt simulate --work 500d --mtti 6h --cost 5m --restart 5m --interval 55m --dist weibull:0.7
@@ -79,281 +112,257 @@ Runs that take more than a few seconds print their progress on stderr.`,
       --nonblocking --flush-latency 1500 --alpha 0.05
   # Fialho et al. 2011, Table 2, 16 processes (each waited for by 4 others), at eq. 11's interval
   ckpt simulate --strategy uncoordinated --work 2e5 --mtti 100 --cost 1.691 --restart 1.61 \
-      --detect 0.5 --phi 0.3125 --procs 16 --log-protect 2.765`,
-		Args: cobra.NoArgs,
-	}
+      --detect 0.5 --phi 0.3125 --procs 16 --log-protect 2.765`
+
+// simulateFlags are the flags of ckpt simulate.
+type simulateFlags struct {
+	fs                                                     *pflag.FlagSet
+	work, mtti, interval, flushLatency, alpha, detect, phi *quantity
+	logProtect, logReplay                                  *quantity
+	rates, cost, restart                                   *list
+	counts                                                 intList
+	variant, dist, strategy, deps, graph                   *string
+	nonblocking, asJSON                                    *bool
+	procs, reps, workers                                   *int
+	seed                                                   *uint64
+}
+
+func addSimulateFlags(c *cobra.Command) *simulateFlags {
 	fs := c.Flags()
-	work := durationFlag(fs, "work", "failure-free compute time of the job T_s (required, > 0)")
-	rates := listFlag(fs, "rates", "rates", units.ParseRate, "failure rate of each level, per second (or --mtti)")
-	mtti := durationFlag(fs, "mtti", "mean time to interrupt, for one level: --rates 1/MTTI")
-	cost := listFlag(fs, "cost", "durations", units.ParseDuration, "checkpoint cost of each level (required, > 0)")
-	restart := listFlag(fs, "restart", "durations", units.ParseDuration, "restart cost of each level (required, ≥ 0; t_l when uncoordinated)")
-	interval := durationFlag(fs, "interval", "compute time between checkpoints (omit to use the model's optimum)")
-	var counts intList
-	fs.Var(&counts, "counts", "level-i checkpoints between level-(i+1) checkpoints, one per level below the top")
-	variant := fs.String("variant", "moody", "blocking: moody, or l1-protected (two levels)")
-	nonblocking := fs.Bool("nonblocking", false, "two-level non-blocking checkpointing: flush in the background")
-	flushLatency := durationFlag(fs, "flush-latency", "duration of the background copy ℓ_2 (with --nonblocking)")
-	alpha := numberFlag(fs, "alpha", "slowdown of computation while a copy runs α (with --nonblocking, ≥ 0, default 0)")
-	detect := durationFlag(fs, "detect", "failure detection latency t_d, added to every recovery (≥ 0, default 0)")
-	dist := fs.String("dist", "exp", "times between failures: exp, or weibull:SHAPE with the same mean")
-	strategy := fs.String("strategy", "coordinated", "coordinated (one or more levels, blocking or --nonblocking) or uncoordinated")
-	phi := numberFlag(fs, "phi", "dependency factor φ in (0, 1] (uncoordinated, with --procs; see 'ckpt model phi')")
-	procs := fs.Int("procs", 0, "number of processes (uncoordinated, with --phi)")
-	deps := fs.String("deps", "", "P(n) of each process, comma-separated (uncoordinated)")
-	graph := fs.String("graph", "", "file of who waits for whom (uncoordinated; format of 'ckpt model phi')")
-	logProtect := durationFlag(fs, "log-protect", "message-logging time per MTTI window Δ_lp (uncoordinated, ≥ 0)")
-	logReplay := durationFlag(fs, "log-replay", "log replay time after a failure Δ_lr (uncoordinated, ≥ 0)")
-	reps := fs.Int("replications", 1000, "independent replications (≥ 2)")
-	seed := fs.Uint64("seed", 1, "seed of the failures")
-	workers := fs.Int("workers", 0, "goroutines running replications (default: every core); the results do not depend on it")
-	asJSON := jsonFlag(c)
+	f := &simulateFlags{fs: fs}
+	f.work = durationFlag(fs, "work", "failure-free compute time of the job T_s (required, > 0)")
+	f.rates = listFlag(fs, "rates", "rates", units.ParseRate, "failure rate of each level, per second (or --mtti)")
+	f.mtti = durationFlag(fs, "mtti", "mean time to interrupt, for one level: --rates 1/MTTI")
+	f.cost = listFlag(fs, "cost", "durations", units.ParseDuration, "checkpoint cost of each level (required, > 0)")
+	f.restart = listFlag(fs, "restart", "durations", units.ParseDuration, "restart cost of each level (required, ≥ 0; t_l when uncoordinated)")
+	f.interval = durationFlag(fs, "interval", "compute time between checkpoints (omit to use the model's optimum)")
+	fs.Var(&f.counts, "counts", "level-i checkpoints between level-(i+1) checkpoints, one per level below the top")
+	f.variant = fs.String("variant", "moody", "blocking: moody, or l1-protected (two levels)")
+	f.nonblocking = fs.Bool("nonblocking", false, "two-level non-blocking checkpointing: flush in the background")
+	f.flushLatency = durationFlag(fs, "flush-latency", "duration of the background copy ℓ_2 (with --nonblocking)")
+	f.alpha = numberFlag(fs, "alpha", "slowdown of computation while a copy runs α (with --nonblocking, ≥ 0, default 0)")
+	f.detect = durationFlag(fs, "detect", "failure detection latency t_d, added to every recovery (≥ 0, default 0)")
+	f.dist = fs.String("dist", "exp", "times between failures: exp, or weibull:SHAPE with the same mean")
+	f.strategy = fs.String("strategy", "coordinated", "coordinated (one or more levels, blocking or --nonblocking) or uncoordinated")
+	f.phi = numberFlag(fs, "phi", "dependency factor φ in (0, 1] (uncoordinated, with --procs; see 'ckpt model phi')")
+	f.procs = fs.Int("procs", 0, "number of processes (uncoordinated, with --phi)")
+	f.deps = fs.String("deps", "", "P(n) of each process, comma-separated (uncoordinated)")
+	f.graph = fs.String("graph", "", "file of who waits for whom (uncoordinated; format of 'ckpt model phi')")
+	f.logProtect = durationFlag(fs, "log-protect", "message-logging time per MTTI window Δ_lp (uncoordinated, ≥ 0)")
+	f.logReplay = durationFlag(fs, "log-replay", "log replay time after a failure Δ_lr (uncoordinated, ≥ 0)")
+	f.reps = fs.Int("replications", 1000, "independent replications (≥ 2)")
+	f.seed = fs.Uint64("seed", 1, "seed of the failures")
+	f.workers = fs.Int("workers", 0, "goroutines running replications (default: every core); the results do not depend on it")
+	f.asJSON = jsonFlag(c)
+	return f
+}
 
-	c.RunE = func(c *cobra.Command, _ []string) error {
-		if err := require(req{"work", work}); err != nil {
-			return err
-		}
-		if rates.set == mtti.set {
-			return usagef("give --rates (one entry per level) or --mtti (one level), not both or neither")
-		}
-		if mtti.set {
-			if !(mtti.v > 0) || math.IsInf(mtti.v, 0) {
-				return usagef("--mtti: must be a finite number > 0 (got %g)", mtti.v)
-			}
-			rates.v = []float64{1 / mtti.v}
-		}
-		for _, l := range []struct {
-			name string
-			set  bool
-		}{{"cost", cost.set}, {"restart", restart.set}} {
-			if !l.set {
-				return usagef("--%s is required (one entry per level)", l.name)
-			}
-		}
-		cfg := sim.Config{Work: work.v, Levels: model.Levels{Rates: rates.v, Cost: cost.v, Restart: restart.v}, Detect: detect.v}
-		rateFlag := "rates"
-		if mtti.set {
-			rateFlag = "mtti"
-		}
-		if err := cfg.Levels.Validate(); err != nil {
-			return simErr(err, rateFlag)
-		}
-		if err := checkNonNegative(detect, "detect"); err != nil {
-			return err
-		}
-		d, err := inject.ParseDist(*dist)
-		if err != nil {
-			var fe *inject.FlagError
-			if errors.As(err, &fe) {
-				return usagef("--dist %q: %s", *dist, fe.Reason)
-			}
-			return usagef("--dist: %v", err)
-		}
-		if d.Family == inject.Weibull {
-			cfg.Dist.Shape = d.Shape
-		}
-		if *reps < 2 || *reps > 1e8 {
-			return usagef("--replications: between 2 and 10⁸ (got %d)", *reps)
-		}
-		if *workers < 0 {
-			return usagef("--workers: must be ≥ 0 (got %d)", *workers)
-		}
-
-		uncoordinatedOnly := []struct {
-			name string
-			set  bool
-		}{{"phi", phi.set}, {"procs", fs.Changed("procs")}, {"deps", fs.Changed("deps")}, {"graph", fs.Changed("graph")}, {"log-protect", logProtect.set}, {"log-replay", logReplay.set}}
-		var run simRun
-		switch *strategy {
-		case "coordinated":
-			for _, f := range uncoordinatedOnly {
-				if f.set {
-					return usagef("--%s: only used with --strategy uncoordinated", f.name)
-				}
-			}
-			run, err = coordinatedRun(cfg, interval, &counts, *variant, *nonblocking, flushLatency, alpha)
-		case "uncoordinated":
-			switch {
-			case *nonblocking:
-				return usagef("--nonblocking: not with --strategy uncoordinated")
-			case counts.set:
-				return usagef("--counts: uncoordinated checkpointing has one level")
-			case *variant != "moody":
-				return usagef("--variant: applies to coordinated blocking checkpointing only")
-			}
-			run, err = uncoordinatedRun(cfg, interval, rateFlag, phi, *procs, fs.Changed("procs"), *deps, *graph, logProtect, logReplay)
-		default:
-			return usagef("--strategy: unknown strategy %q (use coordinated or uncoordinated)", *strategy)
-		}
-		if err != nil {
-			return err
-		}
-		run.cfg.Dist = cfg.Dist
-		if err := run.cfg.Validate(); err != nil {
-			return simErr(err, rateFlag)
-		}
-		if ev := run.eventsPerReplication(); ev > 1e9 {
-			return usagef("--work: a replication would simulate about %.2g events (the model's efficiency for this schedule is %.3g: failures come about as fast as the job progresses); shorten --work or change the schedule", ev, run.modelEff)
-		}
-
-		nw := *workers
-		if nw == 0 {
-			nw = runtime.GOMAXPROCS(0)
-		}
-		stderr := c.ErrOrStderr()
-		start := time.Now()
-		last := start
-		progress := func(done, total int) {
-			if now := time.Now(); now.Sub(last) >= simulateProgressEvery {
-				last = now
-				fmt.Fprintf(stderr, "ckpt simulate: %d/%d replications, %.0fs\n", done, total, now.Sub(start).Seconds())
-			}
-		}
-		res, err := sim.Run(c.Context(), run.cfg, sim.Replications(*reps), sim.Seed(*seed), sim.Workers(nw), sim.Progress(progress))
-		if err != nil {
-			return simErr(err, rateFlag)
-		}
-		elapsed := time.Since(start).Seconds()
-		return printSimulation(c, run, res, *reps, *seed, nw, elapsed, *asJSON)
+// rateFlag is the flag that gave the rates: rates or mtti.
+func (f *simulateFlags) rateFlag() string {
+	if f.mtti.set {
+		return "mtti"
 	}
-	return c
+	return "rates"
 }
 
 // simulateProgressEvery is how often a run reports its progress on stderr;
 // runs shorter than that print nothing there.
 var simulateProgressEvery = 2 * time.Second
 
-// simRun is a validated simulation and what the models say about it.
+// simRun is a validated simulation and what its model predicts.
 type simRun struct {
-	cfg        sim.Config
-	kind       string // single-level, blocking, nonblocking, uncoordinated
-	optimized  bool
-	incomplete int     // non-blocking: m
-	modelName  string  // the model the simulation is compared with
-	modelEff   float64 // its efficiency for this schedule
-	phi        float64 // uncoordinated
+	cfg  sim.Config
+	pred sim.Prediction
 }
 
-// eventsPerReplication estimates a replication's events from the model:
-// the intervals, plus two events per failure over the expected run time.
-// Uncoordinated: each failure touches its process and its dependents.
-func (r simRun) eventsPerReplication() float64 {
-	if !(r.modelEff > 0) {
-		return math.Inf(1)
+// config checks the flags and returns the simulation they describe, with
+// the model's prediction (sim.Predict).
+func (f *simulateFlags) config() (simRun, error) {
+	if err := require(req{"work", f.work}); err != nil {
+		return simRun{}, err
 	}
-	total := 0.0
-	for _, x := range r.cfg.Rates {
-		total += x
+	if f.rates.set == f.mtti.set {
+		return simRun{}, usagef("give --rates (one entry per level) or --mtti (one level), not both or neither")
 	}
-	failures := total * r.cfg.Work / r.modelEff
-	if r.cfg.Strategy == sim.Uncoordinated {
-		deps := 0
-		for _, d := range r.cfg.Dependents {
-			deps += len(d)
+	if f.mtti.set {
+		if !(f.mtti.v > 0) || math.IsInf(f.mtti.v, 0) {
+			return simRun{}, usagef("--mtti: must be a finite number > 0 (got %g)", f.mtti.v)
 		}
-		return failures * (1 + float64(deps)/float64(len(r.cfg.Dependents)))
+		f.rates.v = []float64{1 / f.mtti.v}
 	}
-	return r.cfg.Work/r.cfg.Interval + 2*failures
+	for _, l := range []struct {
+		name string
+		set  bool
+	}{{"cost", f.cost.set}, {"restart", f.restart.set}} {
+		if !l.set {
+			return simRun{}, usagef("--%s is required (one entry per level)", l.name)
+		}
+	}
+	cfg := sim.Config{Work: f.work.v, Levels: model.Levels{Rates: f.rates.v, Cost: f.cost.v, Restart: f.restart.v}, Detect: f.detect.v}
+	if err := cfg.Levels.Validate(); err != nil {
+		return simRun{}, simErr(err, f.rateFlag())
+	}
+	if err := checkNonNegative(f.detect, "detect"); err != nil {
+		return simRun{}, err
+	}
+	d, err := inject.ParseDist(*f.dist)
+	if err != nil {
+		var fe *inject.FlagError
+		if errors.As(err, &fe) {
+			return simRun{}, usagef("--dist %q: %s", *f.dist, fe.Reason)
+		}
+		return simRun{}, usagef("--dist: %v", err)
+	}
+	if d.Family == inject.Weibull {
+		cfg.Dist.Shape = d.Shape
+	}
+	if *f.reps < 2 || *f.reps > 1e8 {
+		return simRun{}, usagef("--replications: between 2 and 10⁸ (got %d)", *f.reps)
+	}
+	if *f.workers < 0 {
+		return simRun{}, usagef("--workers: must be ≥ 0 (got %d)", *f.workers)
+	}
+	logProtect := 0.0
+	switch *f.strategy {
+	case "coordinated":
+		err = f.coordinated(&cfg)
+	case "uncoordinated":
+		err = f.uncoordinated(&cfg)
+		logProtect = f.logProtect.v
+	default:
+		return simRun{}, usagef("--strategy: unknown strategy %q (use coordinated or uncoordinated)", *f.strategy)
+	}
+	if err != nil {
+		return simRun{}, err
+	}
+	run := simRun{}
+	run.cfg, run.pred, err = sim.Predict(cfg, logProtect)
+	var ie *sim.IntervalError
+	switch {
+	case errors.As(err, &ie):
+		return run, usagef("no --interval given and %v", ie.Err)
+	case err != nil && cfg.Strategy == sim.Uncoordinated:
+		return run, simErr(err, f.rateFlag())
+	case err != nil:
+		return run, modelErr(err)
+	}
+	if err := run.cfg.Validate(); err != nil {
+		return run, simErr(err, f.rateFlag())
+	}
+	if ev := sim.EstimatedEvents(run.cfg, run.pred.Efficiency); ev > 1e9 {
+		return run, usagef("--work: a replication would simulate about %.2g events (the model's efficiency for this schedule is %.3g: failures come about as fast as the job progresses); shorten --work or change the schedule", ev, run.pred.Efficiency)
+	}
+	return run, nil
 }
 
-func coordinatedRun(cfg sim.Config, interval *quantity, counts *intList, variant string, nonblocking bool, flushLatency, alpha *quantity) (simRun, error) {
-	run := simRun{cfg: cfg}
-	L := cfg.L()
+// coordinated checks the flags of coordinated checkpointing, blocking or
+// non-blocking, and sets cfg's strategy and schedule (none: the optimum).
+func (f *simulateFlags) coordinated(cfg *sim.Config) error {
+	for _, u := range []struct {
+		name string
+		set  bool
+	}{{"phi", f.phi.set}, {"procs", f.fs.Changed("procs")}, {"deps", f.fs.Changed("deps")}, {"graph", f.fs.Changed("graph")}, {"log-protect", f.logProtect.set}, {"log-replay", f.logReplay.set}} {
+		if u.set {
+			return usagef("--%s: only used with --strategy uncoordinated", u.name)
+		}
+	}
+	L, interval, counts, nonblocking := cfg.L(), f.interval, &f.counts, *f.nonblocking
 	if counts.set && !interval.set {
-		return run, usagef("--counts: give --interval too, or neither to use the model's optimum")
+		return usagef("--counts: give --interval too, or neither to use the model's optimum")
 	}
 	if interval.set && !counts.set && L > 1 {
-		return run, usagef("--interval: with %d levels give --counts too (%d entries), or neither to use the model's optimum", L, L-1)
+		return usagef("--interval: with %d levels give --counts too (%d entries), or neither to use the model's optimum", L, L-1)
 	}
-	opt := model.BlockingOptions{}
-	switch variant {
+	switch *f.variant {
 	case "moody":
 	case "l1-protected":
 		if nonblocking {
-			return run, usagef("--variant: applies to the blocking model only")
+			return usagef("--variant: applies to the blocking model only")
 		}
 		if L != 2 {
-			return run, usagef("--variant: l1-protected is defined for two levels (got %d rates)", L)
+			return usagef("--variant: l1-protected is defined for two levels (got %d rates)", L)
 		}
-		opt.L1ProtectedFirst = true
+		cfg.L1ProtectedFirst = true
 	default:
-		return run, usagef("--variant: unknown variant %q (use moody or l1-protected)", variant)
+		return usagef("--variant: unknown variant %q (use moody or l1-protected)", *f.variant)
 	}
-	if !nonblocking && (flushLatency.set || alpha.set) {
+	if !nonblocking && (f.flushLatency.set || f.alpha.set) {
 		name := "flush-latency"
-		if alpha.set {
+		if f.alpha.set {
 			name = "alpha"
 		}
-		return run, usagef("--%s: only used with --nonblocking", name)
+		return usagef("--%s: only used with --nonblocking", name)
 	}
 	if interval.set {
 		if !(interval.v > 0) {
-			return run, usagef("--interval: must be a finite number > 0 (got %g)", interval.v)
+			return usagef("--interval: must be a finite number > 0 (got %g)", interval.v)
 		}
-		run.cfg.Schedule = model.Schedule{Interval: interval.v, Counts: counts.v}
-		if run.cfg.Counts == nil {
-			run.cfg.Counts = []int{}
+		cfg.Schedule = model.Schedule{Interval: interval.v, Counts: counts.v}
+		if cfg.Counts == nil {
+			cfg.Counts = []int{}
 		}
 	}
-	run.optimized = !interval.set
-	var res model.MultilevelResult
-	var err error
 	if nonblocking {
 		if L != 2 {
-			return run, usagef("--nonblocking: the non-blocking model has exactly two levels (got %d rates)", L)
+			return usagef("--nonblocking: the non-blocking model has exactly two levels (got %d rates)", L)
 		}
-		if !flushLatency.set {
-			return run, usagef("--flush-latency is required with --nonblocking")
+		if !f.flushLatency.set {
+			return usagef("--flush-latency is required with --nonblocking")
 		}
-		run.cfg.Strategy = sim.NonBlocking
-		run.cfg.FlushLatency, run.cfg.Alpha = flushLatency.v, alpha.v
-		run.kind, run.modelName = "nonblocking", "Markov model, non-blocking (docs/MODELS.md)"
-		nb := model.NonBlocking{Levels: cfg.Levels, FlushLatency: flushLatency.v, Alpha: alpha.v}
-		if run.optimized {
-			res, err = nb.Optimize()
-		} else {
-			res, err = nb.Evaluate(run.cfg.Schedule)
-		}
-	} else {
-		run.cfg.L1ProtectedFirst = opt.L1ProtectedFirst
-		run.kind, run.modelName = "blocking", "Markov model, blocking (docs/MODELS.md)"
-		if L == 1 {
-			run.kind, run.modelName = "single-level", "Daly, as in Oldfield et al. 2007, eq. 1"
-		}
-		if run.optimized {
-			res, err = model.OptimizeBlocking(cfg.Levels, opt)
-		} else {
-			res, err = model.Blocking(cfg.Levels, run.cfg.Schedule, opt)
-		}
+		cfg.Strategy = sim.NonBlocking
+		cfg.FlushLatency, cfg.Alpha = f.flushLatency.v, f.alpha.v
 	}
-	if err != nil {
-		return run, modelErr(err)
-	}
-	run.cfg.Schedule = res.Schedule
-	run.modelEff = res.Efficiency
-	run.incomplete = res.Incomplete
-	return run, nil
+	return nil
 }
 
 // maxDependencies bounds φ·N², the dependency entries of --phi/--procs
 // (about 8 bytes each).
 const maxDependencies = 64 << 20
 
-func uncoordinatedRun(cfg sim.Config, interval *quantity, rateFlag string, phi *quantity, procs int, procsSet bool, deps, graph string, logProtect, logReplay *quantity) (simRun, error) {
-	run := simRun{cfg: cfg, kind: "uncoordinated", modelName: "Fialho et al. 2011, eq. 10 (per process)"}
-	run.cfg.Strategy = sim.Uncoordinated
+// uncoordinated checks the flags of uncoordinated checkpointing and sets
+// cfg's strategy, dependencies, log replay and interval (none: eq. 11's).
+func (f *simulateFlags) uncoordinated(cfg *sim.Config) error {
+	switch {
+	case *f.nonblocking:
+		return usagef("--nonblocking: not with --strategy uncoordinated")
+	case f.counts.set:
+		return usagef("--counts: uncoordinated checkpointing has one level")
+	case *f.variant != "moody":
+		return usagef("--variant: applies to coordinated blocking checkpointing only")
+	}
+	cfg.Strategy = sim.Uncoordinated
 	if cfg.L() != 1 {
-		return run, usagef("--rates: uncoordinated checkpointing has one level: give the failure rate of the whole application (got %d rates)", cfg.L())
+		return usagef("--rates: uncoordinated checkpointing has one level: give the failure rate of the whole application (got %d rates)", cfg.L())
 	}
 	for _, q := range []struct {
 		name string
 		q    *quantity
-	}{{"log-protect", logProtect}, {"log-replay", logReplay}} {
+	}{{"log-protect", f.logProtect}, {"log-replay", f.logReplay}} {
 		if err := checkNonNegative(q.q, q.name); err != nil {
-			return run, err
+			return err
 		}
 	}
-	var p []int
+	var err error
+	if cfg.Dependents, err = f.dependents(); err != nil {
+		return err
+	}
+	if len(cfg.Dependents) > 1<<20 {
+		return usagef("at most 2^20 processes (got %d)", len(cfg.Dependents))
+	}
+	if f.interval.set {
+		if !(f.interval.v > 0) {
+			return usagef("--interval: must be a finite number > 0 (got %g)", f.interval.v)
+		}
+		cfg.Interval = f.interval.v
+	}
+	cfg.LogReplay = f.logReplay.v
+	return nil
+}
+
+// dependents builds who waits for whom from --deps, --graph or --phi with
+// --procs.
+func (f *simulateFlags) dependents() ([][]int, error) {
+	phi, procs, procsSet, deps, graph := f.phi, *f.procs, f.fs.Changed("procs"), *f.deps, *f.graph
 	given := 0
 	for _, s := range []bool{phi.set || procsSet, deps != "", graph != ""} {
 		if s {
@@ -361,80 +370,44 @@ func uncoordinatedRun(cfg sim.Config, interval *quantity, rateFlag string, phi *
 		}
 	}
 	if given != 1 {
-		return run, usagef("give the dependencies once: --phi F with --procs N, --deps P1,P2,…, or --graph FILE")
+		return nil, usagef("give the dependencies once: --phi F with --procs N, --deps P1,P2,…, or --graph FILE")
 	}
-	var err error
+	var p []int
 	switch {
 	case deps != "":
-		for i, s := range strings.Split(deps, ",") {
-			s = strings.TrimSpace(s)
-			n, err := strconv.Atoi(s)
-			if err != nil {
-				return run, usagef("--deps: element %d (%q) is not a whole number", i+1, s)
-			}
-			p = append(p, n)
-		}
-		if run.cfg.Dependents, err = sim.DependentsFromP(p); err != nil {
-			return run, simErr(err, rateFlag)
+		var err error
+		if p, err = parseDeps(deps); err != nil {
+			return nil, err
 		}
 	case graph != "":
-		f, err := os.Open(graph)
+		g, err := readGraph(graph)
 		if err != nil {
-			return run, usagef("--graph: %v", err)
+			return nil, err
 		}
-		defer f.Close()
-		g, err := model.ParseDependencyGraph(f)
-		if err != nil {
-			return run, usagef("--graph %s: %v", graph, err)
-		}
-		p = g.P()
-		run.cfg.Dependents = sim.DependentsFromGraph(g)
+		return sim.DependentsFromGraph(g), nil
 	default:
 		if !phi.set || !procsSet {
-			return run, usagef("--phi and --procs go together (or give --deps or --graph)")
+			return nil, usagef("--phi and --procs go together (or give --deps or --graph)")
 		}
 		if procs < 1 || procs > 1<<20 {
-			return run, usagef("--procs: between 1 and 2^20 (got %d)", procs)
+			return nil, usagef("--procs: between 1 and 2^20 (got %d)", procs)
 		}
 		// The dependency lists hold about φ·N² entries: bound them so a
 		// large --procs fails with a message, not by exhausting memory.
-		if phi.set && phi.v*float64(procs)*float64(procs) > maxDependencies {
-			return run, usagef("--phi %g --procs %d: about %.3g dependencies, more than the simulator holds (%g); fewer processes or a smaller φ",
+		if phi.v*float64(procs)*float64(procs) > maxDependencies {
+			return nil, usagef("--phi %g --procs %d: about %.3g dependencies, more than the simulator holds (%g); fewer processes or a smaller φ",
 				phi.v, procs, phi.v*float64(procs)*float64(procs), float64(maxDependencies))
 		}
+		var err error
 		if p, err = sim.UniformP(phi.v, procs); err != nil {
-			return run, simErr(err, rateFlag)
-		}
-		if run.cfg.Dependents, err = sim.DependentsFromP(p); err != nil {
-			return run, simErr(err, rateFlag)
+			return nil, simErr(err, f.rateFlag())
 		}
 	}
-	if len(p) > 1<<20 {
-		return run, usagef("at most 2^20 processes (got %d)", len(p))
+	d, err := sim.DependentsFromP(p)
+	if err != nil {
+		return nil, simErr(err, f.rateFlag())
 	}
-	if run.phi, err = model.Phi(p); err != nil {
-		return run, simErr(err, rateFlag)
-	}
-	in := model.IntervalInput{Cost: cfg.Cost[0], MTTI: 1 / cfg.Rates[0], Restart: cfg.Restart[0], Detect: cfg.Detect,
-		Phi: run.phi, LogProtect: logProtect.v, LogReplay: logReplay.v}
-	if interval.set {
-		if !(interval.v > 0) {
-			return run, usagef("--interval: must be a finite number > 0 (got %g)", interval.v)
-		}
-		run.cfg.Interval = interval.v
-	} else {
-		run.optimized = true
-		if run.cfg.Interval, err = model.FialhoParallelInterval(in); err != nil {
-			return run, usagef("no --interval given and %v", err)
-		}
-	}
-	run.cfg.Counts = []int{}
-	run.cfg.LogReplay = logReplay.v
-	if run.cfg.LogOverhead, err = sim.LogOverheadFor(in, run.cfg.Interval); err != nil {
-		return run, simErr(err, rateFlag)
-	}
-	run.modelEff = 1 - model.FialhoParallelOverhead(run.cfg.Interval, in)/in.MTTI
-	return run, nil
+	return d, nil
 }
 
 func checkNonNegative(q *quantity, name string) error {
@@ -466,63 +439,10 @@ func simErr(err error, rateFlag string) error {
 func printSimulation(c *cobra.Command, run simRun, res sim.Result, reps int, seed uint64, workers int, elapsed float64, asJSON bool) error {
 	cfg := run.cfg
 	L := cfg.L()
-	means := func(es []sim.Estimate) (m, ci []any) {
-		for _, e := range es {
-			m, ci = append(m, num(e.Mean)), append(ci, num(e.CI95))
-		}
-		return m, ci
-	}
-	failures, failuresCI := means(res.Failures)
-	restarts, restartsCI := means(res.Restarts)
-	modelSeconds := cfg.Work / run.modelEff
 	eventRate := float64(res.Events) / elapsed
 	w := c.OutOrStdout()
 	if asJSON {
-		o := object{
-			{"strategy", run.kind},
-			{"dist", cfg.Dist.String()},
-			{"levels", L},
-			{"work_seconds", num(cfg.Work)},
-			{"interval_seconds", num(cfg.Interval)},
-			{"counts", cfg.Counts},
-			{"optimized", run.optimized},
-			{"replications", reps},
-			{"seed", seed},
-			{"expected_seconds", num(res.Seconds.Mean)},
-			{"expected_seconds_ci95", num(res.Seconds.CI95)},
-			{"efficiency", num(res.Efficiency.Mean)},
-			{"efficiency_ci95", num(res.Efficiency.CI95)},
-			{"lost_seconds", num(res.Lost.Mean)},
-			{"lost_seconds_ci95", num(res.Lost.CI95)},
-			{"restart_seconds", num(res.Restart.Mean)},
-			{"restart_seconds_ci95", num(res.Restart.CI95)},
-			{"checkpoint_seconds", num(res.Checkpoint.Mean)},
-			{"checkpoint_seconds_ci95", num(res.Checkpoint.CI95)},
-			{"failures", failures},
-			{"failures_ci95", failuresCI},
-			{"restarts", restarts},
-			{"restarts_ci95", restartsCI},
-			{"model", run.modelName},
-			{"model_efficiency", num(run.modelEff)},
-			{"model_expected_seconds", num(modelSeconds)},
-		}
-		if cfg.Strategy == sim.NonBlocking {
-			o = append(o, kv{"incomplete_segments", run.incomplete})
-		}
-		if cfg.Strategy == sim.Uncoordinated {
-			o = append(o,
-				kv{"processes", len(cfg.Dependents)},
-				kv{"phi", num(run.phi)},
-				kv{"log_overhead", num(cfg.LogOverhead)},
-				kv{"process_seconds", num(res.ProcessSeconds.Mean)},
-				kv{"process_seconds_ci95", num(res.ProcessSeconds.CI95)},
-				kv{"process_efficiency", num(res.ProcessEfficiency.Mean)},
-				kv{"process_efficiency_ci95", num(res.ProcessEfficiency.CI95)},
-				kv{"wait_seconds", num(res.Wait.Mean)},
-				kv{"wait_seconds_ci95", num(res.Wait.CI95)})
-		}
-		o = append(o, kv{"events", res.Events}, kv{"events_per_second", num(eventRate)}, kv{"workers", workers})
-		return writeJSON(w, o)
+		return writeJSON(w, newSimulateReport(run, res, reps, seed, workers, eventRate))
 	}
 
 	t := newTable(w)
@@ -534,23 +454,23 @@ func printSimulation(c *cobra.Command, run simRun, res sim.Result, reps int, see
 		return fmt.Sprintf("%s ± %s", f(e.Mean), f(ci))
 	}
 	dur := func(x float64) string { return units.FormatDuration(x) }
-	desc := fmt.Sprintf("%s, %d levels", run.kind, L)
+	desc := fmt.Sprintf("%s, %d levels", run.pred.Kind, L)
 	if L == 1 {
-		desc = run.kind
+		desc = run.pred.Kind
 	}
 	if cfg.Strategy == sim.Uncoordinated {
-		desc = fmt.Sprintf("uncoordinated, %d processes, φ = %.4g", len(cfg.Dependents), run.phi)
+		desc = fmt.Sprintf("uncoordinated, %d processes, φ = %.4g", len(cfg.Dependents), run.pred.Phi)
 	}
 	t.row("simulated", fmt.Sprintf("%s; failures %s; %d replications, seed %d", desc, cfg.Dist, reps, seed))
 	sched := fmt.Sprintf("interval %s (%s)", dur(cfg.Interval), sec(cfg.Interval))
 	if len(cfg.Counts) > 0 {
 		sched += fmt.Sprintf(", counts %v", cfg.Counts)
 	}
-	if run.optimized {
+	if run.pred.Optimized {
 		sched += ", the model's optimum"
 	}
 	if cfg.Strategy == sim.NonBlocking {
-		sched += fmt.Sprintf(", the copy spans %d segments", run.incomplete)
+		sched += fmt.Sprintf(", the copy spans %d segments", run.pred.Incomplete)
 	}
 	t.row("schedule", sched)
 	t.row("run time", fmt.Sprintf("%s (95%% interval), for %s of work", pm(res.Seconds, dur), dur(cfg.Work)))
@@ -568,15 +488,95 @@ func printSimulation(c *cobra.Command, run simRun, res sim.Result, reps int, see
 	if cfg.Strategy == sim.Uncoordinated {
 		simEff = res.ProcessEfficiency
 	}
-	verdict := fmt.Sprintf("off by %+.2f%% of the simulated efficiency", 100*(run.modelEff/simEff.Mean-1))
-	if math.Abs(run.modelEff-simEff.Mean) <= simEff.CI95 {
+	verdict := fmt.Sprintf("off by %+.2f%% of the simulated efficiency", 100*(run.pred.Efficiency/simEff.Mean-1))
+	if math.Abs(run.pred.Efficiency-simEff.Mean) <= simEff.CI95 {
 		verdict = "inside the simulation's 95% interval"
 	}
 	assumes := ""
 	if cfg.Dist.Weibull() {
 		assumes = "; the model assumes exponential failures"
 	}
-	t.row("model", fmt.Sprintf("%s: efficiency %.6f, %s%s", run.modelName, run.modelEff, verdict, assumes))
+	t.row("model", fmt.Sprintf("%s: efficiency %.6f, %s%s", run.pred.Model, run.pred.Efficiency, verdict, assumes))
 	t.row("speed", fmt.Sprintf("%.3g events in %.2fs on %d workers (%.3g events/s)", float64(res.Events), elapsed, workers, eventRate))
 	return t.flush()
+}
+
+// simulateReport is ckpt simulate --json.
+type simulateReport struct {
+	Strategy              string         `json:"strategy"`
+	Dist                  string         `json:"dist"`
+	Levels                int            `json:"levels"`
+	WorkSeconds           report.Float   `json:"work_seconds"`
+	IntervalSeconds       report.Float   `json:"interval_seconds"`
+	Counts                []int          `json:"counts"`
+	Optimized             bool           `json:"optimized"`
+	Replications          int            `json:"replications"`
+	Seed                  uint64         `json:"seed"`
+	ExpectedSeconds       report.Float   `json:"expected_seconds"`
+	ExpectedSecondsCI95   report.Float   `json:"expected_seconds_ci95"`
+	Efficiency            report.Float   `json:"efficiency"`
+	EfficiencyCI95        report.Float   `json:"efficiency_ci95"`
+	LostSeconds           report.Float   `json:"lost_seconds"`
+	LostSecondsCI95       report.Float   `json:"lost_seconds_ci95"`
+	RestartSeconds        report.Float   `json:"restart_seconds"`
+	RestartSecondsCI95    report.Float   `json:"restart_seconds_ci95"`
+	CheckpointSeconds     report.Float   `json:"checkpoint_seconds"`
+	CheckpointSecondsCI95 report.Float   `json:"checkpoint_seconds_ci95"`
+	Failures              []report.Float `json:"failures"`
+	FailuresCI95          []report.Float `json:"failures_ci95"`
+	Restarts              []report.Float `json:"restarts"`
+	RestartsCI95          []report.Float `json:"restarts_ci95"`
+	Model                 string         `json:"model"`
+	ModelEfficiency       report.Float   `json:"model_efficiency"`
+	ModelExpectedSeconds  report.Float   `json:"model_expected_seconds"`
+	IncompleteSegments    *int           `json:"incomplete_segments,omitempty"` // non-blocking
+	*uncoordinatedReport                 // uncoordinated
+	Events                int64          `json:"events"`
+	EventsPerSecond       report.Float   `json:"events_per_second"`
+	Workers               int            `json:"workers"`
+}
+
+// uncoordinatedReport is what ckpt simulate --json adds for uncoordinated
+// checkpointing.
+type uncoordinatedReport struct {
+	Processes             int          `json:"processes"`
+	Phi                   report.Float `json:"phi"`
+	LogOverhead           report.Float `json:"log_overhead"`
+	ProcessSeconds        report.Float `json:"process_seconds"`
+	ProcessSecondsCI95    report.Float `json:"process_seconds_ci95"`
+	ProcessEfficiency     report.Float `json:"process_efficiency"`
+	ProcessEfficiencyCI95 report.Float `json:"process_efficiency_ci95"`
+	WaitSeconds           report.Float `json:"wait_seconds"`
+	WaitSecondsCI95       report.Float `json:"wait_seconds_ci95"`
+}
+
+func newSimulateReport(run simRun, res sim.Result, reps int, seed uint64, workers int, eventRate float64) simulateReport {
+	cfg, f := run.cfg, func(x float64) report.Float { return report.Float(x) }
+	means := func(es []sim.Estimate) (m, ci []report.Float) {
+		for _, e := range es {
+			m, ci = append(m, f(e.Mean)), append(ci, f(e.CI95))
+		}
+		return m, ci
+	}
+	r := simulateReport{Strategy: run.pred.Kind, Dist: cfg.Dist.String(), Levels: cfg.L(), WorkSeconds: f(cfg.Work),
+		IntervalSeconds: f(cfg.Interval), Counts: cfg.Counts, Optimized: run.pred.Optimized, Replications: reps, Seed: seed,
+		ExpectedSeconds: f(res.Seconds.Mean), ExpectedSecondsCI95: f(res.Seconds.CI95),
+		Efficiency: f(res.Efficiency.Mean), EfficiencyCI95: f(res.Efficiency.CI95),
+		LostSeconds: f(res.Lost.Mean), LostSecondsCI95: f(res.Lost.CI95),
+		RestartSeconds: f(res.Restart.Mean), RestartSecondsCI95: f(res.Restart.CI95),
+		CheckpointSeconds: f(res.Checkpoint.Mean), CheckpointSecondsCI95: f(res.Checkpoint.CI95),
+		Model: run.pred.Model, ModelEfficiency: f(run.pred.Efficiency), ModelExpectedSeconds: f(cfg.Work / run.pred.Efficiency),
+		Events: res.Events, EventsPerSecond: f(eventRate), Workers: workers}
+	r.Failures, r.FailuresCI95 = means(res.Failures)
+	r.Restarts, r.RestartsCI95 = means(res.Restarts)
+	if cfg.Strategy == sim.NonBlocking {
+		r.IncompleteSegments = &run.pred.Incomplete
+	}
+	if cfg.Strategy == sim.Uncoordinated {
+		r.uncoordinatedReport = &uncoordinatedReport{Processes: len(cfg.Dependents), Phi: f(run.pred.Phi), LogOverhead: f(cfg.LogOverhead),
+			ProcessSeconds: f(res.ProcessSeconds.Mean), ProcessSecondsCI95: f(res.ProcessSeconds.CI95),
+			ProcessEfficiency: f(res.ProcessEfficiency.Mean), ProcessEfficiencyCI95: f(res.ProcessEfficiency.CI95),
+			WaitSeconds: f(res.Wait.Mean), WaitSecondsCI95: f(res.Wait.CI95)}
+	}
+	return r
 }

@@ -129,7 +129,113 @@ func newStatusCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "status [--job NAME | --cache-root DIR] [--json]",
 		Short: "Show what a job started by 'ckpt run' is doing: attempt, step, last checkpoint, failures",
-		Long: `Shows what a job is doing, from the status its 'ckpt run' keeps in the job's
+		Long:  statusLong,
+		Args:  cobra.NoArgs,
+	}
+	f := &statusFlags{}
+	f.jf = addJobFlags(c)
+	f.asJSON = jsonFlag(c)
+	c.RunE = func(c *cobra.Command, _ []string) error { return f.run(c) }
+	return c
+}
+
+// statusFlags are the flags of the command newStatusCmd builds.
+type statusFlags struct {
+	jf     *jobFlags
+	asJSON *bool
+}
+
+func (f *statusFlags) run(c *cobra.Command) error {
+	d, pid, running, err := f.jf.findHolder()
+	if err != nil {
+		return err
+	}
+	st, stErr := d.ReadStatus()
+	haveStatus := stErr == nil
+	if stErr != nil && !os.IsNotExist(stErr) {
+		return stErr
+	}
+	w := c.OutOrStdout()
+	if *f.asJSON {
+		var pidV, step, restored, last, flush, updated any
+		if running {
+			pidV = pid
+		}
+		if haveStatus {
+			updated = st.Updated.Format(time.RFC3339Nano)
+			if st.Step != nil {
+				step = *st.Step
+			}
+			if st.Restored != nil {
+				restored = st.Restored
+			}
+			if st.LastCheckpoint != nil {
+				last = st.LastCheckpoint
+			}
+			if st.Flush != nil {
+				flush = json.RawMessage(st.Flush)
+			}
+		}
+		state := st.State
+		if !haveStatus {
+			state = "unknown"
+		}
+		return writeJSON(w, object{
+			{"job", d.Name}, {"dir", d.Path}, {"running", running}, {"pid", pidV},
+			{"state", state}, {"attempt", st.Attempt}, {"incarnation", st.Incarnation},
+			{"interval", st.Interval}, {"step", step}, {"last_checkpoint", last},
+			{"checkpoints", st.Checkpoints}, {"failures", st.Failures}, {"last_failure", st.LastFailure},
+			{"restored", restored}, {"halt_requested", st.HaltRequested},
+			{"checkpoint_requests", st.CheckpointRequests}, {"flush", flush}, {"updated", updated},
+		})
+	}
+	t := newTable(w)
+	if running {
+		t.row("job", d.Name, fmt.Sprintf("(running, pid %d)", pid))
+	} else {
+		t.row("job", d.Name, "(not running: no process holds its lock)")
+	}
+	t.row("dir", d.Path)
+	if !haveStatus {
+		t.row("status", "none written yet")
+		return t.flush()
+	}
+	if running {
+		t.row("state", statusLine(st))
+	} else {
+		t.row("last state", statusLine(st), "(as its run left it, "+st.Updated.Format(time.RFC3339)+")")
+	}
+	t.row("interval", st.Interval)
+	if r := st.Restored; r != nil {
+		if r.Source == "none" {
+			t.row("restored", "nothing: started from scratch")
+		} else {
+			t.row("restored", fmt.Sprintf("%s from %s", r.Checkpoint, r.Source))
+		}
+	}
+	if lc := st.LastCheckpoint; lc != nil {
+		step := "step unknown (taken by the application itself)"
+		if lc.Step != nil {
+			step = fmt.Sprintf("step %d", *lc.Step)
+		}
+		t.row("last checkpoint", fmt.Sprintf("%s at %s, level %s (%s), %s ago", lc.Name, step, lc.Level, lc.Redundancy,
+			time.Since(lc.Committed).Round(100*time.Millisecond)))
+	} else {
+		t.row("last checkpoint", "none yet")
+	}
+	t.row("checkpoints", fmt.Sprintf("%d committed", st.Checkpoints), fmt.Sprintf("(%d taken on request)", st.CheckpointRequests))
+	failures := fmt.Sprint(st.Failures)
+	if st.LastFailure != "" {
+		failures += " (last: " + st.LastFailure + ")"
+	}
+	t.row("failures", failures)
+	if st.HaltRequested && running {
+		t.row("halt", "requested: stops after its next checkpoint")
+	}
+	return t.flush()
+}
+
+const statusLong = `Shows what a job is doing, from the status its 'ckpt run' keeps in the job's
 directory: whether it runs (and its PID), its attempt (1, then one more for
 every relaunch after a failure), the step of its last decision round, its
 last committed checkpoint (name, the step that called for it, its level and
@@ -142,188 +248,105 @@ Without --job or --cache-root it shows the one job running (or the one job
 there is).
 
   ckpt status --job himeno-3f2a9c01d4e5
-  ckpt status --json`,
-		Args: cobra.NoArgs,
-	}
-	jf := addJobFlags(c)
-	asJSON := jsonFlag(c)
-	c.RunE = func(c *cobra.Command, _ []string) error {
-		d, pid, running, err := jf.findHolder()
-		if err != nil {
-			return err
-		}
-		st, stErr := d.ReadStatus()
-		haveStatus := stErr == nil
-		if stErr != nil && !os.IsNotExist(stErr) {
-			return stErr
-		}
-		w := c.OutOrStdout()
-		if *asJSON {
-			var pidV, step, restored, last, flush, updated any
-			if running {
-				pidV = pid
-			}
-			if haveStatus {
-				updated = st.Updated.Format(time.RFC3339Nano)
-				if st.Step != nil {
-					step = *st.Step
-				}
-				if st.Restored != nil {
-					restored = st.Restored
-				}
-				if st.LastCheckpoint != nil {
-					last = st.LastCheckpoint
-				}
-				if st.Flush != nil {
-					flush = json.RawMessage(st.Flush)
-				}
-			}
-			state := st.State
-			if !haveStatus {
-				state = "unknown"
-			}
-			return writeJSON(w, object{
-				{"job", d.Name}, {"dir", d.Path}, {"running", running}, {"pid", pidV},
-				{"state", state}, {"attempt", st.Attempt}, {"incarnation", st.Incarnation},
-				{"interval", st.Interval}, {"step", step}, {"last_checkpoint", last},
-				{"checkpoints", st.Checkpoints}, {"failures", st.Failures}, {"last_failure", st.LastFailure},
-				{"restored", restored}, {"halt_requested", st.HaltRequested},
-				{"checkpoint_requests", st.CheckpointRequests}, {"flush", flush}, {"updated", updated},
-			})
-		}
-		t := newTable(w)
-		if running {
-			t.row("job", d.Name, fmt.Sprintf("(running, pid %d)", pid))
-		} else {
-			t.row("job", d.Name, "(not running: no process holds its lock)")
-		}
-		t.row("dir", d.Path)
-		if !haveStatus {
-			t.row("status", "none written yet")
-			return t.flush()
-		}
-		if running {
-			t.row("state", statusLine(st))
-		} else {
-			t.row("last state", statusLine(st), "(as its run left it, "+st.Updated.Format(time.RFC3339)+")")
-		}
-		t.row("interval", st.Interval)
-		if r := st.Restored; r != nil {
-			if r.Source == "none" {
-				t.row("restored", "nothing: started from scratch")
-			} else {
-				t.row("restored", fmt.Sprintf("%s from %s", r.Checkpoint, r.Source))
-			}
-		}
-		if lc := st.LastCheckpoint; lc != nil {
-			step := "step unknown (taken by the application itself)"
-			if lc.Step != nil {
-				step = fmt.Sprintf("step %d", *lc.Step)
-			}
-			t.row("last checkpoint", fmt.Sprintf("%s at %s, level %s (%s), %s ago", lc.Name, step, lc.Level, lc.Redundancy,
-				time.Since(lc.Committed).Round(100*time.Millisecond)))
-		} else {
-			t.row("last checkpoint", "none yet")
-		}
-		t.row("checkpoints", fmt.Sprintf("%d committed", st.Checkpoints), fmt.Sprintf("(%d taken on request)", st.CheckpointRequests))
-		failures := fmt.Sprint(st.Failures)
-		if st.LastFailure != "" {
-			failures += " (last: " + st.LastFailure + ")"
-		}
-		t.row("failures", failures)
-		if st.HaltRequested && running {
-			t.row("halt", "requested: stops after its next checkpoint")
-		}
-		return t.flush()
-	}
-	return c
-}
+  ckpt status --json`
 
 func newCheckpointCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "checkpoint [--job NAME | --cache-root DIR] [--wait DURATION]",
 		Short: "Ask a job started by 'ckpt run' to checkpoint now, and wait for it",
-		Long: `Asks a running job to take a checkpoint at its next decision round (the step
+		Long:  checkpointLong,
+		Args:  cobra.NoArgs,
+	}
+	f := &checkpointFlags{}
+	f.jf = addJobFlags(c)
+	f.wait = durationFlag(c.Flags(), "wait", "how long to wait for the checkpoint to commit (default 2m; 0: only ask)")
+	f.asJSON = jsonFlag(c)
+	c.RunE = func(c *cobra.Command, _ []string) error { return f.run(c) }
+	return c
+}
+
+// checkpointFlags are the flags of the command newCheckpointCmd builds.
+type checkpointFlags struct {
+	jf     *jobFlags
+	wait   *quantity
+	asJSON *bool
+}
+
+func (f *checkpointFlags) run(c *cobra.Command) error {
+	limit := 2 * time.Minute
+	if f.wait.set {
+		if f.wait.v < 0 {
+			return usagef("--wait %gs: need ≥ 0", f.wait.v)
+		}
+		limit = time.Duration(f.wait.v * float64(time.Second))
+	}
+	d, pid, running, err := f.jf.findHolder()
+	if err != nil {
+		return err
+	}
+	if !running {
+		return fmt.Errorf("job %s is not running: nothing to checkpoint", d.Name)
+	}
+	before, _ := d.ReadStatus()
+	if before.Interval == "none" {
+		return fmt.Errorf("job %s checkpoints never (--interval none): it holds no decision round to take a checkpoint at", d.Name)
+	}
+	if err := d.Request(jobdir.CheckpointFile); err != nil {
+		return err
+	}
+	w := c.OutOrStdout()
+	report := func(lc *jobdir.Checkpoint) error {
+		if *f.asJSON {
+			var name, step any
+			if lc != nil {
+				name = lc.Name
+				if lc.Step != nil {
+					step = *lc.Step
+				}
+			}
+			return writeJSON(w, object{{"job", d.Name}, {"pid", pid}, {"requested", true}, {"checkpoint", name}, {"step", step}})
+		}
+		if lc == nil {
+			fmt.Fprintf(w, "checkpoint requested: job %s (pid %d) takes one at its next decision round\n", d.Name, pid)
+		} else if lc.Step != nil {
+			fmt.Fprintf(w, "checkpoint %s committed at step %d (job %s)\n", lc.Name, *lc.Step, d.Name)
+		} else {
+			fmt.Fprintf(w, "checkpoint %s committed (job %s)\n", lc.Name, d.Name)
+		}
+		return nil
+	}
+	if limit == 0 {
+		return report(nil)
+	}
+	deadline := time.Now().Add(limit)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.Context().Done():
+			return c.Context().Err()
+		case <-tick.C:
+		}
+		if st, err := d.ReadStatus(); err == nil && st.Checkpoints > before.Checkpoints && st.LastCheckpoint != nil {
+			return report(st.LastCheckpoint)
+		}
+		if _, running, _ := d.Holder(); !running {
+			return fmt.Errorf("job %s ended before it committed a checkpoint", d.Name)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("job %s committed no checkpoint within %v; the request stands ('ckpt status --job %s' shows it)", d.Name, limit, d.Name)
+		}
+	}
+}
+
+const checkpointLong = `Asks a running job to take a checkpoint at its next decision round (the step
 at which its ranks next agree whether to checkpoint: within a second or so
 with --interval auto or a time, at the next multiple with Nsteps), without
 stopping, and waits until the job commits its next checkpoint (at most
 --wait; 0 only asks). A job with --interval none holds no decision rounds
 and is refused.
 
-  ckpt checkpoint --job himeno-3f2a9c01d4e5`,
-		Args: cobra.NoArgs,
-	}
-	jf := addJobFlags(c)
-	wait := durationFlag(c.Flags(), "wait", "how long to wait for the checkpoint to commit (default 2m; 0: only ask)")
-	asJSON := jsonFlag(c)
-	c.RunE = func(c *cobra.Command, _ []string) error {
-		limit := 2 * time.Minute
-		if wait.set {
-			if wait.v < 0 {
-				return usagef("--wait %gs: need ≥ 0", wait.v)
-			}
-			limit = time.Duration(wait.v * float64(time.Second))
-		}
-		d, pid, running, err := jf.findHolder()
-		if err != nil {
-			return err
-		}
-		if !running {
-			return fmt.Errorf("job %s is not running: nothing to checkpoint", d.Name)
-		}
-		before, _ := d.ReadStatus()
-		if before.Interval == "none" {
-			return fmt.Errorf("job %s checkpoints never (--interval none): it holds no decision round to take a checkpoint at", d.Name)
-		}
-		if err := d.Request(jobdir.CheckpointFile); err != nil {
-			return err
-		}
-		w := c.OutOrStdout()
-		report := func(lc *jobdir.Checkpoint) error {
-			if *asJSON {
-				var name, step any
-				if lc != nil {
-					name = lc.Name
-					if lc.Step != nil {
-						step = *lc.Step
-					}
-				}
-				return writeJSON(w, object{{"job", d.Name}, {"pid", pid}, {"requested", true}, {"checkpoint", name}, {"step", step}})
-			}
-			if lc == nil {
-				fmt.Fprintf(w, "checkpoint requested: job %s (pid %d) takes one at its next decision round\n", d.Name, pid)
-			} else if lc.Step != nil {
-				fmt.Fprintf(w, "checkpoint %s committed at step %d (job %s)\n", lc.Name, *lc.Step, d.Name)
-			} else {
-				fmt.Fprintf(w, "checkpoint %s committed (job %s)\n", lc.Name, d.Name)
-			}
-			return nil
-		}
-		if limit == 0 {
-			return report(nil)
-		}
-		deadline := time.Now().Add(limit)
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-c.Context().Done():
-				return c.Context().Err()
-			case <-tick.C:
-			}
-			if st, err := d.ReadStatus(); err == nil && st.Checkpoints > before.Checkpoints && st.LastCheckpoint != nil {
-				return report(st.LastCheckpoint)
-			}
-			if _, running, _ := d.Holder(); !running {
-				return fmt.Errorf("job %s ended before it committed a checkpoint", d.Name)
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("job %s committed no checkpoint within %v; the request stands ('ckpt status --job %s' shows it)", d.Name, limit, d.Name)
-			}
-		}
-	}
-	return c
-}
+  ckpt checkpoint --job himeno-3f2a9c01d4e5`
 
 // listJobs lists the jobs in the default root: `ckpt ls` with no job named.
 func listJobs(c *cobra.Command, asJSON bool) error {

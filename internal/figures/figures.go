@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/ckpt/ckpt/internal/storage/local"
 )
 
 // Figure is one regenerated figure.
@@ -126,23 +128,8 @@ func savePlot(p *plot.Plot, format, path string) error {
 	return writeFileAtomic(path, buf.Bytes())
 }
 
-// writeFileAtomic writes data to a temporary file next to path and renames
-// it into place, so a reader never sees a half-written figure.
+// writeFileAtomic writes a figure whole and durably (local.WriteFile), so
+// a reader never sees a half-written one.
 func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return local.WriteFile(path, data, 0o644)
 }

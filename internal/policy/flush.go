@@ -56,7 +56,7 @@ func (f FlushEvery) String() string {
 type FlushInputs struct {
 	Interval    time.Duration // t: computation between checkpoints
 	Level1Cost  time.Duration // c1: a checkpoint's blocking time
-	Level1MTTI  time.Duration // 1/λ1: failures the node-local level recovers
+	Level1MTTI  time.Duration // 1/λ1: failures the node-local level recovers (0: Level2MTTI)
 	Level2MTTI  time.Duration // 1/λ2: failures only the shared tier recovers
 	NonBlocking bool
 	// FlushCost is the blocking time a flush adds (blocking), or its
@@ -68,30 +68,28 @@ type FlushInputs struct {
 // MaxFlushEvery bounds the K ChooseK returns.
 const MaxFlushEvery = 1000
 
-// ChooseK returns the K that maximises the Markov model's efficiency at the
-// job's interval: the blocking model of SPEC-markov §4 (c2 = c1 + the
-// flush) or the non-blocking one of §5 (ℓ2 = the flush latency, α), with
-// restart costs taken equal to the write costs. Until a flush has been
-// measured it returns 1, so that one is.
+// ChooseK returns the K that maximises the two-level Markov model's
+// efficiency at the job's interval, blocking (SPEC-markov §4) or
+// non-blocking (§5), for what the job measured (Measured states the
+// assumptions; no restart is measured here, so a recovery costs what the
+// write did). Without a level-1 MTTI it takes the level-2 one: λ1 moves K
+// little; λ2, c2 and t decide it. Until a flush has been measured it
+// returns 1, so that one is.
 func ChooseK(in FlushInputs) (int, error) {
 	if in.FlushCost <= 0 {
 		return 1, nil
 	}
-	t, c1 := in.Interval.Seconds(), max(in.Level1Cost.Seconds(), 1e-6)
-	if t <= 0 || in.Level1MTTI <= 0 || in.Level2MTTI <= 0 {
+	if in.Level1MTTI <= 0 {
+		in.Level1MTTI = in.Level2MTTI
+	}
+	if in.Interval <= 0 || in.Level1MTTI <= 0 || in.Level2MTTI <= 0 {
 		return 0, errors.New("policy: choosing K needs the interval and both MTTIs")
 	}
-	f := in.FlushCost.Seconds()
-	lv := model.Levels{Rates: []float64{1 / in.Level1MTTI.Seconds(), 1 / in.Level2MTTI.Seconds()}}
+	m := Measured{Interval: in.Interval.Seconds(), Level1Cost: in.Level1Cost.Seconds(), FlushCost: in.FlushCost.Seconds(),
+		NonBlocking: in.NonBlocking, Alpha: in.Alpha, Restart: math.NaN(),
+		Level1MTTI: in.Level1MTTI.Seconds(), Level2MTTI: in.Level2MTTI.Seconds()}
 	eval := func(v int) (float64, error) {
-		s := model.Schedule{Interval: t, Counts: []int{v}}
-		if in.NonBlocking {
-			lv.Cost, lv.Restart = []float64{c1, c1}, []float64{c1, c1 + f}
-			r, err := model.NonBlocking{Levels: lv, FlushLatency: f, Alpha: max(in.Alpha, 0)}.Evaluate(s)
-			return r.Efficiency, err
-		}
-		lv.Cost, lv.Restart = []float64{c1, c1 + f}, []float64{c1, c1 + f}
-		r, err := model.Blocking(lv, s, model.BlockingOptions{})
+		r, err := m.Evaluate(model.Schedule{Interval: m.Interval, Counts: []int{v}})
 		return r.Efficiency, err
 	}
 	best, bestEff := 0, math.Inf(-1)

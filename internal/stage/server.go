@@ -141,19 +141,19 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, errors.New("stage: no shared tier")
 	}
 	if cfg.Writers <= 0 {
-		cfg.Writers = 4
+		cfg.Writers = DefaultWriters
 	}
 	if cfg.ChunkSize <= 0 {
-		cfg.ChunkSize = 4 << 20
+		cfg.ChunkSize = DefaultChunkSize
 	}
 	if cfg.ChunkSize > MaxChunk {
 		return nil, fmt.Errorf("stage: chunk size %d exceeds the protocol's %d", cfg.ChunkSize, MaxChunk)
 	}
 	if cfg.Depth <= 0 {
-		cfg.Depth = 2
+		cfg.Depth = DefaultDepth
 	}
 	if cfg.Buffer <= 0 {
-		cfg.Buffer = int64(cfg.Writers) * int64(cfg.Depth) * int64(cfg.ChunkSize)
+		cfg.Buffer = DefaultBuffer(cfg.Writers, cfg.Depth, cfg.ChunkSize)
 	}
 	if cfg.Buffer < int64(cfg.ChunkSize) {
 		return nil, fmt.Errorf("stage: buffer %d bytes cannot hold one chunk of %d", cfg.Buffer, cfg.ChunkSize)

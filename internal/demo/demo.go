@@ -1,0 +1,216 @@
+// Package demo sets the runs of `ckpt demo` beside the models: what a
+// measured run with failures is compared with (Daly's run time for the
+// plain demo, the two-level Markov model for the flushing variants), and
+// the demo's typed JSON reports. It runs nothing: the command runs the
+// jobs and hands their measurements here. Measurements become model
+// inputs through policy.Measured, whose assumptions hold here too.
+package demo
+
+import (
+	"math"
+
+	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/policy"
+	"github.com/ckpt/ckpt/internal/report"
+	"github.com/ckpt/ckpt/model"
+)
+
+// MeanRestart is the mean restart a run measured: from a failure (the end
+// of an attempt) to the state the next attempt restored. Without a restart
+// seen it is the first launch's start-up, the best measure there is of what
+// one costs; 0 without attempts.
+func MeanRestart(attempts []launch.Attempt) float64 {
+	var sum float64
+	n := 0
+	for i, a := range attempts[min(1, len(attempts)):] {
+		if a.RestoredAt > 0 {
+			sum += (a.RestoredAt - attempts[i].End).Seconds()
+			n++
+		}
+	}
+	switch {
+	case n > 0:
+		return sum / float64(n)
+	case len(attempts) > 0:
+		return attempts[0].RestoredAt.Seconds()
+	}
+	return 0
+}
+
+// StagedLatency is the mean time the staging servers took per flush, from
+// its announcement to its commit (NaN if none finished): ℓ2 as measured.
+func StagedLatency(evs []launch.StageEvent) float64 {
+	var sum float64
+	n := 0
+	for _, e := range evs {
+		if e.State == "committed" || e.State == "durable" {
+			sum += e.Seconds
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
+}
+
+// Daly is what Daly's model expects of a run with failures, from what the
+// run measured.
+type Daly struct {
+	Restart    float64 // the mean restart measured (MeanRestart)
+	Interval   float64 // Daly's interval for the measured cost and the MTTI
+	Efficiency float64 // Daly's run time's efficiency there
+	// Err is the measured efficiency's relative error against the model
+	// (NaN without a failure-free run's time).
+	Err float64
+}
+
+// CompareDaly evaluates Daly's run time (Oldfield et al. 2007, eq. 1) at
+// Daly's interval for the measured checkpoint cost, the measured mean
+// restart and the injector's MTTI; efficiency does not depend on the work.
+// With the failure-free run's time (work > 0) and the measured one, it also
+// gives the measured efficiency's relative error against the model. The
+// model's values are NaN without a cost and an MTTI > 0.
+func CompareDaly(work, measured, mtti, cost float64, attempts []launch.Attempt) Daly {
+	d := Daly{Restart: MeanRestart(attempts), Interval: math.NaN(), Efficiency: math.NaN(), Err: math.NaN()}
+	if cost <= 0 || mtti <= 0 {
+		return d
+	}
+	d.Interval, d.Efficiency = policy.Measured{Level1Cost: cost, Level1MTTI: mtti, Restart: d.Restart}.Daly()
+	if work > 0 && measured > 0 {
+		d.Err = (work/measured - d.Efficiency) / d.Efficiency
+	}
+	return d
+}
+
+// Settings are what the flushing runs share.
+type Settings struct {
+	Interval  float64 // seconds of computation between checkpoints
+	Every     int     // K: every K-th checkpoint is flushed
+	Bandwidth float64 // the shared tier's bytes/s
+	Busy      string  // non-blocking: a flush due while one runs is skipped, or waits
+}
+
+// Markov is one flushing run set beside the two-level Markov model.
+type Markov struct {
+	Efficiency float64 // the model's (NaN if it cannot be evaluated)
+	Why        string  // why not, if NaN
+	C1, C2     float64 // measured level-1 cost; blocking level-2 cost (c1 + flush)
+	Latency    float64 // non-blocking flush latency ℓ2 (NaN if none finished)
+	Alpha      float64 // α measured (NaN if not; 0 if negative)
+	ModelAlpha float64 // the α the model used: the measured one, or 0 (NaN for blocking)
+	Restart    float64 // the mean restart measured
+}
+
+// CompareMarkov evaluates the two-level Markov model (SPEC-markov §4
+// blocking, §5 non-blocking) at the run's schedule (interval t, K−1
+// level-1 checkpoints between flushes) with what the run measured:
+// level-1 cost, blocking flush time or flush latency and α, restart time,
+// and the injector's rate of node failures — all of level 1, since XOR
+// across the nodes survives any one node (λ2 = 0).
+func CompareMarkov(nonblocking bool, s Settings, mtti float64, f ckpt.FlushStats, staged []launch.StageEvent, attempts []launch.Attempt) Markov {
+	r := Markov{Efficiency: math.NaN(), ModelAlpha: math.NaN()}
+	r.C1 = f.Level1Cost()
+	r.C2 = r.C1 + f.MeanSeconds()
+	r.Latency, r.Alpha = StagedLatency(staged), f.Alpha()
+	if r.Alpha < 0 {
+		r.Alpha = 0 // noise: a flush does not speed the application up
+	}
+	r.Restart = MeanRestart(attempts)
+	if math.IsNaN(r.C1) || r.Restart <= 0 {
+		r.Why = "the run measured no checkpoint or restart"
+		return r
+	}
+	m := policy.Measured{Interval: s.Interval, Level1Cost: r.C1, NonBlocking: nonblocking, Alpha: r.Alpha,
+		Restart: r.Restart, Level1MTTI: mtti}
+	if nonblocking {
+		if math.IsNaN(r.Latency) {
+			r.Why = "no non-blocking flush finished"
+			return r
+		}
+		m.FlushCost = r.Latency
+		// Without a measured α (no step of rank 0 ran while its node's
+		// flush did) the model assumes none, and says so.
+		r.ModelAlpha = m.ModelAlpha()
+	} else {
+		if math.IsNaN(r.C2) {
+			r.Why = "no blocking flush completed"
+			return r
+		}
+		m.FlushCost = f.MeanSeconds()
+	}
+	res, err := m.Evaluate(model.Schedule{Interval: s.Interval, Counts: []int{s.Every - 1}})
+	if err != nil {
+		r.Why = err.Error()
+		return r
+	}
+	r.Efficiency = res.Efficiency
+	return r
+}
+
+// Report is `ckpt demo --json`: the run with failures against the
+// failure-free reference and Daly's model.
+type Report struct {
+	ResultMatchesReference bool         `json:"result_matches_reference"`
+	FailuresInjected       int          `json:"failures_injected"`
+	RestartsFromCache      int          `json:"restarts_from_cache"`
+	RestartsFromRebuild    int          `json:"restarts_from_rebuild"`
+	RestartsFromShared     int          `json:"restarts_from_shared"`
+	RestartsFromScratch    int          `json:"restarts_from_scratch"`
+	Efficiency             report.Float `json:"efficiency"`
+	Attempts               int          `json:"attempts"`
+	RunSeconds             report.Float `json:"run_seconds"`
+	ReferenceSeconds       report.Float `json:"reference_seconds"`
+	CheckpointSeconds      report.Float `json:"checkpoint_seconds"`
+	RestartSeconds         report.Float `json:"restart_seconds"`
+	MTTISeconds            float64      `json:"mtti_seconds"`
+	IntervalSeconds        report.Float `json:"interval_seconds"`
+	ModelEfficiency        report.Float `json:"model_efficiency"`
+	ModelError             report.Float `json:"model_error"`
+	Result                 string       `json:"result"`
+	ReferenceResult        string       `json:"reference_result"`
+}
+
+// FlushReport is `ckpt demo --flush MODE --json`. `ckpt model multilevel
+// --alpha-from` and `ckpt plan --alpha-from` read NonBlocking.Alpha back.
+type FlushReport struct {
+	ResultMatchesReference bool         `json:"result_matches_reference"`
+	ReferenceSeconds       report.Float `json:"reference_seconds"`
+	IntervalSeconds        float64      `json:"interval_seconds"`
+	FlushEvery             int          `json:"flush_every"`
+	SharedBandwidth        float64      `json:"shared_bandwidth_bytes_per_second"`
+	MTTISeconds            float64      `json:"mtti_seconds"`
+	Blocking               *FlushRun    `json:"blocking,omitempty"`
+	NonBlocking            *FlushRun    `json:"nonblocking,omitempty"`
+	// NonBlockingGain is the non-blocking run's efficiency minus the
+	// blocking one's (--flush compare only).
+	NonBlockingGain *report.Float `json:"nonblocking_gain,omitempty"`
+}
+
+// FlushRun is one flushing run in a FlushReport.
+type FlushRun struct {
+	ResultMatchesReference  bool         `json:"result_matches_reference"`
+	FailuresInjected        int          `json:"failures_injected"`
+	RestartsFromCache       int          `json:"restarts_from_cache"`
+	RestartsFromRebuild     int          `json:"restarts_from_rebuild"`
+	RestartsFromShared      int          `json:"restarts_from_shared"`
+	RestartsFromScratch     int          `json:"restarts_from_scratch"`
+	Failures                int          `json:"failures"`
+	ScratchNoCheckpoint     int          `json:"scratch_no_checkpoint"`
+	ScratchUnrecoverable    int          `json:"scratch_unrecoverable"`
+	RelaunchesNeverRestored int          `json:"relaunches_never_restored"`
+	RunSeconds              report.Float `json:"run_seconds"`
+	Efficiency              report.Float `json:"efficiency"`
+	MarkovEfficiency        report.Float `json:"markov_efficiency"`
+	MarkovError             report.Float `json:"markov_error"`
+	Level1CostSeconds       report.Float `json:"level1_cost_seconds"`
+	Level2CostSeconds       report.Float `json:"level2_cost_seconds"`
+	FlushLatencySeconds     report.Float `json:"flush_latency_seconds"`
+	Alpha                   report.Float `json:"alpha"`
+	MarkovAlpha             report.Float `json:"markov_alpha"`
+	RestartSeconds          report.Float `json:"restart_seconds"`
+	// Flush is the run's flush statistics as `ckpt run --json` reports
+	// them.
+	Flush any `json:"flush"`
+}

@@ -1,0 +1,83 @@
+package demo
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/model"
+)
+
+func attempts() []launch.Attempt {
+	s := time.Second
+	return []launch.Attempt{
+		{End: 3 * s, RestoredAt: s / 2, Failure: "x"},
+		{Start: 3 * s, End: 7 * s, RestoredAt: 3*s + 400*time.Millisecond, Failure: "x"},
+		{Start: 7 * s, End: 9 * s, RestoredAt: 7*s + 600*time.Millisecond},
+	}
+}
+
+func TestMeanRestart(t *testing.T) {
+	if got := MeanRestart(attempts()); math.Abs(got-0.5) > 1e-12 {
+		t.Errorf("MeanRestart = %g, want 0.5 (0.4 and 0.6 after the failures)", got)
+	}
+	if got := MeanRestart(attempts()[:1]); got != 0.5 {
+		t.Errorf("no restart: %g, want the first launch's start-up 0.5", got)
+	}
+	if got := MeanRestart(nil); got != 0 {
+		t.Errorf("no attempt: %g", got)
+	}
+}
+
+// CompareDaly is Daly's run time at Daly's interval, as the demo printed it.
+func TestCompareDaly(t *testing.T) {
+	const cost, mtti = 0.05, 2.5
+	d := CompareDaly(10, 12, mtti, cost, attempts())
+	tau := model.Daly(cost, mtti)
+	_, eff := model.DalyRuntime(model.RuntimeInput{Work: 1, Interval: tau, Cost: cost, MTTI: mtti, Restart: 0.5})
+	if d.Interval != tau || d.Efficiency != eff || d.Err != (10.0/12-eff)/eff {
+		t.Errorf("CompareDaly = %+v; want τ %g, efficiency %g", d, tau, eff)
+	}
+	if d := CompareDaly(10, 12, mtti, 0, attempts()); !math.IsNaN(d.Efficiency) || d.Restart != 0.5 {
+		t.Errorf("no cost measured: %+v", d)
+	}
+}
+
+// CompareMarkov builds the levels as the demo always did: node failures
+// at level 1 only, c2 = c1 + the blocking flush, both restarts measured.
+func TestCompareMarkov(t *testing.T) {
+	s := Settings{Interval: 1, Every: 3}
+	const mtti = 2.5
+	f := ckpt.FlushStats{Mode: "blocking", Started: 2, Seconds: 0.6, Level1: 4, Level1Seconds: 0.2,
+		BusySteps: 10, BusySeconds: 1.1, IdleSteps: 10, IdleSeconds: 1}
+	sched := model.Schedule{Interval: 1, Counts: []int{2}}
+	b := CompareMarkov(false, s, mtti, f, nil, attempts())
+	want, err := model.Blocking(model.Levels{Rates: []float64{1 / mtti, 0}, Cost: []float64{0.05, 0.05 + 0.3}, Restart: []float64{0.5, 0.5}}, sched, model.BlockingOptions{})
+	if err != nil || b.Efficiency != want.Efficiency || b.C1 != 0.05 || b.C2 != 0.35 || !math.IsNaN(b.ModelAlpha) {
+		t.Errorf("blocking: %+v, want efficiency %g (%v)", b, want.Efficiency, err)
+	}
+
+	f.Mode = "nonblocking"
+	staged := []launch.StageEvent{{State: "durable", Seconds: 0.8}, {State: "committed", Seconds: 1.2}, {State: "failed", Seconds: 9}}
+	nb := CompareMarkov(true, s, mtti, f, staged, attempts())
+	lv := model.Levels{Rates: []float64{1 / mtti, 0}, Cost: []float64{0.05, 0.05}, Restart: []float64{0.5, 0.5}}
+	want, err = model.NonBlocking{Levels: lv, FlushLatency: 1, Alpha: f.Alpha()}.Evaluate(sched)
+	if err != nil || nb.Efficiency != want.Efficiency || nb.Latency != 1 || nb.ModelAlpha != f.Alpha() {
+		t.Errorf("non-blocking: %+v, want efficiency %g (%v)", nb, want.Efficiency, err)
+	}
+
+	// α not measured: the model takes 0, and says so.
+	f.BusySteps = 0
+	nb = CompareMarkov(true, s, mtti, f, staged, attempts())
+	if !math.IsNaN(nb.Alpha) || nb.ModelAlpha != 0 || math.IsNaN(nb.Efficiency) {
+		t.Errorf("α not measured: %+v", nb)
+	}
+	if r := CompareMarkov(true, s, mtti, f, nil, attempts()); !math.IsNaN(r.Efficiency) || r.Why != "no non-blocking flush finished" {
+		t.Errorf("no flush finished: %+v", r)
+	}
+	if r := CompareMarkov(false, s, mtti, ckpt.FlushStats{}, nil, attempts()); !math.IsNaN(r.Efficiency) || r.Why != "the run measured no checkpoint or restart" {
+		t.Errorf("nothing measured: %+v", r)
+	}
+}
