@@ -2,14 +2,10 @@ package ckpt
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"slices"
-	"sync"
 
-	"github.com/ckpt/ckpt/internal/group"
+	"github.com/ckpt/ckpt/internal/localcomm"
 	"github.com/ckpt/ckpt/internal/redundancy"
-	"github.com/ckpt/ckpt/internal/redundancy/inproc"
 )
 
 // Comm is how one rank talks to the other ranks of its job: the collective
@@ -73,59 +69,31 @@ type Transport interface {
 type engineComm struct{ Comm }
 
 func (c engineComm) SetTransport(ctx context.Context, members []int, epoch uint64) (redundancy.Transport, io.Closer, error) {
-	t, closer, err := c.Comm.SetTransport(ctx, members, epoch)
-	if t == nil {
-		// A nil Transport must stay nil, not become a non-nil interface.
-		return nil, closer, err
-	}
-	return t, closer, err
+	return c.Comm.SetTransport(ctx, members, epoch)
 }
 
 // LocalJob returns the Comms of a job of n ranks that run as goroutines of
 // this process, rank i using the i-th.
 func LocalJob(n int) []Comm {
-	job := &localJob{nets: map[string]*inproc.Network{}}
 	out := make([]Comm, n)
-	for i, m := range group.Local(n) {
-		out[i] = &localComm{Member: m, job: job}
+	for i, c := range localcomm.Job(n) {
+		out[i] = &localComm{c}
 	}
 	return out
 }
 
-type localJob struct {
-	mu   sync.Mutex
-	nets map[string]*inproc.Network
-}
-
-type localComm struct {
-	*group.Member
-	job *localJob
-}
+// localComm is a rank of a LocalJob. Tests make it fail as a crash would
+// (Fail): every collective call and set transport of the job then errs
+// instead of waiting for it.
+type localComm struct{ *localcomm.Comm }
 
 func (c *localComm) SetTransport(ctx context.Context, members []int, epoch uint64) (Transport, io.Closer, error) {
-	me := slices.Index(members, c.Rank())
-	if me < 0 {
-		return nil, nil, fmt.Errorf("rank %d is not a member of set %v", c.Rank(), members)
-	}
-	key := fmt.Sprint(epoch, members)
-	c.job.mu.Lock()
-	nw, ok := c.job.nets[key]
-	if !ok {
-		nw = inproc.New(len(members))
-		c.job.nets[key] = nw
-	}
-	c.job.mu.Unlock()
-	ep := nw.Endpoint(me)
-	return ep, ep, nil
+	return c.Comm.SetTransport(ctx, members, epoch)
 }
 
-// Fail makes the rank fail as a crash would: every collective call and set
-// transport of the job then errs instead of waiting for it.
-func (c *localComm) Fail(reason error) { c.Member.Fail(reason) }
-
 // solo is the Comm of a single process.
-type solo struct{ group.Solo }
+type solo struct{ localcomm.Solo }
 
-func (solo) SetTransport(ctx context.Context, members []int, epoch uint64) (Transport, io.Closer, error) {
-	return nil, nil, fmt.Errorf("a single process has no redundancy set peers (members %v)", members)
+func (s solo) SetTransport(ctx context.Context, members []int, epoch uint64) (Transport, io.Closer, error) {
+	return s.Solo.SetTransport(ctx, members, epoch)
 }
