@@ -25,7 +25,8 @@ func (e *Engine) fetch(ctx context.Context, sm *manifest.Manifest) (*Restored, s
 	if ferr == nil {
 		ferr = e.verifyFiles(ctx, m.Name, part)
 	}
-	// Round 1: every rank sends whether its files came back intact; one
+	// Round 2 (per candidate on the shared tier): every rank sends whether
+	// its files came back intact; one
 	// rank's failure makes the candidate unusable for all.
 	failed, err := e.reportAll(ctx, ferr)
 	if err != nil {
@@ -37,7 +38,7 @@ func (e *Engine) fetch(ctx context.Context, sm *manifest.Manifest) (*Restored, s
 	// Re-protect: the same sets encode the same parity again.
 	e.epoch++
 	perr := e.reprotect(ctx, &m, e.epoch)
-	// Round 2: every rank sends whether its parity came out as the
+	// Round 3: every rank sends whether its parity came out as the
 	// manifest says.
 	failed, err = e.reportAll(ctx, perr)
 	if err != nil {
@@ -47,7 +48,7 @@ func (e *Engine) fetch(ctx context.Context, sm *manifest.Manifest) (*Restored, s
 		return nil, fmt.Sprintf("re-protecting the fetched checkpoint failed: %v", failed), nil
 	}
 	merr := e.ensureManifest(ctx, &m)
-	// Round 3: every rank votes whether its node's cache holds the
+	// Round 4: every rank votes whether its node's cache holds the
 	// manifest: only then is the checkpoint complete at level 1 again.
 	ok, err := group.AllAgree(ctx, e.Comm, merr == nil)
 	if err != nil {

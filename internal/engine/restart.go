@@ -182,9 +182,9 @@ func (e *Engine) gatherCandidates(ctx context.Context) ([]candidate, error) {
 		}
 		mine.Shared = encode(shared)
 	}
-	// Round 1: every rank sends the manifests its node's cache holds, and
-	// rank 0 those of the shared tier, so that all ranks see the same
-	// candidates even when some nodes lost their caches.
+	// Round 1 (once per restart): every rank sends the manifests its
+	// node's cache holds, and rank 0 those of the shared tier, so that all
+	// ranks see the same candidates even when some nodes lost their caches.
 	all, err := GatherJSON(ctx, e.Comm, mine)
 	if err != nil {
 		return nil, err
@@ -198,9 +198,9 @@ func (e *Engine) gatherCandidates(ctx context.Context) ([]candidate, error) {
 func (e *Engine) tryRestore(ctx context.Context, m *manifest.Manifest) (*Restored, string, error) {
 	part := m.Parts[e.Rank]
 	verr := VerifyPart(ctx, e.Cache, m.Name, part)
-	// Round 2: every rank sends whether its files and parity are intact
-	// in its node's cache, and if not why, so that all know which members
-	// each set lost.
+	// Round 2 (per candidate in the caches): every rank sends whether its
+	// files and parity are intact in its node's cache, and if not why, so
+	// that all know which members each set lost.
 	status, err := GatherJSON(ctx, e.Comm, rankStatus{Intact: verr == nil, Why: ErrString(verr)})
 	if err != nil {
 		return nil, "", err
@@ -230,7 +230,7 @@ func (e *Engine) tryRestore(ctx context.Context, m *manifest.Manifest) (*Restore
 	}
 	// Re-mark the checkpoint in this node's cache if it lost the marker.
 	merr := e.ensureManifest(ctx, m)
-	// Final round: every rank votes whether its node holds the manifest
+	// Round 4: every rank votes whether its node holds the manifest
 	// again; a node without it would not offer the checkpoint next time.
 	ok, err := group.AllAgree(ctx, e.Comm, merr == nil)
 	if err != nil {
