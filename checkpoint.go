@@ -2,175 +2,58 @@ package ckpt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
-	"slices"
-	"strings"
-	"time"
 
-	"github.com/ckpt/ckpt/internal/group"
-	"github.com/ckpt/ckpt/internal/manifest"
-	"github.com/ckpt/ckpt/internal/placement"
-	"github.com/ckpt/ckpt/internal/redundancy"
-	"github.com/ckpt/ckpt/storage"
+	"github.com/ckpt/ckpt/internal/engine"
 )
 
 // Checkpoint is a checkpoint being written by this rank: Start it, create
 // its files, then Commit (collective) or Abort.
-type Checkpoint struct {
-	s     *Store
-	name  string
-	files []*File
-	done  bool
-}
+type Checkpoint struct{ c *engine.Checkpoint }
 
 // File is a file of a checkpoint being written: an io.WriteCloser into the
 // node's cache. Close makes it durable; Commit needs every file closed.
-type File struct {
-	c      *Checkpoint
-	name   string
-	w      *hashingWriter // nil once closed, or for a routed file
-	routed bool           // the application writes the path itself
-	size   int64
-	hash   manifest.Hash
-	closed bool
-	err    error
-}
+type File struct{ f *engine.File }
 
 // Start begins a checkpoint named name on this rank. It is local; Commit is
 // the collective step. Names are single path elements (letters, digits,
 // '-', '_', '.'; see manifest.ValidName).
 func (s *Store) Start(name string) (*Checkpoint, error) {
-	if err := manifest.ValidName(name); err != nil {
-		return nil, fmt.Errorf("ckpt: checkpoint name: %w", err)
+	c, err := s.eng.Start(name)
+	if err != nil {
+		return nil, err
 	}
-	// Writing over a committed checkpoint would destroy it before the new
-	// one exists.
-	if _, err := s.cache.Stat(context.Background(), manifestObject(name)); err == nil {
-		return nil, fmt.Errorf("ckpt: checkpoint %q already exists in this node's cache; give each checkpoint a new name", name)
-	}
-	return &Checkpoint{s: s, name: name}, nil
+	return &Checkpoint{c}, nil
 }
 
 // Name is the checkpoint's name.
-func (c *Checkpoint) Name() string { return c.name }
+func (c *Checkpoint) Name() string { return c.c.Name() }
 
-func (c *Checkpoint) addFile(file string) error {
-	if c.done {
-		return fmt.Errorf("ckpt: checkpoint %q is already committed or aborted", c.name)
+// Create opens a new file of the checkpoint for writing. Bytes stream
+// straight into the node's cache; nothing is held in memory.
+func (c *Checkpoint) Create(file string) (*File, error) {
+	f, err := c.c.Create(file)
+	if err != nil {
+		return nil, err
 	}
-	if err := manifest.ValidName(file); err != nil {
-		return fmt.Errorf("ckpt: file name: %w", err)
-	}
-	if file == parityName || file == messagesFile {
-		return fmt.Errorf("ckpt: file name %q is reserved for ckpt's own data", file)
-	}
-	for _, f := range c.files {
-		if f.name == file {
-			return fmt.Errorf("ckpt: checkpoint %q already has a file %q", c.name, file)
-		}
-	}
-	return nil
+	return &File{f}, nil
 }
 
 // writeReserved writes a file of ckpt's own (a reserved name) into the
 // checkpoint.
 func (c *Checkpoint) writeReserved(file string, data []byte) error {
-	f, err := c.create(file)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// Create opens a new file of the checkpoint for writing. Bytes stream
-// straight into the node's cache; nothing is held in memory.
-func (c *Checkpoint) Create(file string) (*File, error) {
-	if err := c.addFile(file); err != nil {
-		return nil, err
-	}
-	return c.create(file)
-}
-
-// create opens a file whose name was checked.
-func (c *Checkpoint) create(file string) (*File, error) {
-	w, err := c.s.cache.Create(context.Background(), fileObject(c.name, c.s.rank, file))
-	if err != nil {
-		return nil, fmt.Errorf("ckpt: create %s: %w", file, err)
-	}
-	f := &File{c: c, name: file, w: newHashingWriter(w)}
-	c.files = append(c.files, f)
-	return f, nil
+	return c.c.WriteReserved(file, data)
 }
 
 // Path routes a file the application writes itself, SCR style: it returns
 // the path in the node's cache where the application must write file before
 // Commit, which then hashes it. It needs a cache on a file system.
-func (c *Checkpoint) Path(file string) (string, error) {
-	loc, ok := storage.As[storage.Locator](c.s.cache)
-	if !ok {
-		return "", fmt.Errorf("ckpt: the cache is not a directory: write %q with Create", file)
-	}
-	if err := c.addFile(file); err != nil {
-		return "", err
-	}
-	p, ok := loc.Path(fileObject(c.name, c.s.rank, file))
-	if !ok {
-		return "", fmt.Errorf("ckpt: no path for %q", file)
-	}
-	if err := os.MkdirAll(p[:strings.LastIndexByte(p, '/')], 0o755); err != nil {
-		return "", fmt.Errorf("ckpt: %w", err)
-	}
-	c.files = append(c.files, &File{c: c, name: file, routed: true})
-	return p, nil
-}
+func (c *Checkpoint) Path(file string) (string, error) { return c.c.Path(file) }
 
-func (f *File) Write(p []byte) (int, error) {
-	if f.closed {
-		return 0, fmt.Errorf("ckpt: write to closed file %q", f.name)
-	}
-	n, err := f.w.Write(p)
-	if err != nil && f.err == nil {
-		f.err = err
-	}
-	return n, err
-}
+func (f *File) Write(p []byte) (int, error) { return f.f.Write(p) }
 
 // Close makes the file durable in the cache.
-func (f *File) Close() error {
-	if f.closed {
-		return f.err
-	}
-	f.closed = true
-	if f.err != nil {
-		f.w.Abort()
-		return f.err
-	}
-	f.size, f.hash = f.w.n, f.w.h.Sum128()
-	if err := f.w.Commit(); err != nil {
-		f.err = fmt.Errorf("ckpt: %s: %w", f.name, err)
-	}
-	return f.err
-}
-
-// parityName is the manifest entry of a rank's redundancy data.
-const parityName = "parity"
-
-// commitMsg is what every rank sends in the first round of Commit.
-type commitMsg struct {
-	Err     string          `json:"err,omitempty"`
-	Part    manifest.Part   `json:"part"`
-	Domain  string          `json:"domain,omitempty"`
-	NextID  uint64          `json:"next_id"`
-	Created time.Time       `json:"created"`
-	Parity  []manifest.File `json:"parity,omitempty"`
-}
+func (f *File) Close() error { return f.f.Close() }
 
 // Commit makes the checkpoint complete on every rank: it is collective.
 // Each rank's files are hashed, the redundancy sets encode their parity
@@ -179,285 +62,13 @@ type commitMsg struct {
 // returns an error and the checkpoint does not exist (the previous one stays
 // current).
 func (c *Checkpoint) Commit(ctx context.Context) error {
-	if c.done {
-		return fmt.Errorf("ckpt: checkpoint %q is already committed or aborted", c.name)
+	err := c.c.Commit(ctx)
+	if errors.Is(err, engine.ErrConfig) {
+		err = configError(err)
 	}
-	c.done = true
-	s := c.s
-	s.epoch++
-	epoch := s.epoch
-
-	// 1. This rank's part, and a proposal for the checkpoint's ID.
-	msg := commitMsg{Part: manifest.Part{Rank: s.rank, Node: s.node}, Domain: s.domain, Created: time.Now().UTC()}
-	msg.Err = errString(c.collectFiles(ctx, &msg.Part))
-	msg.NextID = s.lastID + 1 // the restored checkpoint may live only on the shared tier
-	if ms, err := s.cachedManifests(ctx); err == nil && len(ms) > 0 {
-		msg.NextID = max(msg.NextID, ms[0].ID+1)
-	}
-	all, err := gatherJSON(ctx, s.comm, msg)
-	if err != nil {
-		return c.fail(ctx, err)
-	}
-	if err := firstError(all, func(m commitMsg) string { return m.Err }); err != nil {
-		return c.fail(ctx, err)
-	}
-
-	// 2. Every rank derives the same sets and metadata from the same parts.
-	meta, sets, err := s.planCommit(c.name, all)
-	if err != nil {
-		return c.fail(ctx, err)
-	}
-	parts := make([]manifest.Part, len(all))
-	for i, m := range all {
-		parts[i] = m.Part
-	}
-	for si, set := range sets {
-		for mi, r := range set {
-			parts[r].Set, parts[r].Member = si, mi
-		}
-	}
-
-	// 3. Encode this rank's set; then share the parity files' hashes.
-	mine := parts[s.rank]
-	parity, encErr := s.encode(ctx, c.name, epoch, meta, sets[mine.Set], mine.Member, parts)
-	reply := commitMsg{Err: errString(encErr), Parity: parity}
-	all2, err := gatherJSON(ctx, s.comm, reply)
-	if err != nil {
-		return c.fail(ctx, err)
-	}
-	if err := firstError(all2, func(m commitMsg) string { return m.Err }); err != nil {
-		return c.fail(ctx, err)
-	}
-	for r, m := range all2 {
-		parts[r].Parity = m.Parity
-	}
-
-	// 4. Every rank's data and parity are durable: write the marker.
-	man, err := manifest.Merge(parts, meta)
-	if err != nil {
-		return c.fail(ctx, err)
-	}
-	text, err := manifest.Encode(man)
-	if err == nil {
-		_, err = storage.Save(ctx, s.cache, manifestObject(c.name), strings.NewReader(string(text)))
-	}
-	ok, gerr := group.AllAgree(ctx, s.comm, err == nil)
-	switch {
-	case gerr != nil:
-		return c.fail(ctx, gerr)
-	case !ok:
-		if err == nil {
-			err = errors.New("another node could not write the manifest")
-		}
-		return c.fail(ctx, err)
-	}
-	s.lastID = meta.ID
-	// Retention: the lowest rank of each node tidies that node's cache.
-	if s.rank == lowestRankOn(man, s.node) {
-		if err := s.retainCache(ctx, s.keepCache); err != nil {
-			return fmt.Errorf("ckpt: committed %q, but removing older checkpoints failed: %w", c.name, err)
-		}
-	}
-	return nil
-}
-
-func lowestRankOn(m *manifest.Manifest, node string) int {
-	for _, p := range m.Parts {
-		if p.Node == node {
-			return p.Rank
-		}
-	}
-	return -1
-}
-
-func (c *Checkpoint) collectFiles(ctx context.Context, part *manifest.Part) error {
-	for _, f := range c.files {
-		if f.routed {
-			name := fileObject(c.name, c.s.rank, f.name)
-			r, err := c.s.cache.Open(ctx, name, 0, -1)
-			if err != nil {
-				return fmt.Errorf("routed file %q: %w", f.name, err)
-			}
-			f.hash, f.size, err = manifest.HashContent(r)
-			r.Close()
-			if err != nil {
-				return fmt.Errorf("routed file %q: %w", f.name, err)
-			}
-		} else if !f.closed {
-			return fmt.Errorf("file %q is not closed", f.name)
-		} else if f.err != nil {
-			return f.err
-		}
-		part.Files = append(part.Files, manifest.File{Rank: c.s.rank, Name: f.name, Size: f.size, Hash: f.hash})
-	}
-	return nil
-}
-
-// planCommit chooses the redundancy sets and the manifest's metadata from
-// what every rank sent; it is deterministic, so all ranks agree.
-func (s *Store) planCommit(name string, all []commitMsg) (manifest.Meta, [][]int, error) {
-	members := make([]placement.Member, len(all))
-	var id uint64
-	for r, m := range all {
-		members[r] = placement.Member{Rank: r, Node: m.Part.Node, Domain: m.Domain}
-		id = max(id, m.NextID)
-	}
-	scheme, err := s.schemeFor(members)
-	if err != nil {
-		return manifest.Meta{}, nil, configError(err)
-	}
-	sets, err := placement.FormSets(members, scheme.SetSize())
-	if err != nil {
-		// The same members would form no sets at the next launch either.
-		return manifest.Meta{}, nil, configError(fmt.Errorf("redundancy %s: %w", scheme, err))
-	}
-	meta := manifest.Meta{Name: name, ID: id, Created: all[0].Created, Ranks: len(all), Scheme: scheme.String(),
-		N: scheme.SetSize(), M: scheme.Parity, Sets: sets, Level: manifest.LevelCache}
-	return meta, sets, nil
-}
-
-// schemeFor is the configured scheme, or the default for these members:
-// single on one failure domain, else XOR over up to 8 domains.
-func (s *Store) schemeFor(members []placement.Member) (redundancy.Scheme, error) {
-	if s.scheme != "" {
-		return redundancy.ParseScheme(s.scheme)
-	}
-	domains := map[string]bool{}
-	for _, m := range members {
-		domains[m.FailureDomain()] = true
-	}
-	if len(domains) < 2 {
-		return redundancy.Single(), nil
-	}
-	return redundancy.XOR(min(8, len(domains)))
-}
-
-// encode computes this rank's parity for its set and returns the parity
-// file's entry (none for a scheme without parity).
-func (s *Store) encode(ctx context.Context, name string, epoch uint64, meta manifest.Meta, set []int, me int, parts []manifest.Part) ([]manifest.File, error) {
-	if meta.M == 0 {
-		return nil, nil
-	}
-	layout, err := redundancy.NewLayout(len(set), meta.M)
-	if err != nil {
-		return nil, err
-	}
-	sizes := make([]int64, len(set))
-	for i, r := range set {
-		sizes[i] = dataSize(parts[r])
-	}
-	tr, closer, err := s.comm.SetTransport(ctx, set, epoch)
-	if err != nil {
-		return nil, err
-	}
-	defer closer.Close()
-	w, err := s.cache.Create(ctx, parityObject(name, s.rank))
-	if err != nil {
-		return nil, err
-	}
-	hw := newHashingWriter(w)
-	data := s.dataReader(ctx, name, parts[s.rank])
-	if err := redundancy.Encode(ctx, layout, me, tr, data, sizes[me], slices.Max(sizes), hw, s.blockOpts()...); err != nil {
-		w.Abort()
-		return nil, err
-	}
-	if err := w.Commit(); err != nil {
-		return nil, err
-	}
-	return []manifest.File{{Rank: s.rank, Name: parityName, Size: hw.n, Hash: hw.h.Sum128()}}, nil
-}
-
-func (s *Store) blockOpts() []redundancy.Option {
-	if s.blockSize > 0 {
-		return []redundancy.Option{redundancy.WithBlockSize(s.blockSize)}
-	}
-	return nil
-}
-
-// dataSize is the length of a rank's data: its files concatenated.
-func dataSize(p manifest.Part) int64 {
-	var n int64
-	for _, f := range p.Files {
-		n += f.Size
-	}
-	return n
-}
-
-func (s *Store) dataReader(ctx context.Context, name string, p manifest.Part) *objectsReaderAt {
-	r := &objectsReaderAt{ctx: ctx, b: s.cache}
-	for _, f := range p.Files {
-		r.names = append(r.names, fileObject(name, p.Rank, f.Name))
-		r.sizes = append(r.sizes, f.Size)
-	}
-	return r
-}
-
-// fail removes what this rank wrote for the checkpoint and returns err.
-func (c *Checkpoint) fail(ctx context.Context, err error) error {
-	c.removeLocal(context.WithoutCancel(ctx))
-	return fmt.Errorf("ckpt: commit %q: %w", c.name, err)
+	return err
 }
 
 // Abort discards the checkpoint on this rank. Use it instead of Commit only
 // when every rank aborts; otherwise the ranks that commit wait in vain.
-func (c *Checkpoint) Abort() error {
-	c.done = true
-	for _, f := range c.files {
-		if !f.closed && !f.routed {
-			f.closed = true
-			f.w.Abort()
-		}
-	}
-	c.removeLocal(context.Background())
-	return nil
-}
-
-func (c *Checkpoint) removeLocal(ctx context.Context) {
-	prefix := fmt.Sprintf("%s/rank-%d", c.name, c.s.rank)
-	var names []string
-	c.s.cache.List(ctx, prefix, func(i storage.Info) error {
-		if strings.HasPrefix(i.Name, prefix+"/") || i.Name == prefix+".parity" {
-			names = append(names, i.Name)
-		}
-		return nil
-	})
-	for _, n := range names {
-		c.s.cache.Remove(ctx, n)
-	}
-}
-
-// gatherJSON is AllGather of a JSON-encoded value.
-func gatherJSON[T any](ctx context.Context, g group.Group, v T) ([]T, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := g.AllGather(ctx, b)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]T, len(raw))
-	for i, r := range raw {
-		if err := json.Unmarshal(r, &out[i]); err != nil {
-			return nil, fmt.Errorf("message from rank %d: %w", i, err)
-		}
-	}
-	return out, nil
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-// firstError turns the first rank-reported error into an error naming the rank.
-func firstError[T any](all []T, get func(T) string) error {
-	for r, m := range all {
-		if e := get(m); e != "" {
-			return fmt.Errorf("rank %d: %s", r, e)
-		}
-	}
-	return nil
-}
+func (c *Checkpoint) Abort() error { return c.c.Abort() }

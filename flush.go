@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/cachetier"
+	"github.com/ckpt/ckpt/internal/engine"
 	"github.com/ckpt/ckpt/internal/group"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/manifest"
@@ -192,7 +194,7 @@ func (j *Job) FlushStats() FlushStats {
 // so all choose the same K; a flush is due K checkpoints after the last one
 // started (a skipped one is tried again at the next checkpoint).
 func (j *Job) flushIsDue(ctx context.Context) bool {
-	id := j.store.lastID
+	id := j.store.eng.LastID()
 	if !j.flushEvery.Auto {
 		return id%uint64(j.flushK) == 0
 	}
@@ -209,7 +211,7 @@ func (j *Job) flushIsDue(ctx context.Context) bool {
 		// the computation it does between checkpoints.
 		mine.Interval = seen.Spacing()
 	}
-	all, err := gatherJSON(ctx, j.store.comm, mine.finite())
+	all, err := engine.GatherJSON(ctx, j.store.comm, mine.finite())
 	if err != nil {
 		return false // the commit vote that follows reports the failure
 	}
@@ -265,11 +267,11 @@ func (j *Job) flushDue(ctx context.Context, name string) error {
 		}
 		j.flush.Started++
 		j.flush.Seconds += time.Since(start).Seconds()
-		j.lastFlush = j.store.lastID
+		j.lastFlush = j.store.eng.LastID()
 		return nil
 	}
 	j.flush.Mode = "nonblocking"
-	raw, err := storage.Load(ctx, j.store.cache, manifestObject(name))
+	raw, err := storage.Load(ctx, j.store.eng.Cache, cachetier.ManifestObject(name))
 	var m *manifest.Manifest
 	if err == nil {
 		m, err = manifest.Decode(raw)
@@ -277,7 +279,7 @@ func (j *Job) flushDue(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("reading the committed manifest: %w", err)
 	}
-	leader := j.rank == lowestRankOn(m, j.node)
+	leader := j.rank == engine.LowestRankOn(m, j.node)
 	if leader && j.stager == nil {
 		j.startStager(m)
 	}
@@ -296,7 +298,7 @@ func (j *Job) flushDue(ctx context.Context, name string) error {
 				// must agree on when the next one is due).
 				j.flush.Failed++
 				j.flush.LastFailure = err.Error()
-				j.lastFlush = j.store.lastID
+				j.lastFlush = j.store.eng.LastID()
 				return nil
 			}
 			j.flush.Waited += time.Since(start).Seconds()
@@ -316,7 +318,7 @@ func (j *Job) flushDue(ctx context.Context, name string) error {
 		}
 	}
 	j.flush.Started++
-	j.lastFlush = j.store.lastID
+	j.lastFlush = j.store.eng.LastID()
 	if !leader {
 		return nil
 	}
@@ -359,7 +361,7 @@ func (j *Job) startStager(m *manifest.Manifest) {
 		}})
 	// A checkpoint the server is pulling stays in the cache until it is
 	// durable, however many newer ones are taken meanwhile.
-	j.store.pinned = j.stager.Pinned
+	j.store.eng.Pinned = j.stager.Pinned
 }
 
 // refreshFlushes counts the announced flushes that finished.
@@ -455,11 +457,11 @@ func parseStageAddrs(s string) []string {
 type storeSource struct{ s *Store }
 
 func (src storeSource) Manifest(ctx context.Context, name string) ([]byte, error) {
-	return storage.Load(ctx, src.s.cache, manifestObject(name))
+	return storage.Load(ctx, src.s.eng.Cache, cachetier.ManifestObject(name))
 }
 
 // Open hands out the cache's own reader: for a local cache it sends the
 // file to the socket with sendfile(2).
 func (src storeSource) Open(ctx context.Context, name string, rank int, file string, offset, length int64) (io.ReadCloser, error) {
-	return src.s.cache.Open(ctx, fileObject(name, rank, file), offset, length)
+	return src.s.eng.Cache.Open(ctx, cachetier.FileObject(name, rank, file), offset, length)
 }

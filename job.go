@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/coordnet"
+	"github.com/ckpt/ckpt/internal/engine"
 	"github.com/ckpt/ckpt/internal/group"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/peer"
 	"github.com/ckpt/ckpt/internal/policy"
-	"github.com/ckpt/ckpt/internal/redundancy"
 	"github.com/ckpt/ckpt/internal/stage"
 )
 
@@ -131,7 +131,7 @@ const (
 
 // messagesFile is the file of a checkpoint that holds the application
 // messages in flight when it was taken.
-const messagesFile = "ckpt.messages"
+const messagesFile = engine.MessagesFile
 
 // Join joins this process to its job: it connects to the coordinator named
 // by the environment, starts the rank's endpoint for messages from other
@@ -208,7 +208,7 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 		if j.store, err = Open(so); err != nil {
 			return nil, err
 		}
-		j.rank, j.size, j.node, j.inc = 0, 1, j.store.node, inc
+		j.rank, j.size, j.node, j.inc = 0, 1, j.store.eng.Node, inc
 		return j, nil
 	}
 	if so.Node == "" {
@@ -287,7 +287,7 @@ type jobComm struct {
 	peers *peer.Node
 }
 
-func (c *jobComm) SetTransport(ctx context.Context, members []int, epoch uint64) (redundancy.Transport, io.Closer, error) {
+func (c *jobComm) SetTransport(ctx context.Context, members []int, epoch uint64) (Transport, io.Closer, error) {
 	return c.peers.OpenSet(ctx, members, epoch)
 }
 
@@ -453,7 +453,7 @@ func (j *Job) Checkpoint(ctx context.Context, name string, save func(c *Checkpoi
 		j.flush.SpanSeconds += (start - j.lastCkptEnd).Seconds()
 	}
 	j.taken++
-	if j.store.shared != nil && j.flushIsDue(ctx) {
+	if j.store.eng.Shared != nil && j.flushIsDue(ctx) {
 		if err := j.flushDue(ctx, name); err != nil {
 			return fmt.Errorf("ckpt: checkpoint %q: flush: %w", name, err)
 		}

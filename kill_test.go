@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/cachetier"
 	"github.com/ckpt/ckpt/internal/testwait"
 )
 
@@ -115,7 +116,7 @@ func TestKilledWriter(t *testing.T) {
 			return checkRestored(context.Background(), s, res, res.Name())
 		})
 		if n := j.stores[0]; n != nil {
-			if res, err := n.cachedManifests(context.Background()); err == nil && len(res) > 0 && res[0].Name == "c2" {
+			if res, err := cachetier.List(context.Background(), n.eng.Cache); err == nil && len(res) > 0 && res[0].Name == "c2" {
 				restoredNew++
 			}
 		}

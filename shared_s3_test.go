@@ -32,7 +32,7 @@ func TestRestartFromS3(t *testing.T) {
 	j := newTestJob(t, 4, 2, "partner")
 	setShared := func() {
 		for _, s := range j.stores {
-			s.shared = bucket
+			s.eng.Shared = bucket
 		}
 	}
 	setShared()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/cachetier"
 	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/internal/storage/local"
 	"github.com/ckpt/ckpt/storage"
@@ -21,7 +22,7 @@ func (j *testJob) withShared() storage.Backend {
 		j.t.Fatal(err)
 	}
 	for _, s := range j.stores {
-		s.shared = b
+		s.eng.Shared = b
 	}
 	return b
 }
@@ -144,7 +145,7 @@ func TestFlushFailureLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range j.stores {
-		s.shared = full
+		s.eng.Shared = full
 	}
 	for r, err := range j.run(func(r int, s *Store) error { return s.Flush(ctx, "c1") }) {
 		if err == nil {
@@ -173,7 +174,7 @@ func TestRetention(t *testing.T) {
 	j := newTestJob(t, 4, 2, "partner")
 	shared := j.withShared()
 	for _, s := range j.stores {
-		s.keepCache, s.keepShared = 2, 1
+		s.eng.KeepCache, s.eng.KeepShared = 2, 1
 	}
 	for i := 1; i <= 4; i++ {
 		name := fmt.Sprintf("c%d", i)
@@ -185,7 +186,7 @@ func TestRetention(t *testing.T) {
 		})
 	}
 	for n := 0; n < 2; n++ {
-		list, _ := cachedCheckpoints(ctx, j.caches[n])
+		list, _ := cachetier.List(ctx, j.caches[n])
 		if len(list) != 2 || list[0].Name != "c4" || list[1].Name != "c3" {
 			t.Errorf("node %d keeps %d checkpoints, want c4 and c3", n, len(list))
 		}

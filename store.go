@@ -7,11 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/ckpt/ckpt/internal/cachetier"
+	"github.com/ckpt/ckpt/internal/engine"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/redundancy"
@@ -70,23 +71,13 @@ type Options struct {
 // involve other ranks (Start…Commit, Restart) are collective: every rank of
 // the job calls them in the same order.
 type Store struct {
-	rank, size int
-	node       string
-	domain     string
-	cache      storage.Backend
-	ownsCache  bool
-	scheme     string
-	comm       Comm
-	blockSize  int
-	shared     storage.Backend
-	keepCache  int
-	pinned     func(name string) bool // checkpoints retention must keep (a flush pulls them)
-	keepShared int
-	epoch      uint64 // collective operations so far, to tell transports apart
-	lastID     uint64 // ID of the newest checkpoint committed or restored
+	eng       *engine.Engine
+	comm      Comm // as the application gave it (a Job reaches the ranks through it too)
+	ownsCache bool
 }
 
-// ErrNoCheckpoint is returned by Restart when no checkpoint can be recovered.
+// ErrNoCheckpoint is wrapped by Restart's error when no checkpoint can be
+// recovered.
 var ErrNoCheckpoint = errors.New("no recoverable checkpoint")
 
 // Open opens this rank's store.
@@ -97,7 +88,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.Size < 1 || opts.Rank < 0 || opts.Rank >= opts.Size {
 		return nil, fmt.Errorf("ckpt: rank %d of %d: the rank must lie in [0, size)", opts.Rank, opts.Size)
 	}
-	s := &Store{rank: opts.Rank, size: opts.Size, node: opts.Node, domain: opts.Domain, comm: opts.Comm,
+	s := &settings{rank: opts.Rank, size: opts.Size, node: opts.Node, domain: opts.Domain, comm: opts.Comm,
 		blockSize: opts.BlockSize, shared: opts.Shared, keepCache: opts.KeepCache, keepShared: opts.KeepShared}
 	if s.keepCache == 0 {
 		s.keepCache = 2
@@ -190,7 +181,29 @@ func Open(opts Options) (*Store, error) {
 		}
 		s.cache, s.ownsCache = b, true
 	}
-	return s, nil
+	return s.store(), nil
+}
+
+// settings are Open's resolved configuration, before the engine takes it.
+type settings struct {
+	rank, size int
+	node       string
+	domain     string
+	cache      storage.Backend
+	ownsCache  bool
+	scheme     string
+	comm       Comm
+	blockSize  int
+	shared     storage.Backend
+	keepCache  int
+	keepShared int
+}
+
+func (s *settings) store() *Store {
+	e := engine.New(engine.Config{Rank: s.rank, Size: s.size, Node: s.node, Domain: s.domain,
+		Cache: s.cache, Shared: s.shared, Scheme: s.scheme, BlockSize: s.blockSize,
+		KeepCache: s.keepCache, KeepShared: s.keepShared, Comm: engineComm{s.comm}})
+	return &Store{eng: e, comm: s.comm, ownsCache: s.ownsCache}
 }
 
 // OpenShared opens a shared tier by location: a directory, or
@@ -218,27 +231,16 @@ func identityFromEnv() (rank, size int) {
 }
 
 // Rank is this process's rank; Size the job's number of ranks.
-func (s *Store) Rank() int { return s.rank }
-func (s *Store) Size() int { return s.size }
+func (s *Store) Rank() int { return s.eng.Rank }
+func (s *Store) Size() int { return s.eng.Size }
 
 // Close releases the store's resources.
 func (s *Store) Close() error {
 	if s.ownsCache {
-		return s.cache.Close()
+		return s.eng.Cache.Close()
 	}
 	return nil
 }
-
-// Object names in a node's cache:
-//
-//	NAME/rank-R/FILE      the files of rank R
-//	NAME/rank-R.parity    redundancy data rank R holds for its set
-//	NAME/manifest         written last: the checkpoint is complete
-func fileObject(name string, rank int, file string) string {
-	return fmt.Sprintf("%s/rank-%d/%s", name, rank, file)
-}
-func parityObject(name string, rank int) string { return fmt.Sprintf("%s/rank-%d.parity", name, rank) }
-func manifestObject(name string) string         { return name + "/manifest" }
 
 // Info describes a checkpoint this rank can see.
 type Info struct {
@@ -253,7 +255,7 @@ type Info struct {
 // newest first. It is local to the rank (not collective) and does not check
 // that the checkpoint can be recovered: Restart and Verify do.
 func (s *Store) List(ctx context.Context) ([]Info, error) {
-	ms, err := s.cachedManifests(ctx)
+	ms, err := cachetier.List(ctx, s.eng.Cache)
 	if err != nil {
 		return nil, err
 	}
@@ -272,41 +274,6 @@ func infoOf(m *manifest.Manifest) Info {
 		}
 	}
 	return i
-}
-
-// cachedManifests decodes every manifest in this node's cache, newest
-// first. Manifests that fail their checksum are skipped: they are reported
-// by Restart and Verify, which look at them as candidates.
-func (s *Store) cachedManifests(ctx context.Context) ([]*manifest.Manifest, error) {
-	return cachedCheckpoints(ctx, s.cache)
-}
-
-// cachedCheckpoints lists the checkpoints a node's cache marks complete.
-func cachedCheckpoints(ctx context.Context, cache storage.Backend) ([]*manifest.Manifest, error) {
-	var names []string
-	err := cache.List(ctx, "", func(i storage.Info) error {
-		if strings.HasSuffix(i.Name, "/manifest") && strings.Count(i.Name, "/") == 1 {
-			names = append(names, i.Name)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("ckpt: list the cache: %w", err)
-	}
-	var out []*manifest.Manifest
-	for _, n := range names {
-		b, err := storage.Load(ctx, cache, n)
-		if err != nil {
-			continue
-		}
-		m, err := manifest.Decode(b)
-		if err != nil {
-			continue
-		}
-		out = append(out, m)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
-	return out, nil
 }
 
 // sharedMisconfigured says whether opening the shared tier at loc failed

@@ -249,7 +249,7 @@ func newBenchOverheadCmd() *cobra.Command {
 		start := time.Now()
 		stderr := c.ErrOrStderr()
 		r, err := bench.RunOverhead(c.Context(), bench.OverheadConfig{Dir: dir, Ranks: *ranksN, Size: grid,
-			Iterations: *iters, Trials: *trials,
+			Iterations: *iters, Trials: *trials, Join: benchJoin,
 			Progress: func(step string) { fmt.Fprintf(stderr, "  %5.1fs  %s\n", time.Since(start).Seconds(), step) }})
 		if err != nil {
 			return err

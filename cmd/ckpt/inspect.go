@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/internal/inspect"
 	"github.com/ckpt/ckpt/internal/units"
 )
 
@@ -23,7 +23,7 @@ func newInspectCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		var l *ckpt.Listing
+		var l *inspect.Listing
 		for i := range list {
 			if list[i].Name == args[0] {
 				l = &list[i]

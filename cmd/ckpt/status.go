@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/internal/inspect"
 	"github.com/ckpt/ckpt/internal/jobdir"
 )
 
@@ -371,10 +371,10 @@ func listJobs(c *cobra.Command, asJSON bool) error {
 		if sp, err := d.ReadSpec(); err == nil {
 			r.spec = &sp
 		}
-		caches, err := ckpt.OpenCacheRoot(d.Path)
+		caches, err := inspect.OpenCacheRoot(d.Path)
 		if err == nil {
-			var list []ckpt.Listing
-			list, err = ckpt.ListCheckpoints(c.Context(), ckpt.Tiers{Caches: caches})
+			var list []inspect.Listing
+			list, err = inspect.ListCheckpoints(c.Context(), inspect.Tiers{Caches: caches})
 			r.ckpts = len(list)
 			if len(list) > 0 {
 				r.newest = list[0].Name

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/internal/inspect"
 	"github.com/ckpt/ckpt/internal/jobdir"
 	"github.com/ckpt/ckpt/internal/storage/local"
 	"github.com/ckpt/ckpt/storage"
@@ -32,8 +33,8 @@ func addTierFlags(fs *pflag.FlagSet) *tierFlags {
 	return t
 }
 
-func (t *tierFlags) open() (ckpt.Tiers, error) {
-	var tiers ckpt.Tiers
+func (t *tierFlags) open() (inspect.Tiers, error) {
+	var tiers inspect.Tiers
 	if len(t.caches) > 0 {
 		tiers.Caches = map[string]storage.Backend{}
 		for _, c := range t.caches {
@@ -52,7 +53,7 @@ func (t *tierFlags) open() (ckpt.Tiers, error) {
 	} else if root == "" {
 		tiers.Caches = map[string]storage.Backend{} // the shared tier alone
 	} else {
-		caches, err := ckpt.OpenCacheRoot(root)
+		caches, err := inspect.OpenCacheRoot(root)
 		if err != nil {
 			// Missing or misspelled: an error, never an empty list.
 			flag := "--cache-root"
@@ -122,17 +123,17 @@ func (t *tierFlags) cacheRoot() (string, error) {
 }
 
 // list opens the tiers and lists their checkpoints, newest first.
-func (t *tierFlags) list(ctx context.Context) (ckpt.Tiers, []ckpt.Listing, error) {
+func (t *tierFlags) list(ctx context.Context) (inspect.Tiers, []inspect.Listing, error) {
 	tiers, err := t.open()
 	if err != nil {
 		return tiers, nil, err
 	}
-	list, err := ckpt.ListCheckpoints(ctx, tiers)
+	list, err := inspect.ListCheckpoints(ctx, tiers)
 	return tiers, list, err
 }
 
 // where says which tiers hold a checkpoint.
-func where(l ckpt.Listing) string {
+func where(l inspect.Listing) string {
 	var parts []string
 	if n := len(l.InCache); n > 0 {
 		parts = append(parts, fmt.Sprintf("cache (%d nodes)", n))

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/internal/inspect"
 )
 
 // sharedOnlyNote explains a checkpoint only the shared tier holds: not a
@@ -47,7 +48,7 @@ checkpoint) is recoverable; 1 otherwise; 2 for bad input.`,
 			return err
 		}
 		if len(args) == 1 {
-			var keep []ckpt.Listing
+			var keep []inspect.Listing
 			for _, l := range list {
 				if l.Name == args[0] {
 					keep = append(keep, l)
@@ -58,10 +59,10 @@ checkpoint) is recoverable; 1 otherwise; 2 for bad input.`,
 			}
 			list = keep
 		}
-		var results []ckpt.Verification
+		var results []inspect.Verification
 		anyOK := false
 		for _, l := range list {
-			v := ckpt.VerifyCheckpoint(c.Context(), tiers, l)
+			v := inspect.VerifyCheckpoint(c.Context(), tiers, l)
 			anyOK = anyOK || v.Recoverable
 			results = append(results, v)
 		}

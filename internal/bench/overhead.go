@@ -2,12 +2,12 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/ckpt/ckpt"
 	"github.com/ckpt/ckpt/examples/himeno"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
@@ -24,6 +24,28 @@ type OverheadConfig struct {
 	Iterations int
 	Trials     int
 	Progress   func(step string)
+	// Join joins one rank to the job (ckpt.Join, which this package may
+	// not import: the benchmark measures the application's own path).
+	Join func(ctx context.Context, cfg JoinConfig) (Rank, error)
+}
+
+// JoinConfig is how one rank of the benchmark joins its job.
+type JoinConfig struct {
+	Coord, Token string // the job's coordinator
+	Interval     string // the checkpoint policy
+	Rank, Size   int
+	Node         string
+	CacheDir     string
+}
+
+// Rank is what the benchmark uses of one rank of a job (a *ckpt.Job): the
+// Himeno example's messages, and the collective checkpoint decision.
+type Rank interface {
+	himeno.Comm
+	Barrier(ctx context.Context) error
+	NeedCheckpoint(ctx context.Context, step int64) (bool, error)
+	Finish(ctx context.Context, result string) error
+	Close() error
 }
 
 // OverheadResult holds the fastest run of each kind, in seconds, and what
@@ -45,6 +67,9 @@ type OverheadResult struct {
 // RunOverhead measures.
 func RunOverhead(ctx context.Context, cfg OverheadConfig) (OverheadResult, error) {
 	var r OverheadResult
+	if cfg.Join == nil {
+		return r, errors.New("bench: OverheadConfig.Join is required")
+	}
 	if cfg.Progress == nil {
 		cfg.Progress = func(string) {}
 	}
@@ -97,9 +122,9 @@ func himenoRun(ctx context.Context, cfg OverheadConfig, interval string, trial i
 	for rank := range cfg.Ranks {
 		wg.Go(func() {
 			node := fmt.Sprintf("node%d", rank)
-			job, err := ckpt.Join(ctx, ckpt.JobOptions{Coord: co.Addr(), Token: token, Interval: interval,
-				Store: ckpt.Options{Rank: rank, Size: cfg.Ranks, Node: node,
-					CacheDir: filepath.Join(cfg.Dir, fmt.Sprintf("overhead-%d-%s", trial, interval), node)}})
+			job, err := cfg.Join(ctx, JoinConfig{Coord: co.Addr(), Token: token, Interval: interval,
+				Rank: rank, Size: cfg.Ranks, Node: node,
+				CacheDir: filepath.Join(cfg.Dir, fmt.Sprintf("overhead-%d-%s", trial, interval), node)})
 			if err != nil {
 				errs[rank] = err
 				return

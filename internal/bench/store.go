@@ -17,7 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/internal/engine"
+	"github.com/ckpt/ckpt/internal/localcomm"
 	"github.com/ckpt/ckpt/internal/redundancy"
 	"github.com/ckpt/ckpt/internal/storage/local"
 )
@@ -50,7 +51,7 @@ type StoreResult struct {
 	// the checkpoint survives a crash of its node).
 	ScenarioCheckpoint, ScenarioFlush, ScenarioRebuildRestart float64
 	// The scenario again with caches that survive the processes' crash but
-	// not the node's (ckpt.DurableProcess: no sync, as SCR treats the files
+	// not the node's (process durability: no sync, as SCR treats the files
 	// applications write).
 	ProcessCheckpoint, ProcessFlush, ProcessRebuildRestart float64
 	// ScenarioRawWrite is the scenario's limit: 4 writers writing the same
@@ -119,7 +120,7 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreResult, error) {
 		return r, err
 	}
 	sc, err := bestScenario(func() ([3]float64, error) {
-		return scenario(ctx, filepath.Join(work, "scenario"), cfg.ScenarioRank, buf, ckpt.DurableNode)
+		return scenario(ctx, filepath.Join(work, "scenario"), cfg.ScenarioRank, buf, true)
 	})
 	if err != nil {
 		return r, err
@@ -127,7 +128,7 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreResult, error) {
 	r.ScenarioCheckpoint, r.ScenarioFlush, r.ScenarioRebuildRestart = sc[0], sc[1], sc[2]
 	cfg.Progress("scenario again, caches without sync (process durability)")
 	sc, err = bestScenario(func() ([3]float64, error) {
-		return scenario(ctx, filepath.Join(work, "scenario-process"), cfg.ScenarioRank, buf, ckpt.DurableProcess)
+		return scenario(ctx, filepath.Join(work, "scenario-process"), cfg.ScenarioRank, buf, false)
 	})
 	if err != nil {
 		return r, err
@@ -268,7 +269,7 @@ func encode(k, m int, size int64) (float64, error) {
 }
 
 // writeFile writes size bytes into a checkpoint file, varying each block.
-func writeFile(c *ckpt.Checkpoint, name string, size int64, buf []byte, seed byte) error {
+func writeFile(c *engine.Checkpoint, name string, size int64, buf []byte, seed byte) error {
 	f, err := c.Create(name)
 	if err != nil {
 		return err
@@ -287,12 +288,13 @@ func writeFile(c *ckpt.Checkpoint, name string, size int64, buf []byte, seed byt
 // cacheWriteRestart checkpoints size bytes on one rank, then restarts
 // (which reads and verifies every byte).
 func cacheWriteRestart(ctx context.Context, dir string, size int64, buf []byte) (write, restart float64, err error) {
-	// Keep every checkpoint: removing the previous one is retention, not writing.
-	s, err := ckpt.Open(ckpt.Options{CacheDir: dir, Node: "bench", KeepCache: 10})
+	cache, err := local.New(dir)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer s.Close()
+	defer cache.Close()
+	// Keep every checkpoint: removing the previous one is retention, not writing.
+	s := engine.New(engine.Config{Rank: 0, Size: 1, Node: "bench", Cache: cache, KeepCache: 10, Comm: localcomm.Solo{}})
 	for i := range 3 {
 		start := time.Now()
 		c, err := s.Start(fmt.Sprintf("w%d", i))
@@ -343,10 +345,11 @@ func scenarioRaw(dir string, rankBytes int64, buf []byte) (float64, error) {
 }
 
 // scenario: 4 ranks × rankBytes over 4 nodes, XOR across the 4, caches on
-// disk with the given durability: checkpoint, blocking flush to a shared
-// directory, then restart after deleting one node's cache. Returns the
-// three durations in seconds.
-func scenario(ctx context.Context, dir string, rankBytes int64, buf []byte, durability ckpt.Durability) ([3]float64, error) {
+// disk, synced (a checkpoint survives its node's crash) or not (only the
+// processes' crash): checkpoint, blocking flush to a shared directory,
+// then restart after deleting one node's cache. Returns the three
+// durations in seconds.
+func scenario(ctx context.Context, dir string, rankBytes int64, buf []byte, synced bool) ([3]float64, error) {
 	var out [3]float64
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return out, err
@@ -356,14 +359,23 @@ func scenario(ctx context.Context, dir string, rankBytes int64, buf []byte, dura
 	if err != nil {
 		return out, err
 	}
-	open := func(comms []ckpt.Comm, r int) (*ckpt.Store, error) {
-		node := fmt.Sprintf("node%d", r)
-		return ckpt.Open(ckpt.Options{Rank: r, Size: 4, Node: node, CacheDir: filepath.Join(dir, node),
-			CacheDurability: durability, Redundancy: "xor:4", Comm: comms[r], Shared: shared})
+	var lopts []local.Option
+	if !synced {
+		lopts = append(lopts, local.WithoutSync())
 	}
-	all := func(fn func(s *ckpt.Store) error) (float64, error) {
-		comms := ckpt.LocalJob(4)
-		stores := make([]*ckpt.Store, 4)
+	// Each step is a launch of its own: new stores on the same caches.
+	open := func(comms []*localcomm.Comm, r int) (*engine.Engine, error) {
+		node := fmt.Sprintf("node%d", r)
+		cache, err := local.New(filepath.Join(dir, node), lopts...)
+		if err != nil {
+			return nil, err
+		}
+		return engine.New(engine.Config{Rank: r, Size: 4, Node: node, Cache: cache, KeepCache: 2,
+			Scheme: "xor:4", Comm: comms[r], Shared: shared}), nil
+	}
+	all := func(fn func(s *engine.Engine) error) (float64, error) {
+		comms := localcomm.Job(4)
+		stores := make([]*engine.Engine, 4)
 		for r := range stores {
 			s, err := open(comms, r)
 			if err != nil {
@@ -389,27 +401,27 @@ func scenario(ctx context.Context, dir string, rankBytes int64, buf []byte, dura
 		}
 		return d, nil
 	}
-	if out[0], err = all(func(s *ckpt.Store) error {
+	if out[0], err = all(func(s *engine.Engine) error {
 		c, err := s.Start("scenario")
 		if err != nil {
 			return err
 		}
-		if err := writeFile(c, "state.bin", rankBytes, buf, byte(s.Rank())); err != nil {
+		if err := writeFile(c, "state.bin", rankBytes, buf, byte(s.Rank)); err != nil {
 			return err
 		}
 		return c.Commit(ctx)
 	}); err != nil {
 		return out, err
 	}
-	if out[1], err = all(func(s *ckpt.Store) error { return s.Flush(ctx, "scenario") }); err != nil {
+	if out[1], err = all(func(s *engine.Engine) error { return s.Flush(ctx, "scenario") }); err != nil {
 		return out, err
 	}
 	if err := os.RemoveAll(filepath.Join(dir, "node1")); err != nil {
 		return out, err
 	}
-	if out[2], err = all(func(s *ckpt.Store) error {
+	if out[2], err = all(func(s *engine.Engine) error {
 		res, err := s.Restart(ctx)
-		if err == nil && res.Source != ckpt.SourceRebuild {
+		if err == nil && res.Source != engine.SourceRebuild {
 			err = fmt.Errorf("restart from %s, want a rebuild", res.Source)
 		}
 		return err

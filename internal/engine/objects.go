@@ -1,4 +1,4 @@
-package ckpt
+package engine
 
 import (
 	"context"
@@ -147,87 +147,4 @@ func (w *hashingWriter) Write(p []byte) (int, error) {
 	w.h.Write(p[:n])
 	w.n += int64(n)
 	return n, err
-}
-
-// verifyObject reads an object whole and checks its size and hash.
-func verifyObject(ctx context.Context, b storage.Backend, name string, size int64, want manifest.Hash) error {
-	got, n, err := hashObject(ctx, b, name)
-	switch {
-	case err != nil:
-		return fmt.Errorf("%s: %w", name, err)
-	case n != size:
-		return fmt.Errorf("%s: %w: %d bytes, the manifest says %d", name, manifest.ErrCorrupt, n, size)
-	case got != want:
-		return fmt.Errorf("%s: %w: content hash %s, the manifest says %s", name, manifest.ErrCorrupt, got, want)
-	}
-	return nil
-}
-
-// hashObject computes an object's content hash: mapped and hashed on every
-// core when it is a local file, else read and hashed in a pipeline.
-func hashObject(ctx context.Context, b storage.Backend, name string) (manifest.Hash, int64, error) {
-	if loc, ok := storage.As[storage.Locator](b); ok {
-		if p, ok := loc.Path(name); ok {
-			if h, n, ok := hashMapped(p); ok {
-				return h, n, nil
-			}
-		}
-	}
-	r, err := b.Open(ctx, name, 0, -1)
-	if err != nil {
-		return manifest.Hash{}, 0, err
-	}
-	defer r.Close()
-	return hashPipelined(r)
-}
-
-// hashPipelined hashes r like manifest.HashContent, but reads and hashes in
-// two goroutines over a ring of buffers, so that verifying a file costs
-// about the slower of the two rather than their sum.
-func hashPipelined(r io.Reader) (manifest.Hash, int64, error) {
-	const bufSize, depth = manifest.ContentChunk, 4 // whole chunks: hashed in one call
-	type chunk struct {
-		b   []byte
-		err error
-	}
-	free := make(chan []byte, depth)
-	for range depth {
-		free <- make([]byte, bufSize)
-	}
-	full := make(chan chunk, depth)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		defer close(full)
-		for {
-			var b []byte
-			select {
-			case b = <-free:
-			case <-stop:
-				return
-			}
-			n, err := io.ReadFull(r, b)
-			if n > 0 {
-				full <- chunk{b: b[:n]}
-			}
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				return
-			}
-			if err != nil {
-				full <- chunk{err: err}
-				return
-			}
-		}
-	}()
-	h := manifest.NewContentHasher()
-	var total int64
-	for c := range full {
-		if c.err != nil {
-			return manifest.Hash{}, total, c.err
-		}
-		h.Write(c.b)
-		total += int64(len(c.b))
-		free <- c.b[:cap(c.b)]
-	}
-	return h.Sum128(), total, nil
 }

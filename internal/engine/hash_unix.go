@@ -1,6 +1,6 @@
 //go:build unix
 
-package ckpt
+package engine
 
 import (
 	"os"

@@ -1,4 +1,9 @@
-package ckpt
+// Package inspect is what operator tools (ckpt ls, inspect, verify, status)
+// see of a job's checkpoints from outside the job: the caches of its nodes
+// and the shared tier, read-only. It lists the checkpoints their manifests
+// describe and verifies every hash, reporting whether a checkpoint could
+// be recovered and how, in the order a restart would try.
+package inspect
 
 import (
 	"context"
@@ -8,6 +13,8 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/ckpt/ckpt/internal/cachetier"
+	"github.com/ckpt/ckpt/internal/engine"
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/internal/storage/local"
@@ -60,6 +67,17 @@ type Listing struct {
 	Manifest *manifest.Manifest
 }
 
+// appBytes is a checkpoint's application bytes over all ranks.
+func appBytes(m *manifest.Manifest) int64 {
+	var n int64
+	for _, p := range m.Parts {
+		for _, f := range p.Files {
+			n += f.Size
+		}
+	}
+	return n
+}
+
 // ListCheckpoints lists every checkpoint with a manifest in any cache or on
 // the shared tier, newest first. It reads manifests only.
 func ListCheckpoints(ctx context.Context, t Tiers) ([]Listing, error) {
@@ -68,8 +86,7 @@ func ListCheckpoints(ctx context.Context, t Tiers) ([]Listing, error) {
 		key := fmt.Sprintf("%s#%d", m.Name, m.ID)
 		l := byName[key]
 		if l == nil {
-			i := infoOf(m)
-			l = &Listing{Name: m.Name, ID: m.ID, Ranks: m.Ranks, Scheme: m.Scheme, Bytes: i.Bytes, Manifest: m}
+			l = &Listing{Name: m.Name, ID: m.ID, Ranks: m.Ranks, Scheme: m.Scheme, Bytes: appBytes(m), Manifest: m}
 			byName[key] = l
 		}
 		return l
@@ -80,7 +97,7 @@ func ListCheckpoints(ctx context.Context, t Tiers) ([]Listing, error) {
 	}
 	sort.Strings(nodes)
 	for _, n := range nodes {
-		ms, err := cachedCheckpoints(ctx, t.Caches[n])
+		ms, err := cachetier.List(ctx, t.Caches[n])
 		if err != nil {
 			return nil, fmt.Errorf("cache of %s: %w", n, err)
 		}
@@ -124,7 +141,7 @@ type Verification struct {
 	Name        string
 	ID          uint64
 	Recoverable bool
-	How         string // SourceCache, SourceRebuild, SourceShared, or "" when not recoverable
+	How         string // "cache", "rebuild" or "shared" as Restored.Source says, or "" when not recoverable
 	Reason      string // why not, or what the cheaper ways lacked
 	Ranks       []RankCheck
 	Shared      string // "ok", a problem, or "" when not on the shared tier
@@ -146,9 +163,9 @@ func VerifyCheckpoint(ctx context.Context, t Tiers, l Listing) Verification {
 		if cache == nil {
 			err = fmt.Errorf("no cache for node %s", p.Node)
 		} else {
-			err = (&Store{cache: cache}).verifyPart(ctx, m.Name, p)
+			err = engine.VerifyPart(ctx, cache, m.Name, p)
 		}
-		rc.OK, rc.Problem = err == nil, errString(err)
+		rc.OK, rc.Problem = err == nil, engine.ErrString(err)
 		ok[p.Rank] = rc.OK
 		v.Ranks = append(v.Ranks, rc)
 	}
@@ -175,16 +192,16 @@ func VerifyCheckpoint(ctx context.Context, t Tiers, l Listing) Verification {
 	}
 	switch {
 	case len(l.InCache) > 0 && lostSets == 0:
-		v.Recoverable, v.How = true, SourceCache
+		v.Recoverable, v.How = true, engine.SourceCache
 	case rebuildable:
-		v.Recoverable, v.How = true, SourceRebuild
+		v.Recoverable, v.How = true, engine.SourceRebuild
 	}
 	if l.InShared && t.Shared != nil {
 		v.Shared = "ok"
 		if err := verifySharedCopy(ctx, t.Shared, m); err != nil {
 			v.Shared = err.Error()
 		} else if !v.Recoverable {
-			v.Recoverable, v.How = true, SourceShared
+			v.Recoverable, v.How = true, engine.SourceShared
 		}
 	}
 	if !v.Recoverable && v.Reason == "" {

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package ckpt
+package engine
 
 import "github.com/ckpt/ckpt/internal/manifest"
 

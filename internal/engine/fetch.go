@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/ckpt/ckpt/internal/cachetier"
+	"github.com/ckpt/ckpt/internal/group"
+	"github.com/ckpt/ckpt/internal/manifest"
+	"github.com/ckpt/ckpt/internal/sharedtier"
+)
+
+// fetch restores a checkpoint from the shared tier into the caches: every
+// rank fetches its object, splits it into its files, verifies them, and the
+// sets encode their parity again so the cached copy is protected as before.
+// A non-empty reason means the candidate is unusable; err means the job
+// itself failed.
+func (e *Engine) fetch(ctx context.Context, sm *manifest.Manifest) (*Restored, string, error) {
+	m := *sm
+	m.Level = manifest.LevelCache
+	part := m.Parts[e.Rank]
+	ferr := e.fetchPart(ctx, &m)
+	if ferr == nil {
+		ferr = e.verifyFiles(ctx, m.Name, part)
+	}
+	// Round 2 (per candidate on the shared tier): every rank sends whether
+	// its files came back intact; one
+	// rank's failure makes the candidate unusable for all.
+	failed, err := e.reportAll(ctx, ferr)
+	if err != nil {
+		return nil, "", err
+	}
+	if failed != nil {
+		return nil, fmt.Sprintf("fetch from the shared tier failed: %v", failed), nil
+	}
+	// Re-protect: the same sets encode the same parity again.
+	e.epoch++
+	perr := e.reprotect(ctx, &m, e.epoch)
+	// Round 3: every rank sends whether its parity came out as the
+	// manifest says.
+	failed, err = e.reportAll(ctx, perr)
+	if err != nil {
+		return nil, "", err
+	}
+	if failed != nil {
+		return nil, fmt.Sprintf("re-protecting the fetched checkpoint failed: %v", failed), nil
+	}
+	merr := e.ensureManifest(ctx, &m)
+	// Round 4: every rank votes whether its node's cache holds the
+	// manifest: only then is the checkpoint complete at level 1 again.
+	ok, err := group.AllAgree(ctx, e.Comm, merr == nil)
+	if err != nil {
+		return nil, "", err
+	}
+	if !ok {
+		return nil, "a node could not write the manifest of the fetched checkpoint", nil
+	}
+	all := make([]int, e.Size)
+	for i := range all {
+		all[i] = i
+	}
+	return e.restored(&m, SourceShared, all), "", nil
+}
+
+// fetchPart copies this rank's object from the shared tier back into its
+// files in the cache.
+func (e *Engine) fetchPart(ctx context.Context, m *manifest.Manifest) error {
+	if e.Shared == nil {
+		return fmt.Errorf("rank %d has no shared tier configured", e.Rank)
+	}
+	cachetier.RemovePart(ctx, e.Cache, m.Name, e.Rank)
+	out := e.partWriter(ctx, m.Name, m.Parts[e.Rank])
+	r, err := e.Shared.Open(ctx, sharedtier.DataObject(m.Name, e.Rank), 0, -1)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if _, err := io.Copy(out, r); err != nil {
+		out.Abort()
+		return err
+	}
+	return out.Finish()
+}
+
+// verifyFiles checks this rank's application files (not its parity).
+func (e *Engine) verifyFiles(ctx context.Context, name string, p manifest.Part) error {
+	p.Parity = nil
+	return VerifyPart(ctx, e.Cache, name, p)
+}
+
+// reprotect encodes this rank's parity again for a fetched checkpoint and
+// checks it against the manifest (encoding is deterministic).
+func (e *Engine) reprotect(ctx context.Context, m *manifest.Manifest, epoch uint64) error {
+	part := m.Parts[e.Rank]
+	parity, err := e.encode(ctx, m.Name, epoch, m.Meta, m.Sets[part.Set], part.Member, m.Parts)
+	if err != nil {
+		return err
+	}
+	if !slices.Equal(parity, part.Parity) {
+		return fmt.Errorf("rank %d: re-encoded parity %v differs from the manifest's %v", e.Rank, parity, part.Parity)
+	}
+	return nil
+}

@@ -1,0 +1,324 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/ckpt/ckpt/internal/cachetier"
+	"github.com/ckpt/ckpt/internal/group"
+	"github.com/ckpt/ckpt/internal/manifest"
+	"github.com/ckpt/ckpt/internal/redundancy"
+	"github.com/ckpt/ckpt/internal/sharedtier"
+	"github.com/ckpt/ckpt/storage"
+)
+
+// Where a restart found its checkpoint.
+const (
+	SourceCache   = "cache"   // every rank's files intact in its node's cache
+	SourceRebuild = "rebuild" // lost or corrupt members rebuilt from redundancy
+	SourceShared  = "shared"  // fetched back from the shared tier
+)
+
+// Restored is the checkpoint Restart recovered, ready to be read.
+type Restored struct {
+	m       *manifest.Manifest
+	rank    int
+	cache   storage.Backend
+	Source  string // SourceCache, SourceRebuild or SourceShared
+	Rebuilt []int  // ranks whose files were rebuilt or fetched
+	Skipped []Skip // newer candidates that could not be used, newest first
+}
+
+// Skip is a checkpoint Restart passed over, and why.
+type Skip struct {
+	Name   string
+	ID     uint64
+	Reason string
+}
+
+func (e *Engine) restored(m *manifest.Manifest, source string, rebuilt []int) *Restored {
+	return &Restored{m: m, rank: e.Rank, cache: e.Cache, Source: source, Rebuilt: rebuilt}
+}
+
+func (r *Restored) Name() string { return r.m.Name }
+func (r *Restored) ID() uint64   { return r.m.ID }
+
+// Files lists this rank's application files in the order they were
+// created.
+func (r *Restored) Files() []string {
+	var out []string
+	for _, f := range r.m.Parts[r.rank].Files {
+		if f.Name != MessagesFile {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// Has reports whether this rank's part has the file (reserved ones too).
+func (r *Restored) Has(file string) bool {
+	for _, f := range r.m.Parts[r.rank].Files {
+		if f.Name == file {
+			return true
+		}
+	}
+	return false
+}
+
+// Open reads one of this rank's files. Its content was verified by
+// Restart; the reader checks the hash again as it goes and fails at the end
+// if the file changed since.
+func (r *Restored) Open(file string) (io.ReadCloser, error) {
+	for _, f := range r.m.Parts[r.rank].Files {
+		if f.Name != file {
+			continue
+		}
+		rc, err := r.cache.Open(context.Background(), cachetier.FileObject(r.m.Name, r.rank, f.Name), 0, -1)
+		if err != nil {
+			return nil, fmt.Errorf("ckpt: %w", err)
+		}
+		return struct {
+			io.Reader
+			io.Closer
+		}{manifest.NewContentVerifyingReader(rc, file, f.Size, f.Hash), rc}, nil
+	}
+	return nil, fmt.Errorf("ckpt: checkpoint %q has no file %q for rank %d", r.m.Name, file, r.rank)
+}
+
+// Path is the cache path of one of this rank's files.
+func (r *Restored) Path(file string) (string, error) {
+	loc, ok := storage.As[storage.Locator](r.cache)
+	if !ok {
+		return "", fmt.Errorf("ckpt: the cache is not a directory: read %q with Open", file)
+	}
+	p, ok := loc.Path(cachetier.FileObject(r.m.Name, r.rank, file))
+	if !ok {
+		return "", fmt.Errorf("ckpt: no path for %q", file)
+	}
+	return p, nil
+}
+
+// Restart finds the newest checkpoint the job can recover and makes every
+// rank's files ready: intact in the cache, rebuilt from the redundancy of
+// their sets after nodes were lost or files corrupted, or fetched from the
+// shared tier. Every byte is verified against the manifest's hashes before
+// Restart returns; a checkpoint that cannot be verified is skipped for an
+// older one, and the reasons are reported in Skipped. It is collective.
+// With no recoverable checkpoint it returns an error wrapping
+// ErrNoCheckpoint.
+//
+// The candidates are tried newest first, each from the caches and then
+// from the shared tier; select.go decides from what the ranks report,
+// tryRestore and fetch do the work.
+func (e *Engine) Restart(ctx context.Context) (*Restored, error) {
+	candidates, err := e.gatherCandidates(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ckpt: restart: %w", err)
+	}
+	var skipped []Skip
+	for _, c := range candidates {
+		m := c.any()
+		if reason := unusable(m, e.Size); reason != "" {
+			skipped = append(skipped, Skip{m.Name, m.ID, reason})
+			continue
+		}
+		var reasons []string
+		for _, try := range []struct {
+			m  *manifest.Manifest
+			fn func(context.Context, *manifest.Manifest) (*Restored, string, error)
+		}{{c.cache, e.tryRestore}, {c.shared, e.fetch}} {
+			if try.m == nil {
+				continue
+			}
+			res, reason, err := try.fn(ctx, try.m)
+			if err != nil {
+				return nil, fmt.Errorf("ckpt: restart from %q: %w", m.Name, err)
+			}
+			if reason == "" {
+				res.Skipped = skipped
+				e.lastID = m.ID
+				return res, nil
+			}
+			reasons = append(reasons, reason)
+		}
+		skipped = append(skipped, Skip{m.Name, m.ID, strings.Join(reasons, "; then ")})
+	}
+	var why []string
+	for _, sk := range skipped {
+		why = append(why, fmt.Sprintf("%s: %s", sk.Name, sk.Reason))
+	}
+	if len(why) == 0 {
+		return nil, fmt.Errorf("ckpt: restart: %w: no checkpoint in any node's cache", ErrNoCheckpoint)
+	}
+	return nil, fmt.Errorf("ckpt: restart: %w (%s)", ErrNoCheckpoint, strings.Join(why, "; "))
+}
+
+// gatherCandidates collects the manifests every node's cache holds, so that
+// a rank whose node lost its cache still learns them, and those of the
+// shared tier; newest first.
+func (e *Engine) gatherCandidates(ctx context.Context) ([]candidate, error) {
+	var mine offer
+	cached, err := cachetier.List(ctx, e.Cache)
+	if err != nil {
+		return nil, err
+	}
+	encode := func(ms []*manifest.Manifest) (out [][]byte) {
+		for _, m := range ms {
+			if b, err := manifest.Encode(m); err == nil {
+				out = append(out, b)
+			}
+		}
+		return out
+	}
+	mine.Cache = encode(cached)
+	if e.Rank == 0 && e.Shared != nil {
+		shared, err := sharedtier.List(ctx, e.Shared)
+		if err != nil {
+			return nil, fmt.Errorf("list the shared tier: %w", err)
+		}
+		mine.Shared = encode(shared)
+	}
+	// Round 1 (once per restart): every rank sends the manifests its
+	// node's cache holds, and rank 0 those of the shared tier, so that all
+	// ranks see the same candidates even when some nodes lost their caches.
+	all, err := GatherJSON(ctx, e.Comm, mine)
+	if err != nil {
+		return nil, err
+	}
+	return mergeOffers(all), nil
+}
+
+// tryRestore verifies one candidate on every rank and rebuilds what its
+// sets can. A non-empty reason means the candidate is unusable; err means
+// the job itself failed.
+func (e *Engine) tryRestore(ctx context.Context, m *manifest.Manifest) (*Restored, string, error) {
+	part := m.Parts[e.Rank]
+	verr := VerifyPart(ctx, e.Cache, m.Name, part)
+	// Round 2 (per candidate in the caches): every rank sends whether its
+	// files and parity are intact in its node's cache, and if not why, so
+	// that all know which members each set lost.
+	status, err := GatherJSON(ctx, e.Comm, rankStatus{Intact: verr == nil, Why: ErrString(verr)})
+	if err != nil {
+		return nil, "", err
+	}
+	d := decideCache(m, status)
+	if d.reason != "" {
+		return nil, d.reason, nil
+	}
+	e.epoch++
+	epoch := e.epoch
+	res := e.restored(m, SourceCache, d.lost)
+	if len(d.lost) > 0 {
+		res.Source = SourceRebuild
+		rerr := e.rebuild(ctx, m, epoch, status)
+		if rerr == nil && !status[e.Rank].Intact {
+			rerr = VerifyPart(ctx, e.Cache, m.Name, part)
+		}
+		// Round 3 (after a rebuild): every rank sends whether its set's
+		// rebuild, and the verification of what it rebuilt, succeeded.
+		failed, err := e.reportAll(ctx, rerr)
+		if err != nil {
+			return nil, "", err
+		}
+		if failed != nil {
+			return nil, fmt.Sprintf("rebuild of %s failed: %v", rankWord(d.lost), failed), nil
+		}
+	}
+	// Re-mark the checkpoint in this node's cache if it lost the marker.
+	merr := e.ensureManifest(ctx, m)
+	// Round 4: every rank votes whether its node holds the manifest
+	// again; a node without it would not offer the checkpoint next time.
+	ok, err := group.AllAgree(ctx, e.Comm, merr == nil)
+	if err != nil {
+		return nil, "", err
+	}
+	if !ok {
+		return nil, "a node could not write the manifest back into its cache", nil
+	}
+	return res, "", nil
+}
+
+// rebuild restores the lost members of this rank's set, if it has any.
+func (e *Engine) rebuild(ctx context.Context, m *manifest.Manifest, epoch uint64, status []rankStatus) error {
+	part := m.Parts[e.Rank]
+	set := m.Sets[part.Set]
+	var lost []int
+	for i, r := range set {
+		if !status[r].Intact {
+			lost = append(lost, i)
+		}
+	}
+	if len(lost) == 0 || m.M == 0 {
+		return nil
+	}
+	layout, err := redundancy.NewLayout(len(set), m.M)
+	if err != nil {
+		return err
+	}
+	sizes := make([]int64, len(set))
+	for i, r := range set {
+		sizes[i] = dataSize(m.Parts[r])
+	}
+	tr, closer, err := e.Comm.SetTransport(ctx, set, epoch)
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	local := redundancy.Local{Size: sizes[part.Member]}
+	if slices.Contains(lost, part.Member) {
+		// A replacement: throw away what is left, write the rebuilt files.
+		cachetier.RemovePart(ctx, e.Cache, m.Name, e.Rank)
+		out := e.partWriter(ctx, m.Name, part)
+		pw, err := e.Cache.Create(ctx, cachetier.ParityObject(m.Name, e.Rank))
+		if err != nil {
+			return err
+		}
+		local.DataOut, local.ParityOut = out, pw
+		err = redundancy.Rebuild(ctx, layout, lost, part.Member, tr, local, slices.Max(sizes), e.blockOpts()...)
+		if err == nil {
+			err = out.Finish()
+		}
+		if err != nil {
+			out.Abort()
+			pw.Abort()
+			return err
+		}
+		return pw.Commit()
+	}
+	local.Data = e.dataReader(ctx, m.Name, part)
+	var paritySize int64
+	for _, f := range part.Parity {
+		paritySize += f.Size
+	}
+	local.Parity = &objectsReaderAt{ctx: ctx, b: e.Cache, names: []string{cachetier.ParityObject(m.Name, e.Rank)}, sizes: []int64{paritySize}}
+	return redundancy.Rebuild(ctx, layout, lost, part.Member, tr, local, slices.Max(sizes), e.blockOpts()...)
+}
+
+// partWriter writes one stream back into the files of this rank's part.
+func (e *Engine) partWriter(ctx context.Context, name string, part manifest.Part) *splitWriter {
+	out := &splitWriter{ctx: ctx, b: e.Cache}
+	for _, f := range part.Files {
+		out.names = append(out.names, cachetier.FileObject(name, e.Rank, f.Name))
+		out.sizes = append(out.sizes, f.Size)
+	}
+	return out
+}
+
+// ensureManifest writes the manifest into this node's cache unless an
+// identical one is there.
+func (e *Engine) ensureManifest(ctx context.Context, m *manifest.Manifest) error {
+	text, err := manifest.Encode(m)
+	if err != nil {
+		return err
+	}
+	if have, err := storage.Load(ctx, e.Cache, cachetier.ManifestObject(m.Name)); err == nil && bytes.Equal(have, text) {
+		return nil
+	}
+	// Missing, unreadable or different (corrupt): write it.
+	_, err = storage.Save(ctx, e.Cache, cachetier.ManifestObject(m.Name), bytes.NewReader(text))
+	return err
+}

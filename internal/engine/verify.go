@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ckpt/ckpt/internal/cachetier"
+	"github.com/ckpt/ckpt/internal/manifest"
+	"github.com/ckpt/ckpt/storage"
+)
+
+// VerifyPart checks a rank's files and parity of checkpoint name in a
+// node's cache against the manifest's part: every byte is hashed.
+func VerifyPart(ctx context.Context, cache storage.Backend, name string, p manifest.Part) error {
+	for _, f := range p.Files {
+		if err := verifyObject(ctx, cache, cachetier.FileObject(name, p.Rank, f.Name), f.Size, f.Hash); err != nil {
+			return err
+		}
+	}
+	for _, f := range p.Parity {
+		if err := verifyObject(ctx, cache, cachetier.ParityObject(name, p.Rank), f.Size, f.Hash); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verifyObject reads an object whole and checks its size and hash.
+func verifyObject(ctx context.Context, b storage.Backend, name string, size int64, want manifest.Hash) error {
+	got, n, err := hashObject(ctx, b, name)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %w", name, err)
+	case n != size:
+		return fmt.Errorf("%s: %w: %d bytes, the manifest says %d", name, manifest.ErrCorrupt, n, size)
+	case got != want:
+		return fmt.Errorf("%s: %w: content hash %s, the manifest says %s", name, manifest.ErrCorrupt, got, want)
+	}
+	return nil
+}
+
+// hashObject computes an object's content hash: mapped and hashed on every
+// core when it is a local file, else read and hashed in a pipeline.
+func hashObject(ctx context.Context, b storage.Backend, name string) (manifest.Hash, int64, error) {
+	if loc, ok := storage.As[storage.Locator](b); ok {
+		if p, ok := loc.Path(name); ok {
+			if h, n, ok := hashMapped(p); ok {
+				return h, n, nil
+			}
+		}
+	}
+	r, err := b.Open(ctx, name, 0, -1)
+	if err != nil {
+		return manifest.Hash{}, 0, err
+	}
+	defer r.Close()
+	return manifest.HashContent(r) // read and hashed in a pipeline
+}
