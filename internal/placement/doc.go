@@ -42,18 +42,17 @@
 // checked in the tests against an exhaustive search of all partitions of
 // small jobs.
 //
-// # After a failure (Recoverability, Replacement)
+// # After a failure (Replacement)
 //
-// A Failure names lost nodes and lost failure domains. Recoverability reports,
-// per set, which members survive and whether the set can be rebuilt (at most m
-// members lost). Replacement takes the layout at checkpoint time and the layout
-// of the restarted job (ranks keep their numbers but may run on other nodes)
-// and says, per rank, whether its files are already in place, must be fetched
-// from the surviving cache of its old node, or must be rebuilt (from the set's
-// redundancy if the set is recoverable, else from the shared tier). A node of
-// the old layout that runs no rank of the new layout is unreachable and counts
-// as lost; Unreachable computes that widened Failure so that Recoverability and
-// Replacement agree.
+// A Failure names lost nodes and lost failure domains. Replacement takes the
+// layout at checkpoint time and the layout of the restarted job (ranks keep
+// their numbers but may run on other nodes) and says, per rank, whether its
+// files are already in place, could be fetched from the surviving cache of
+// its old node, or must be rebuilt. A node of the old layout that runs no
+// rank of the new layout is unreachable and counts as lost; Unreachable
+// computes that widened Failure. Whether a set with lost members can be
+// rebuilt, and where a restart takes its checkpoint from, is decided by
+// internal/recovery from what the caches actually hold.
 //
 // Sets formed for the old layout may place two members on one node of the new
 // layout; form new sets with FormSets for the next checkpoint.

@@ -27,7 +27,6 @@ func ExampleFormSets() {
 
 func ExampleReplacement() {
 	old := []placement.Member{{0, "a", ""}, {1, "b", ""}, {2, "c", ""}, {3, "d", ""}}
-	sets, _ := placement.FormSets(old, 4)
 	// Node b died; the job restarts with rank 1 on a spare and ranks 2 and 3
 	// swapped.
 	now := []placement.Member{{0, "a", ""}, {1, "spare", ""}, {2, "d", ""}, {3, "c", ""}}
@@ -36,12 +35,11 @@ func ExampleReplacement() {
 	for _, m := range moves {
 		fmt.Printf("rank %d: %s %s→%s\n", m.Rank, m.Source, m.From, m.To)
 	}
-	a, _ := placement.Recoverability(old, sets, 1, placement.Unreachable(old, now, lost))
-	fmt.Println("lost", a.Lost, "recoverable", a.Recoverable)
+	fmt.Println("unreachable", placement.Unreachable(old, now, lost).Nodes)
 	// Output:
 	// rank 0: local a→a
 	// rank 1: rebuild b→spare
 	// rank 2: fetch c→d
 	// rank 3: fetch d→c
-	// lost [1] recoverable true
+	// unreachable [b]
 }

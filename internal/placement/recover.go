@@ -33,63 +33,6 @@ func (f Failure) index() lostSet {
 
 func (s lostSet) hits(m Member) bool { return s.nodes[m.Node] || s.domains[m.FailureDomain()] }
 
-// SetStatus is the state of one redundancy set after a failure.
-type SetStatus struct {
-	Set         int   // index of the set in the sets argument
-	Survivors   []int // ranks whose cached files survive, ascending
-	Lost        []int // ranks whose cached files are lost, ascending
-	Recoverable bool  // len(Lost) <= m: the lost members can be rebuilt
-}
-
-// Assessment is the state of all sets after a failure.
-type Assessment struct {
-	Sets        []SetStatus // one per set, in the order of the sets argument
-	Lost        []int       // every lost rank, ascending
-	Recoverable bool        // every set is recoverable
-}
-
-// Recoverability reports, for the redundancy sets formed over members and a
-// scheme that tolerates m lost members per set, which members f destroys and
-// whether each set can be rebuilt. The sets must partition the ranks of
-// members and each set must have more than m members (a set no larger than its
-// parity count holds no data to protect); otherwise the error wraps
-// ErrInvalid.
-func Recoverability(members []Member, sets [][]int, m int, f Failure) (Assessment, error) {
-	byRank, err := memberMap(members)
-	if err != nil {
-		return Assessment{}, err
-	}
-	if m < 0 {
-		return Assessment{}, fmt.Errorf("%w: tolerance m = %d is negative", ErrInvalid, m)
-	}
-	if err := checkPartition(byRank, sets); err != nil {
-		return Assessment{}, err
-	}
-	lost := f.index()
-	a := Assessment{Sets: make([]SetStatus, len(sets)), Recoverable: true}
-	for i, set := range sets {
-		if len(set) <= m {
-			return Assessment{}, fmt.Errorf("%w: set %d has %d members, it cannot carry %d parity", ErrInvalid, i, len(set), m)
-		}
-		st := SetStatus{Set: i}
-		for _, r := range set {
-			if lost.hits(byRank[r]) {
-				st.Lost = append(st.Lost, r)
-			} else {
-				st.Survivors = append(st.Survivors, r)
-			}
-		}
-		slices.Sort(st.Lost)
-		slices.Sort(st.Survivors)
-		st.Recoverable = len(st.Lost) <= m
-		a.Recoverable = a.Recoverable && st.Recoverable
-		a.Lost = append(a.Lost, st.Lost...)
-		a.Sets[i] = st
-	}
-	slices.Sort(a.Lost)
-	return a, nil
-}
-
 // Source says where a rank finds its checkpoint files after a restart.
 type Source uint8
 
@@ -129,7 +72,7 @@ type Move struct {
 
 // Unreachable returns f widened by the nodes of old that run no rank in now:
 // their caches cannot be read by the restarted job. The result is the
-// failure to pass to Recoverability for a restart on the layout now.
+// failure as a restart on the layout now sees it.
 func Unreachable(old, now []Member, f Failure) Failure {
 	present := map[string]bool{}
 	for _, m := range now {
@@ -150,7 +93,10 @@ func Unreachable(old, now []Member, f Failure) Failure {
 // the layout now, given the layout old at checkpoint time and the failure f
 // (SCR's shuffile). Ranks keep their numbers, so old and now must hold the
 // same ranks. The result is ordered by rank. A rank is Rebuild exactly when
-// Recoverability(old, sets, m, Unreachable(old, now, f)) lists it as lost.
+// Unreachable(old, now, f) hits its old member. Whether its set can be
+// rebuilt, and from what, is decided by internal/recovery, which also
+// counts a Fetch rank as lost: the engine reads a rank's files only from
+// the cache of the node it runs on now.
 func Replacement(old, now []Member, f Failure) ([]Move, error) {
 	before, err := sortMembers(old)
 	if err != nil {
@@ -193,48 +139,6 @@ func sameRanks(before, after []Member) error {
 		}
 		i++
 		j++
-	}
-	return nil
-}
-
-// memberMap validates members and indexes them by rank.
-func memberMap(members []Member) (map[int]Member, error) {
-	sorted, err := sortMembers(members)
-	if err != nil {
-		return nil, err
-	}
-	byRank := make(map[int]Member, len(sorted))
-	for _, m := range sorted {
-		byRank[m.Rank] = m
-	}
-	return byRank, nil
-}
-
-// checkPartition checks that sets hold every rank of byRank exactly once.
-func checkPartition(byRank map[int]Member, sets [][]int) error {
-	setOf := make(map[int]int, len(byRank))
-	for i, set := range sets {
-		if len(set) == 0 {
-			return fmt.Errorf("%w: set %d is empty", ErrInvalid, i)
-		}
-		for _, r := range set {
-			if _, ok := byRank[r]; !ok {
-				return fmt.Errorf("%w: set %d holds rank %d, which is not a member", ErrInvalid, i, r)
-			}
-			if j, dup := setOf[r]; dup {
-				return fmt.Errorf("%w: rank %d is in sets %d and %d", ErrInvalid, r, j, i)
-			}
-			setOf[r] = i
-		}
-	}
-	if len(setOf) != len(byRank) {
-		missing := -1
-		for r := range byRank {
-			if _, ok := setOf[r]; !ok && (missing < 0 || r < missing) {
-				missing = r
-			}
-		}
-		return fmt.Errorf("%w: rank %d is in no set", ErrInvalid, missing)
 	}
 	return nil
 }

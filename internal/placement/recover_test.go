@@ -11,28 +11,16 @@ import (
 	"testing/quick"
 )
 
-// scenario is a random checkpoint layout with sets, a failure, and a new
-// layout for the restart.
+// scenario is a random checkpoint layout, a failure, and a new layout for
+// the restart.
 type scenario struct {
 	Old, Now []Member
-	Sets     [][]int
-	M        int
 	Failure  Failure
 }
 
 func (scenario) Generate(r *rand.Rand, size int) reflect.Value {
 	var sc scenario
-	for {
-		l := randomLayout(r, 1+r.Intn(12), 1+r.Intn(6), 1+r.Intn(4))
-		sets, err := FormSets(l.Members, l.SetSize)
-		if err != nil {
-			continue
-		}
-		sc.Old, sc.Sets = l.Members, sets
-		smallest := len(slices.MinFunc(sets, func(a, b []int) int { return len(a) - len(b) }))
-		sc.M = min(r.Intn(3), smallest-1) // a set must be larger than its parity count
-		break
-	}
+	sc.Old = randomLayout(r, 1+r.Intn(12), 1+r.Intn(6), 1+r.Intn(4)).Members
 	nodes := map[string]bool{}
 	for _, m := range sc.Old {
 		nodes[m.Node] = true
@@ -80,47 +68,6 @@ func lostRef(m Member, f Failure) bool {
 	return false
 }
 
-func TestRecoverabilityQuick(t *testing.T) {
-	f := func(sc scenario) bool {
-		a, err := Recoverability(sc.Old, sc.Sets, sc.M, sc.Failure)
-		if err != nil {
-			t.Log(err)
-			return false
-		}
-		node := map[int]Member{}
-		for _, m := range sc.Old {
-			node[m.Rank] = m
-		}
-		all := true
-		var lost []int
-		for i, set := range sc.Sets {
-			st := a.Sets[i]
-			var wantLost, wantSurv []int
-			for _, r := range set {
-				if lostRef(node[r], sc.Failure) {
-					wantLost = append(wantLost, r)
-				} else {
-					wantSurv = append(wantSurv, r)
-				}
-			}
-			slices.Sort(wantLost)
-			slices.Sort(wantSurv)
-			ok := len(wantLost) <= sc.M
-			all = all && ok
-			lost = append(lost, wantLost...)
-			if st.Set != i || !slices.Equal(st.Lost, wantLost) || !slices.Equal(st.Survivors, wantSurv) || st.Recoverable != ok {
-				t.Logf("set %d %v: got %+v, want lost %v survivors %v recoverable %v", i, set, st, wantLost, wantSurv, ok)
-				return false
-			}
-		}
-		slices.Sort(lost)
-		return a.Recoverable == all && slices.Equal(a.Lost, lost)
-	}
-	if err := quick.Check(f, &quick.Config{MaxCount: 3000}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestReplacementQuick(t *testing.T) {
 	f := func(sc scenario) bool {
 		moves, err := Replacement(sc.Old, sc.Now, sc.Failure)
@@ -156,46 +103,22 @@ func TestReplacementQuick(t *testing.T) {
 				return false
 			}
 		}
-		// Replacement and Recoverability agree on the lost ranks.
-		a, err := Recoverability(sc.Old, sc.Sets, sc.M, Unreachable(sc.Old, sc.Now, sc.Failure))
-		if err != nil || !slices.Equal(a.Lost, rebuild) {
-			t.Logf("Recoverability lost %v (%v), Replacement rebuilds %v", a.Lost, err, rebuild)
+		// The ranks rebuilt are those Unreachable hits.
+		var hit []int
+		wide := Unreachable(sc.Old, sc.Now, sc.Failure)
+		for _, o := range old {
+			if wide.Hits(o) {
+				hit = append(hit, o.Rank)
+			}
+		}
+		if !slices.Equal(hit, rebuild) {
+			t.Logf("Unreachable hits %v, Replacement rebuilds %v", hit, rebuild)
 			return false
 		}
 		return true
 	}
 	if err := quick.Check(f, &quick.Config{MaxCount: 3000}); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestRecoverabilityExample(t *testing.T) {
-	ms := regular(4, 2) // n0: 0,1  n1: 2,3  n2: 4,5  n3: 6,7
-	sets, err := FormSets(ms, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := Recoverability(ms, sets, 1, Failure{Nodes: []string{"n1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Assessment{
-		Sets: []SetStatus{
-			{Set: 0, Survivors: []int{0, 4, 6}, Lost: []int{2}, Recoverable: true},
-			{Set: 1, Survivors: []int{1, 5, 7}, Lost: []int{3}, Recoverable: true},
-		},
-		Lost:        []int{2, 3},
-		Recoverable: true,
-	}
-	if !reflect.DeepEqual(a, want) {
-		t.Errorf("got %+v\nwant %+v", a, want)
-	}
-	a, _ = Recoverability(ms, sets, 1, Failure{Nodes: []string{"n1", "n3"}})
-	if a.Recoverable || a.Sets[0].Recoverable || !slices.Equal(a.Lost, []int{2, 3, 6, 7}) {
-		t.Errorf("two nodes lost: %+v", a)
-	}
-	if a, _ := Recoverability(ms, sets, 2, Failure{Nodes: []string{"n1", "n3"}}); !a.Recoverable {
-		t.Errorf("m=2 should survive two nodes: %+v", a)
 	}
 }
 
@@ -230,13 +153,7 @@ func TestRecoverErrors(t *testing.T) {
 		err  error
 		want string
 	}{
-		{second(Recoverability(ms, [][]int{{0, 1}}, -1, Failure{})), "m = -1 is negative"},
-		{second(Recoverability(ms, [][]int{{0, 1}}, 2, Failure{})), "set 0 has 2 members, it cannot carry 2 parity"},
-		{second(Recoverability(ms, [][]int{{0}}, 0, Failure{})), "rank 1 is in no set"},
-		{second(Recoverability(ms, [][]int{{0, 1}, {1}}, 0, Failure{})), "rank 1 is in sets 0 and 1"},
-		{second(Recoverability(ms, [][]int{{0, 1, 5}}, 0, Failure{})), "set 0 holds rank 5, which is not a member"},
-		{second(Recoverability(ms, [][]int{{0, 1}, {}}, 0, Failure{})), "set 1 is empty"},
-		{second(Recoverability([]Member{{0, "a", ""}, {0, "b", ""}}, [][]int{{0}}, 0, Failure{})), "rank 0 appears twice"},
+		{second(Replacement([]Member{{0, "a", ""}, {0, "b", ""}}, ms, Failure{})), "old layout: invalid placement: rank 0 appears twice"},
 		{second(Replacement([]Member{{-2, "a", ""}}, ms, Failure{})), "old layout: invalid placement: negative rank -2"},
 		{second(Replacement(ms, regular(3, 1), Failure{})), "rank 2 is in the new layout but not in the old one"},
 		{second(Replacement(regular(3, 1), ms, Failure{})), "rank 2 is in the old layout but not in the new one"},
