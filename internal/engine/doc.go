@@ -10,7 +10,8 @@
 // rank calls them in the same order, and each comment of the form
 // "Round N" in commit.go, restart.go, fetch.go and flush.go names one
 // collective exchange: who sends what, and why. Restart's rounds 2 to 4
-// repeat for each candidate it tries.
+// repeat for each step of the planner it carries out (a candidate's
+// check, a rebuild, a fetch).
 //
 // Terms:
 //
@@ -25,6 +26,7 @@
 //
 // Where objects live in a node's cache is package cachetier; on the
 // shared tier, package sharedtier. Which candidate a restart uses and how
-// (select.go) is pure: it sees what every rank reported and returns a
-// decision with a reason, so that it can be replaced by a planner.
+// is decided by the pure planner of internal/recovery (recovery.Decide),
+// from an input every rank builds alike from what all ranks reported
+// (select.go); Restart in restart.go is its driver.
 package engine

@@ -9,15 +9,17 @@ import (
 	"github.com/ckpt/ckpt/internal/cachetier"
 	"github.com/ckpt/ckpt/internal/group"
 	"github.com/ckpt/ckpt/internal/manifest"
+	"github.com/ckpt/ckpt/internal/recovery"
 	"github.com/ckpt/ckpt/internal/sharedtier"
 )
 
-// fetch restores a checkpoint from the shared tier into the caches: every
-// rank fetches its object, splits it into its files, verifies them, and the
-// sets encode their parity again so the cached copy is protected as before.
-// A non-empty reason means the candidate is unusable; err means the job
+// fetch carries out a Fetch plan: every rank fetches its object from the
+// shared tier, splits it into its files and verifies them, the sets encode
+// their parity again if the plan says so (p.Reprotect), so the cached copy
+// is protected as before, and the manifest is written where p.WriteManifest
+// says. A non-empty reason means the attempt failed; err means the job
 // itself failed.
-func (e *Engine) fetch(ctx context.Context, sm *manifest.Manifest) (*Restored, string, error) {
+func (e *Engine) fetch(ctx context.Context, sm *manifest.Manifest, p recovery.Plan) (*Restored, string, error) {
 	m := *sm
 	m.Level = manifest.LevelCache
 	part := m.Parts[e.Rank]
@@ -25,29 +27,31 @@ func (e *Engine) fetch(ctx context.Context, sm *manifest.Manifest) (*Restored, s
 	if ferr == nil {
 		ferr = e.verifyFiles(ctx, m.Name, part)
 	}
-	// Round 2 (per candidate on the shared tier): every rank sends whether
-	// its files came back intact; one
-	// rank's failure makes the candidate unusable for all.
+	// Round 2 (per candidate fetched from the shared tier): every rank
+	// sends whether its files came back intact; one rank's failure makes
+	// the attempt fail for all.
 	failed, err := e.reportAll(ctx, ferr)
 	if err != nil {
 		return nil, "", err
 	}
 	if failed != nil {
-		return nil, fmt.Sprintf("fetch from the shared tier failed: %v", failed), nil
+		return nil, failed.Error(), nil // the planner says it was the fetch
 	}
-	// Re-protect: the same sets encode the same parity again.
 	e.epoch++
-	perr := e.reprotect(ctx, &m, e.epoch)
-	// Round 3: every rank sends whether its parity came out as the
-	// manifest says.
-	failed, err = e.reportAll(ctx, perr)
-	if err != nil {
-		return nil, "", err
+	if p.Reprotect {
+		// Re-protect: the same sets encode the same parity again.
+		perr := e.reprotect(ctx, &m, e.epoch)
+		// Round 3: every rank sends whether its parity came out as the
+		// manifest says.
+		failed, err = e.reportAll(ctx, perr)
+		if err != nil {
+			return nil, "", err
+		}
+		if failed != nil {
+			return nil, fmt.Sprintf("re-protecting the fetched checkpoint failed: %v", failed), nil
+		}
 	}
-	if failed != nil {
-		return nil, fmt.Sprintf("re-protecting the fetched checkpoint failed: %v", failed), nil
-	}
-	merr := e.ensureManifest(ctx, &m)
+	merr := e.writeManifest(ctx, &m, p)
 	// Round 4: every rank votes whether its node's cache holds the
 	// manifest: only then is the checkpoint complete at level 1 again.
 	ok, err := group.AllAgree(ctx, e.Comm, merr == nil)
@@ -57,11 +61,7 @@ func (e *Engine) fetch(ctx context.Context, sm *manifest.Manifest) (*Restored, s
 	if !ok {
 		return nil, "a node could not write the manifest of the fetched checkpoint", nil
 	}
-	all := make([]int, e.Size)
-	for i := range all {
-		all[i] = i
-	}
-	return e.restored(&m, SourceShared, all), "", nil
+	return e.restored(&m, SourceShared, p.Rebuilt), "", nil
 }
 
 // fetchPart copies this rank's object from the shared tier back into its

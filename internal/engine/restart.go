@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	"github.com/ckpt/ckpt/internal/cachetier"
 	"github.com/ckpt/ckpt/internal/group"
 	"github.com/ckpt/ckpt/internal/manifest"
+	"github.com/ckpt/ckpt/internal/recovery"
 	"github.com/ckpt/ckpt/internal/redundancy"
 	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/storage"
@@ -111,60 +111,78 @@ func (r *Restored) Path(file string) (string, error) {
 // With no recoverable checkpoint it returns an error wrapping
 // ErrNoCheckpoint.
 //
-// The candidates are tried newest first, each from the caches and then
-// from the shared tier; select.go decides from what the ranks report,
-// tryRestore and fetch do the work.
+// The planner of internal/recovery decides (its package documentation has
+// the rules); Restart is its driver: it gathers what the tiers hold, asks
+// recovery.Decide, carries the plan out with tryRestore or fetch, and
+// reports what failed back to the planner. Every rank builds the same
+// planner input from the same gathered data, so every rank gets the same
+// plan and takes part in the same rounds.
 func (e *Engine) Restart(ctx context.Context) (*Restored, error) {
-	candidates, err := e.gatherCandidates(ctx)
+	in, candidates, err := e.gatherCandidates(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("ckpt: restart: %w", err)
 	}
-	var skipped []Skip
-	for _, c := range candidates {
-		m := c.any()
-		if reason := unusable(m, e.Size); reason != "" {
-			skipped = append(skipped, Skip{m.Name, m.ID, reason})
+	// Each pass either fills one candidate's holdings (Verify) or records
+	// one failed tier of one candidate, so the planner is done within
+	// three passes per candidate; more means it repeats itself.
+	for range 3*len(candidates) + 1 {
+		p, err := recovery.Decide(in)
+		if err != nil {
+			// The input is built from decoded, valid manifests and the
+			// ranks' reports: an error here is a bug of the engine.
+			return nil, fmt.Errorf("ckpt: restart: planning: %w", err)
+		}
+		if p.Action == recovery.None {
+			return nil, fmt.Errorf("ckpt: restart: %w (%s)", ErrNoCheckpoint, p.Why())
+		}
+		i := slices.IndexFunc(in.Checkpoints, func(c recovery.Checkpoint) bool { return c.Name == p.Name && c.ID == p.ID })
+		c := candidates[i]
+		var res *Restored
+		var reason string
+		switch p.Action {
+		case recovery.Verify:
+			// Recovery's rule 4: the caches are checked only when the
+			// decision needs them.
+			held, err := e.gatherHeld(ctx, c.cache)
+			if err != nil {
+				return nil, fmt.Errorf("ckpt: restart from %q: %w", p.Name, err)
+			}
+			in.Checkpoints[i].Held = held
+			continue
+		case recovery.UseCache, recovery.Rebuild:
+			res, reason, err = e.tryRestore(ctx, c.cache, p)
+		case recovery.Fetch:
+			res, reason, err = e.fetch(ctx, c.shared, p)
+		default:
+			return nil, fmt.Errorf("ckpt: restart: planning: unknown action %v", p.Action)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("ckpt: restart from %q: %w", p.Name, err)
+		}
+		if reason != "" {
+			// Recovery's rule 12: the failure rules this tier out for this
+			// candidate; the planner moves on and quotes the reason.
+			in.Failed = append(in.Failed, recovery.Failure{Name: p.Name, ID: p.ID, Action: p.Action, Reason: reason})
 			continue
 		}
-		var reasons []string
-		for _, try := range []struct {
-			m  *manifest.Manifest
-			fn func(context.Context, *manifest.Manifest) (*Restored, string, error)
-		}{{c.cache, e.tryRestore}, {c.shared, e.fetch}} {
-			if try.m == nil {
-				continue
-			}
-			res, reason, err := try.fn(ctx, try.m)
-			if err != nil {
-				return nil, fmt.Errorf("ckpt: restart from %q: %w", m.Name, err)
-			}
-			if reason == "" {
-				res.Skipped = skipped
-				e.lastID = m.ID
-				return res, nil
-			}
-			reasons = append(reasons, reason)
+		for _, sk := range p.Skipped {
+			res.Skipped = append(res.Skipped, Skip{sk.Name, sk.ID, sk.Reason})
 		}
-		skipped = append(skipped, Skip{m.Name, m.ID, strings.Join(reasons, "; then ")})
+		e.lastID = p.ID
+		return res, nil
 	}
-	var why []string
-	for _, sk := range skipped {
-		why = append(why, fmt.Sprintf("%s: %s", sk.Name, sk.Reason))
-	}
-	if len(why) == 0 {
-		return nil, fmt.Errorf("ckpt: restart: %w: no checkpoint in any node's cache", ErrNoCheckpoint)
-	}
-	return nil, fmt.Errorf("ckpt: restart: %w (%s)", ErrNoCheckpoint, strings.Join(why, "; "))
+	return nil, fmt.Errorf("ckpt: restart: planning: no decision after %d passes", 3*len(candidates)+1)
 }
 
 // gatherCandidates collects the manifests every node's cache holds, so that
 // a rank whose node lost its cache still learns them, and those of the
-// shared tier; newest first.
-func (e *Engine) gatherCandidates(ctx context.Context) ([]candidate, error) {
-	var mine offer
+// shared tier, into the planner's input; candidates[i] is the input's
+// Checkpoints[i].
+func (e *Engine) gatherCandidates(ctx context.Context) (recovery.Input, []candidate, error) {
+	mine := offer{Node: e.Node}
 	cached, err := cachetier.List(ctx, e.Cache)
 	if err != nil {
-		return nil, err
+		return recovery.Input{}, nil, err
 	}
 	encode := func(ms []*manifest.Manifest) (out [][]byte) {
 		for _, m := range ms {
@@ -178,44 +196,45 @@ func (e *Engine) gatherCandidates(ctx context.Context) ([]candidate, error) {
 	if e.Rank == 0 && e.Shared != nil {
 		shared, err := sharedtier.List(ctx, e.Shared)
 		if err != nil {
-			return nil, fmt.Errorf("list the shared tier: %w", err)
+			return recovery.Input{}, nil, fmt.Errorf("list the shared tier: %w", err)
 		}
 		mine.Shared = encode(shared)
 	}
-	// Round 1 (once per restart): every rank sends the manifests its
-	// node's cache holds, and rank 0 those of the shared tier, so that all
-	// ranks see the same candidates even when some nodes lost their caches.
+	// Round 1 (once per restart): every rank sends its node and the
+	// manifests its node's cache holds, and rank 0 those of the shared
+	// tier, so that all ranks build the same planner input even when some
+	// nodes lost their caches.
 	all, err := GatherJSON(ctx, e.Comm, mine)
 	if err != nil {
-		return nil, err
+		return recovery.Input{}, nil, err
 	}
-	return mergeOffers(all), nil
+	in, candidates := planInput(e.Size, all)
+	return in, candidates, nil
 }
 
-// tryRestore verifies one candidate on every rank and rebuilds what its
-// sets can. A non-empty reason means the candidate is unusable; err means
-// the job itself failed.
-func (e *Engine) tryRestore(ctx context.Context, m *manifest.Manifest) (*Restored, string, error) {
+// gatherHeld has every rank check its data files and parity of m in its
+// node's cache, for the planner's Verify.
+func (e *Engine) gatherHeld(ctx context.Context, m *manifest.Manifest) ([]recovery.Held, error) {
+	held, _ := CheckPart(ctx, e.Cache, m.Name, m.Parts[e.Rank])
+	// Round 2 (per candidate the planner asks to verify): every rank sends
+	// what its node's cache holds of its files and parity, and if not
+	// intact why, so that all know which members each set lost.
+	return GatherJSON(ctx, e.Comm, held)
+}
+
+// tryRestore carries out a UseCache or Rebuild plan: the lost members of
+// every set in p.Rebuild are rebuilt and verified, and the manifest is
+// written back where p.WriteManifest says. A non-empty reason means the
+// attempt failed; err means the job itself failed.
+func (e *Engine) tryRestore(ctx context.Context, m *manifest.Manifest, p recovery.Plan) (*Restored, string, error) {
 	part := m.Parts[e.Rank]
-	verr := VerifyPart(ctx, e.Cache, m.Name, part)
-	// Round 2 (per candidate in the caches): every rank sends whether its
-	// files and parity are intact in its node's cache, and if not why, so
-	// that all know which members each set lost.
-	status, err := GatherJSON(ctx, e.Comm, rankStatus{Intact: verr == nil, Why: ErrString(verr)})
-	if err != nil {
-		return nil, "", err
-	}
-	d := decideCache(m, status)
-	if d.reason != "" {
-		return nil, d.reason, nil
-	}
 	e.epoch++
 	epoch := e.epoch
-	res := e.restored(m, SourceCache, d.lost)
-	if len(d.lost) > 0 {
+	res := e.restored(m, SourceCache, p.Rebuilt)
+	if p.Action == recovery.Rebuild {
 		res.Source = SourceRebuild
-		rerr := e.rebuild(ctx, m, epoch, status)
-		if rerr == nil && !status[e.Rank].Intact {
+		rerr := e.rebuild(ctx, m, epoch, p.LostMembers(part.Set))
+		if rerr == nil && slices.Contains(p.Rebuilt, e.Rank) {
 			rerr = VerifyPart(ctx, e.Cache, m.Name, part)
 		}
 		// Round 3 (after a rebuild): every rank sends whether its set's
@@ -225,11 +244,10 @@ func (e *Engine) tryRestore(ctx context.Context, m *manifest.Manifest) (*Restore
 			return nil, "", err
 		}
 		if failed != nil {
-			return nil, fmt.Sprintf("rebuild of %s failed: %v", rankWord(d.lost), failed), nil
+			return nil, failed.Error(), nil // the planner says which ranks
 		}
 	}
-	// Re-mark the checkpoint in this node's cache if it lost the marker.
-	merr := e.ensureManifest(ctx, m)
+	merr := e.writeManifest(ctx, m, p)
 	// Round 4: every rank votes whether its node holds the manifest
 	// again; a node without it would not offer the checkpoint next time.
 	ok, err := group.AllAgree(ctx, e.Comm, merr == nil)
@@ -242,17 +260,22 @@ func (e *Engine) tryRestore(ctx context.Context, m *manifest.Manifest) (*Restore
 	return res, "", nil
 }
 
-// rebuild restores the lost members of this rank's set, if it has any.
-func (e *Engine) rebuild(ctx context.Context, m *manifest.Manifest, epoch uint64, status []rankStatus) error {
+// writeManifest writes m into this rank's node's cache if the plan lists
+// the node as lacking a valid copy (recovery's rule 11).
+func (e *Engine) writeManifest(ctx context.Context, m *manifest.Manifest, p recovery.Plan) error {
+	if !slices.Contains(p.WriteManifest, nodeName(e.Node, e.Rank)) {
+		return nil
+	}
+	return e.ensureManifest(ctx, m)
+}
+
+// rebuild restores the lost members of this rank's set, lost as the plan
+// gives them (Plan.LostMembers: indices in the set); a set with none does
+// nothing.
+func (e *Engine) rebuild(ctx context.Context, m *manifest.Manifest, epoch uint64, lost []int) error {
 	part := m.Parts[e.Rank]
 	set := m.Sets[part.Set]
-	var lost []int
-	for i, r := range set {
-		if !status[r].Intact {
-			lost = append(lost, i)
-		}
-	}
-	if len(lost) == 0 || m.M == 0 {
+	if len(lost) == 0 {
 		return nil
 	}
 	layout, err := redundancy.NewLayout(len(set), m.M)

@@ -1,21 +1,21 @@
 package engine
 
-// Restart's selection: which candidates there are, and for each whether it
-// can be used and how. Everything here is pure — it sees what the ranks
-// reported and returns a decision with a reason — so that the planner of
-// internal/recovery can take its place without touching the I/O of
-// restart.go and flush.go.
+// Restart's input to the planner: which candidates there are and what
+// every node of the job holds of them, built from what all ranks gathered.
+// Which candidate a restart uses, and how, is internal/recovery's
+// decision (recovery.Decide); restart.go and fetch.go carry it out.
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/ckpt/ckpt/internal/manifest"
+	"github.com/ckpt/ckpt/internal/recovery"
 )
 
-// offer is what each rank knows of the checkpoints: the manifests of its
-// node's cache and (rank 0) of the shared tier.
+// offer is what each rank knows of the checkpoints: the node it runs on,
+// the manifests of that node's cache and (rank 0) of the shared tier.
 type offer struct {
+	Node   string   `json:"node"`
 	Cache  [][]byte `json:"cache,omitempty"`
 	Shared [][]byte `json:"shared,omitempty"`
 }
@@ -24,6 +24,9 @@ type offer struct {
 // tier, or both.
 type candidate struct {
 	cache, shared *manifest.Manifest
+	// cachedOn are the nodes whose cache offered a manifest of it that
+	// decodes (recovery's Checkpoint.Manifests: Intact there).
+	cachedOn map[string]bool
 }
 
 func (c candidate) any() *manifest.Manifest {
@@ -33,107 +36,86 @@ func (c candidate) any() *manifest.Manifest {
 	return c.shared
 }
 
-// mergeOffers turns what every rank offered into the candidates, newest
-// (highest ID) first, ties by name. Manifests that do not decode are
-// dropped: they mark no checkpoint. Of a checkpoint's cached manifests the
-// lowest rank's is taken (they are identical unless one is corrupt, which
-// fails to decode).
-func mergeOffers(all []offer) []candidate {
+// nodeName is the node rank runs on as the planner sees it: a rank that
+// names none (it could commit nothing: a manifest needs a node) still
+// needs one, of its own, so that the input is valid and the job learns it
+// has no checkpoint.
+func nodeName(node string, rank int) string {
+	if node == "" {
+		return fmt.Sprintf("(rank %d)", rank)
+	}
+	return node
+}
+
+// mergeOffers turns what every rank offered into the candidates, in the
+// order they were first offered (the planner orders them: recovery's rule
+// 1), and the node of every rank. Manifests that do not decode are
+// dropped: they mark no checkpoint, and their node counts as holding none.
+// Of a checkpoint's cached manifests the lowest rank's is taken (they are
+// identical unless one is corrupt, which fails to decode).
+func mergeOffers(all []offer) ([]candidate, []string) {
 	type key struct {
 		name string
 		id   uint64
 	}
-	byKey := map[key]*candidate{}
-	var keys []key
-	add := func(b []byte, shared bool) {
+	byKey := map[key]int{}
+	var out []candidate
+	nodes := make([]string, len(all))
+	add := func(b []byte, node string, shared bool) {
 		m, err := manifest.Decode(b)
 		if err != nil {
 			return
 		}
 		k := key{m.Name, m.ID}
-		c := byKey[k]
-		if c == nil {
-			c = &candidate{}
-			byKey[k] = c
-			keys = append(keys, k)
+		i, ok := byKey[k]
+		if !ok {
+			i = len(out)
+			byKey[k] = i
+			out = append(out, candidate{cachedOn: map[string]bool{}})
 		}
-		if shared {
+		c := &out[i]
+		switch {
+		case shared:
 			c.shared = m
-		} else if c.cache == nil {
+		case c.cache == nil:
 			c.cache = m
 		}
+		if !shared {
+			c.cachedOn[node] = true
+		}
 	}
-	for _, o := range all {
+	for r, o := range all {
+		nodes[r] = nodeName(o.Node, r)
 		for _, b := range o.Cache {
-			add(b, false)
+			add(b, nodes[r], false)
 		}
 		for _, b := range o.Shared {
-			add(b, true)
+			add(b, "", true)
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].id != keys[j].id {
-			return keys[i].id > keys[j].id
+	return out, nodes
+}
+
+// planInput is the planner's input for a job of size ranks from every
+// rank's offer; its Checkpoints[i] is candidates[i]. Every rank computes it
+// from the same gathered offers, so every rank plans alike. The caches'
+// holdings (Held) are left unknown: the planner asks for them
+// (recovery.Verify) only for the candidates it needs (its rule 4); the
+// shared tier's objects are not checked beforehand (rule 10: the fetch
+// verifies them).
+func planInput(size int, all []offer) (recovery.Input, []candidate) {
+	candidates, nodes := mergeOffers(all)
+	in := recovery.Input{Ranks: size, Nodes: nodes}
+	for _, c := range candidates {
+		cp := recovery.FromManifest(c.any())
+		cp.Manifests = map[string]recovery.State{}
+		for n := range c.cachedOn {
+			cp.Manifests[n] = recovery.Intact
 		}
-		return keys[i].name < keys[j].name
-	})
-	out := make([]candidate, len(keys))
-	for i, k := range keys {
-		out[i] = *byKey[k]
-	}
-	return out
-}
-
-// unusable says why a job of size ranks cannot use m at all, "" if it can.
-func unusable(m *manifest.Manifest, size int) string {
-	if m.Ranks != size {
-		return fmt.Sprintf("written by a job of %d ranks, this one has %d", m.Ranks, size)
-	}
-	return ""
-}
-
-// rankStatus is what every rank reports about a cached candidate.
-type rankStatus struct {
-	Intact bool   `json:"intact"`
-	Why    string `json:"why,omitempty"`
-}
-
-// cacheDecision is what to do with a candidate in the caches: use it as it
-// is (lost empty), rebuild the lost ranks, or skip it for reason.
-type cacheDecision struct {
-	lost   []int
-	reason string
-}
-
-// decideCache decides from every rank's status whether m's sets can
-// rebuild what they lost: no set may have lost more members than its
-// parity rebuilds.
-func decideCache(m *manifest.Manifest, status []rankStatus) cacheDecision {
-	var d cacheDecision
-	for r, st := range status {
-		if !st.Intact {
-			d.lost = append(d.lost, r)
+		if c.shared != nil {
+			cp.Shared = &recovery.Shared{}
 		}
+		in.Checkpoints = append(in.Checkpoints, cp)
 	}
-	for si, set := range m.Sets {
-		var setLost []int
-		for _, r := range set {
-			if !status[r].Intact {
-				setLost = append(setLost, r)
-			}
-		}
-		if len(setLost) > m.M {
-			d.reason = fmt.Sprintf("set %d (ranks %v) lost %s, more than the %d its %s redundancy rebuilds (rank %d: %s)",
-				si, set, rankWord(setLost), m.M, m.Scheme, setLost[0], status[setLost[0]].Why)
-			return d
-		}
-	}
-	return d
-}
-
-func rankWord(ranks []int) string {
-	if len(ranks) == 1 {
-		return fmt.Sprintf("rank %d", ranks[0])
-	}
-	return fmt.Sprintf("ranks %v", ranks)
+	return in, candidates
 }

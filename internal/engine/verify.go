@@ -6,6 +6,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/cachetier"
 	"github.com/ckpt/ckpt/internal/manifest"
+	"github.com/ckpt/ckpt/internal/recovery"
 	"github.com/ckpt/ckpt/storage"
 )
 
@@ -23,6 +24,23 @@ func VerifyPart(ctx context.Context, cache storage.Backend, name string, p manif
 		}
 	}
 	return nil
+}
+
+// CheckPart checks a rank's files of checkpoint name in a node's cache as
+// the planner wants them (recovery.Held): its data files and its parity
+// apart, every byte hashed, each State from the first failure (a bad
+// parity alone loses the member too: recovery's rule 5). err is the first
+// failure, data before parity, as VerifyPart returns it.
+func CheckPart(ctx context.Context, cache storage.Backend, name string, p manifest.Part) (recovery.Held, error) {
+	data, parity := p, p
+	data.Parity, parity.Files = nil, nil
+	derr := VerifyPart(ctx, cache, name, data)
+	perr := VerifyPart(ctx, cache, name, parity)
+	err := derr
+	if err == nil {
+		err = perr
+	}
+	return recovery.Held{Data: recovery.StateOf(derr), Parity: recovery.StateOf(perr), Why: ErrString(err)}, err
 }
 
 // verifyObject reads an object whole and checks its size and hash.

@@ -2,7 +2,8 @@
 // see of a job's checkpoints from outside the job: the caches of its nodes
 // and the shared tier, read-only. It lists the checkpoints their manifests
 // describe and verifies every hash, reporting whether a checkpoint could
-// be recovered and how, in the order a restart would try.
+// be recovered and how, by the rules a restart follows (the planner of
+// internal/recovery decides both).
 package inspect
 
 import (
@@ -11,11 +12,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/ckpt/ckpt/internal/cachetier"
 	"github.com/ckpt/ckpt/internal/engine"
 	"github.com/ckpt/ckpt/internal/manifest"
+	"github.com/ckpt/ckpt/internal/recovery"
 	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/internal/storage/local"
 	"github.com/ckpt/ckpt/storage"
@@ -152,86 +155,106 @@ type Verification struct {
 // shared tier's objects. It reports whether the checkpoint is recoverable
 // from the caches as they are, by rebuilding from redundancy, or from the
 // shared tier — the order Restart tries them in.
+//
+// It is a driver of the planner, as Restart is (internal/recovery, "A tool
+// that verifies a checkpoint from outside a job"): it checks everything
+// beforehand, so one recovery.Decide answers, by the same rules a restart
+// follows. The job it plans for is the checkpoint's own layout: every rank
+// on the node that wrote it.
 func VerifyCheckpoint(ctx context.Context, t Tiers, l Listing) Verification {
 	m := l.Manifest
 	v := Verification{Name: m.Name, ID: m.ID}
-	ok := make([]bool, m.Ranks)
+	cp := recovery.FromManifest(m)
+	// Only the layout's nodes are nodes of the job: the planner refuses
+	// manifest states of others, and a restart of this layout would not
+	// see them either.
+	cp.Manifests = map[string]recovery.State{}
+	for _, n := range l.InCache {
+		if slices.Contains(cp.Nodes, n) {
+			cp.Manifests[n] = recovery.Intact
+		}
+	}
+	held := make([]recovery.Held, m.Ranks)
 	for _, p := range m.Parts {
 		rc := RankCheck{Rank: p.Rank, Node: p.Node}
-		cache := t.Caches[p.Node]
 		var err error
-		if cache == nil {
+		if cache := t.Caches[p.Node]; cache == nil {
 			err = fmt.Errorf("no cache for node %s", p.Node)
+			held[p.Rank] = recovery.Held{Data: recovery.Missing, Parity: recovery.Missing}
 		} else {
-			err = engine.VerifyPart(ctx, cache, m.Name, p)
+			held[p.Rank], err = engine.CheckPart(ctx, cache, m.Name, p)
 		}
+		// The ranks' problems are reported in Ranks; the reason does not
+		// quote them again.
+		held[p.Rank].Why = ""
 		rc.OK, rc.Problem = err == nil, engine.ErrString(err)
-		ok[p.Rank] = rc.OK
 		v.Ranks = append(v.Ranks, rc)
 	}
-	lostSets, rebuildable := 0, len(l.InCache) > 0
-	for _, set := range m.Sets {
-		lost := 0
-		for _, r := range set {
-			if !ok[r] {
-				lost++
-			}
-		}
-		if lost > 0 {
-			lostSets++
-		}
-		if lost > m.M && len(l.InCache) > 0 {
-			rebuildable = false
-			v.Reason = fmt.Sprintf("set %v lost %d members, %s rebuilds %d", set, lost, m.Scheme, m.M)
+	inCache := len(cp.Manifests) > 0
+	if inCache {
+		cp.Held = held // the planner takes holdings only of a checkpoint some node holds
+	}
+	if l.InShared && t.Shared != nil {
+		parts, err := verifySharedCopy(ctx, t.Shared, m)
+		cp.Shared = &recovery.Shared{Parts: parts}
+		v.Shared = "ok"
+		if err != nil {
+			v.Shared = err.Error()
 		}
 	}
-	if len(l.InCache) == 0 {
+	p, err := recovery.Decide(recovery.Input{Ranks: m.Ranks, Nodes: cp.Nodes, Checkpoints: []recovery.Checkpoint{cp}})
+	switch {
+	case err != nil:
+		v.Reason = err.Error() // a manifest the planner cannot read: not recoverable
+	case p.Action == recovery.UseCache:
+		v.Recoverable, v.How = true, engine.SourceCache
+	case p.Action == recovery.Rebuild:
+		v.Recoverable, v.How = true, engine.SourceRebuild
+	case p.Action == recovery.Fetch:
+		v.Recoverable, v.How, v.Reason = true, engine.SourceShared, p.CacheWhy
+	case len(p.Skipped) > 0:
+		v.Reason = p.Skipped[0].Reason // None: why neither tier gives it back
+	default:
+		v.Reason = p.Why()
+	}
+	if !inCache {
 		// No node cache holds its manifest: normal once a finished job's
 		// caches were removed, and no loss of members to report.
 		v.Reason = "in no node cache"
 	}
-	switch {
-	case len(l.InCache) > 0 && lostSets == 0:
-		v.Recoverable, v.How = true, engine.SourceCache
-	case rebuildable:
-		v.Recoverable, v.How = true, engine.SourceRebuild
-	}
-	if l.InShared && t.Shared != nil {
-		v.Shared = "ok"
-		if err := verifySharedCopy(ctx, t.Shared, m); err != nil {
-			v.Shared = err.Error()
-		} else if !v.Recoverable {
-			v.Recoverable, v.How = true, engine.SourceShared
-		}
-	}
-	if !v.Recoverable && v.Reason == "" {
-		v.Reason = "not intact in the caches and not on the shared tier"
-	}
 	return v
 }
 
-// verifySharedCopy checks every rank's object on the shared tier.
-func verifySharedCopy(ctx context.Context, b storage.Backend, m *manifest.Manifest) error {
+// verifySharedCopy checks every rank's object on the shared tier: the
+// state of each (recovery.Shared's Parts) and the first problem.
+func verifySharedCopy(ctx context.Context, b storage.Backend, m *manifest.Manifest) ([]recovery.State, error) {
+	parts := make([]recovery.State, m.Ranks)
+	var first error
 	for _, p := range m.Parts {
-		r, err := b.Open(ctx, sharedtier.DataObject(m.Name, p.Rank), 0, -1)
-		if err != nil {
-			return fmt.Errorf("rank %d: %w", p.Rank, err)
+		err := verifySharedPart(ctx, b, m.Name, p)
+		parts[p.Rank] = recovery.StateOf(err)
+		if err != nil && first == nil {
+			first = fmt.Errorf("rank %d: %w", p.Rank, err)
 		}
-		for _, f := range p.Files {
-			vr := manifest.NewContentVerifyingReader(io.LimitReader(r, f.Size), f.Name, f.Size, f.Hash)
-			if _, err = io.Copy(io.Discard, vr); err != nil {
-				break
-			}
+	}
+	return parts, first
+}
+
+// verifySharedPart checks one rank's object on the shared tier.
+func verifySharedPart(ctx context.Context, b storage.Backend, name string, p manifest.Part) error {
+	r, err := b.Open(ctx, sharedtier.DataObject(name, p.Rank), 0, -1)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for _, f := range p.Files {
+		vr := manifest.NewContentVerifyingReader(io.LimitReader(r, f.Size), f.Name, f.Size, f.Hash)
+		if _, err := io.Copy(io.Discard, vr); err != nil {
+			return err
 		}
-		if err == nil {
-			if n, _ := io.Copy(io.Discard, r); n > 0 {
-				err = fmt.Errorf("%d bytes more than the manifest lists", n)
-			}
-		}
-		r.Close()
-		if err != nil {
-			return fmt.Errorf("rank %d: %w", p.Rank, err)
-		}
+	}
+	if n, _ := io.Copy(io.Discard, r); n > 0 {
+		return fmt.Errorf("%d bytes more than the manifest lists", n)
 	}
 	return nil
 }

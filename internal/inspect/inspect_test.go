@@ -3,12 +3,14 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/cachetier"
 	"github.com/ckpt/ckpt/internal/engine"
 	"github.com/ckpt/ckpt/internal/localcomm"
+	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/internal/storage/mem"
 	"github.com/ckpt/ckpt/storage"
 )
@@ -89,9 +91,61 @@ func TestListAndVerify(t *testing.T) {
 	if got := how(list[0]); got != "false " {
 		t.Errorf("c2 without ranks 1 and 2: %s", got)
 	}
+	// The planner's reason names the set and its lost ranks.
+	lostSet := "set 0 (ranks [0 1 2 3]) lost ranks [1 2], xor:4 rebuilds at most 1 per set"
+	if v := VerifyCheckpoint(ctx, tiers, list[0]); !strings.HasPrefix(v.Reason, lostSet) || !strings.HasSuffix(v.Reason, "; no copy on the shared tier") ||
+		v.Ranks[1].OK || v.Ranks[2].OK || !v.Ranks[0].OK || v.Shared != "" {
+		t.Errorf("c2 without ranks 1 and 2: %+v", v)
+	}
 	cachetier.RemovePart(ctx, caches["n1"], "c1", 1)
 	cachetier.RemovePart(ctx, caches["n2"], "c1", 2)
 	if got := how(list[1]); got != "true shared" {
 		t.Errorf("c1 without ranks 1 and 2, flushed: %s", got)
 	}
+	if v := VerifyCheckpoint(ctx, tiers, list[1]); !strings.HasPrefix(v.Reason, lostSet) || v.Shared != "ok" {
+		t.Errorf("c1 from the shared tier: reason %q, shared %q", v.Reason, v.Shared)
+	}
+	// A corrupt shared object as well: not recoverable, and said why.
+	if err := saveObject(ctx, shared, sharedtier.DataObject("c1", 3), "garbage"); err != nil {
+		t.Fatal(err)
+	}
+	if v := VerifyCheckpoint(ctx, tiers, list[1]); v.Recoverable || !strings.HasPrefix(v.Shared, "rank 3: ") ||
+		!strings.HasSuffix(v.Reason, "the shared tier's copy is incomplete: rank 3 corrupt") {
+		t.Errorf("c1 with a corrupt shared object: %+v", v)
+	}
+}
+
+// A rank whose parity alone is corrupt is lost as a whole (recovery's rule
+// 5): its checkpoint is rebuilt, not used as it is; a second member of the
+// set lost makes it unrecoverable from the caches.
+func TestVerifyCorruptParity(t *testing.T) {
+	ctx := context.Background()
+	caches := map[string]storage.Backend{}
+	for r := range 4 {
+		caches[fmt.Sprintf("n%d", r)] = mem.New()
+	}
+	commit(t, caches, nil, "c1", false)
+	tiers := Tiers{Caches: caches}
+	list, err := ListCheckpoints(ctx, tiers)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("ListCheckpoints = %+v, %v", list, err)
+	}
+	if err := saveObject(ctx, caches["n3"], cachetier.ParityObject("c1", 3), "not the parity"); err != nil {
+		t.Fatal(err)
+	}
+	v := VerifyCheckpoint(ctx, tiers, list[0])
+	if !v.Recoverable || v.How != engine.SourceRebuild || v.Ranks[3].OK || !strings.Contains(v.Ranks[3].Problem, "parity") {
+		t.Errorf("c1 with rank 3's parity corrupt: %+v", v)
+	}
+	delete(caches, "n0")
+	v = VerifyCheckpoint(ctx, tiers, list[0])
+	if v.Recoverable || v.Ranks[0].Problem != "no cache for node n0" ||
+		!strings.HasPrefix(v.Reason, "set 0 (ranks [0 1 2 3]) lost ranks [0 3], xor:4 rebuilds at most 1 per set (rank 0 on n0: data and parity missing; rank 3 on n3: parity corrupt)") {
+		t.Errorf("c1 without n0's cache and rank 3's parity: %+v", v)
+	}
+}
+
+func saveObject(ctx context.Context, b storage.Backend, name, content string) error {
+	_, err := storage.Save(ctx, b, name, strings.NewReader(content))
+	return err
 }

@@ -34,8 +34,17 @@
 //
 // These are the rules of Store.Restart before the planner existed
 // (gatherCandidates, tryRestore and rebuild in restart.go, fetch and
-// reprotect in shared.go), so that wiring it in changes no decision; the
+// reprotect in shared.go), so that wiring it in changed no decision; the
 // skip reasons are worded anew.
+//
+// # Where it is called
+//
+// Engine.Restart (internal/engine, restart.go) drives it for a job's
+// restart: every rank builds the same Input from what all ranks gathered
+// (planInput in select.go), so that every rank gets the same Plan and
+// joins the same collective rounds. VerifyCheckpoint (internal/inspect,
+// behind ckpt verify) drives it for a checkpoint seen from outside a job.
+// Neither compares lost members with a scheme's tolerance itself.
 //
 //  1. Candidates are tried newest first: by ID, descending, then by name; a
 //     newer checkpoint only on the shared tier is therefore chosen over an
@@ -88,9 +97,10 @@
 //  4. On None, fail the restart with Plan.Why.
 //
 // A tool that verifies a checkpoint from outside a job (VerifyCheckpoint in
-// verify.go) is a driver too: it passes the checkpoint's own layout as the
-// job (Input.Nodes = Checkpoint.Nodes), checks every rank's files in the
-// cache of the node that wrote them and every shared object beforehand,
-// and reads the answer from one Decide: UseCache, Rebuild or Fetch, or
-// None with the reason in Skipped.
+// internal/inspect) is a driver too: it passes the checkpoint's own layout
+// as the job (Input.Nodes = Checkpoint.Nodes), checks every rank's files in
+// the cache of the node that wrote them and every shared object
+// beforehand, and reads the answer from one Decide: UseCache, Rebuild or
+// Fetch (with Plan.CacheWhy saying why not from the caches), or None with
+// the reason in Skipped.
 package recovery

@@ -68,6 +68,11 @@ type Plan struct {
 	// Skipped lists the newer candidates passed over, newest first, with
 	// the reason for each; for None, every candidate.
 	Skipped []Skip
+	// CacheWhy (Fetch only) is why the caches could not give the chosen
+	// checkpoint back (rules 3, 8 and 12), worded as in a skip reason: a
+	// tool that reports how a checkpoint is recovered says why not from
+	// the caches.
+	CacheWhy string
 }
 
 // SetRebuild is one redundancy set whose lost members are rebuilt.
@@ -220,7 +225,8 @@ func decideOne(in *Input, c *Checkpoint) (Plan, string) {
 		for r := range all {
 			all[r] = r
 		}
-		return Plan{Action: Fetch, Rebuilt: all, Reprotect: c.M > 0}, "" // rule 9
+		// reasons holds exactly the caches' reason here.
+		return Plan{Action: Fetch, Rebuilt: all, Reprotect: c.M > 0, CacheWhy: strings.Join(reasons, "; ")}, "" // rule 9
 	}
 	return Plan{}, strings.Join(reasons, "; ")
 }

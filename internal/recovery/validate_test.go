@@ -198,3 +198,36 @@ func TestDecideNeverPanics(t *testing.T) {
 		t.Errorf("only %d of 3000 broken inputs were refused", errs)
 	}
 }
+
+// A Fetch says why the caches could not give the checkpoint back, as the
+// skip reason would; other plans leave CacheWhy empty.
+func TestCacheWhy(t *testing.T) {
+	in := validInput()
+	in.Failed = nil
+	if p, _ := Decide(in); p.Action != UseCache || p.CacheWhy != "" {
+		t.Fatalf("intact: plan %s, CacheWhy %q", p, p.CacheWhy)
+	}
+	c := &in.Checkpoints[0]
+	c.Held[0] = Held{Data: Missing, Parity: Missing}
+	c.Held[2] = Held{Data: Intact, Parity: Corrupt}
+	c.Shared.Parts = nil
+	p, err := Decide(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "set 0 (ranks [0 2]) lost ranks [0 2], xor:2 rebuilds at most 1 per set (rank 0 on a: data and parity missing; rank 2 on c: parity corrupt)"
+	if p.Action != Fetch || p.CacheWhy != want {
+		t.Errorf("plan %v, CacheWhy %q; want fetch, %q", p.Action, p.CacheWhy, want)
+	}
+	// Without the shared copy the same words are the skip reason's first.
+	c.Shared = nil
+	if p, _ := Decide(in); p.Action != None || !strings.HasPrefix(p.Skipped[0].Reason, want+"; ") {
+		t.Errorf("no shared copy: plan %v, skipped %+v", p.Action, p.Skipped)
+	}
+	in.Checkpoints[0].Manifests = nil
+	in.Checkpoints[0].Held = nil
+	in.Checkpoints[0].Shared = &Shared{}
+	if p, _ := Decide(in); p.Action != Fetch || p.CacheWhy != "no node's cache holds its manifest" {
+		t.Errorf("in no cache: plan %v, CacheWhy %q", p.Action, p.CacheWhy)
+	}
+}
