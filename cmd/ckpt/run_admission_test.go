@@ -118,8 +118,10 @@ func TestRunRanksStartingApartJoin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := `if [ "$CKPT_RANK" = 1 ]; then sleep 2; fi; exec "$0" "$@"`
-	args := append([]string{"run", "-n", "2", "--heartbeat-timeout", "0.5s", "--retries", "0",
+	// Rank 1 starts twice the heartbeat timeout late: the timeout is long
+	// enough that ranks that have joined do not miss it on a busy machine.
+	script := `if [ "$CKPT_RANK" = 1 ]; then sleep 6; fi; exec "$0" "$@"`
+	args := append([]string{"run", "-n", "2", "--heartbeat-timeout", "3s", "--retries", "0",
 		"--cache-root", filepath.Join(t.TempDir(), "caches"), "--", "/bin/sh", "-c", script, exe}, himenoArgs...)
 	code, stdout, stderr := runCLI(t, args...)
 	if code != exitOK {
