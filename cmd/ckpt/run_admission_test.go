@@ -106,7 +106,7 @@ func TestRunJoinAllowance(t *testing.T) {
 
 // Ranks that start further apart than the heartbeat interval (which is all
 // the time `ckpt run` used to leave them to join: a third of the heartbeat
-// timeout) still make a job: rank 1 starts two seconds, four heartbeat
+// timeout) still make a job: rank 1 starts six seconds, two heartbeat
 // timeouts, after rank 0.
 func TestRunRanksStartingApartJoin(t *testing.T) {
 	t.Setenv(asCkpt, "1")
@@ -118,8 +118,8 @@ func TestRunRanksStartingApartJoin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Rank 1 starts twice the heartbeat timeout late: the timeout is long
-	// enough that ranks that have joined do not miss it on a busy machine.
+	// The timeout is long enough that ranks that have joined do not miss
+	// it on a busy machine.
 	script := `if [ "$CKPT_RANK" = 1 ]; then sleep 6; fi; exec "$0" "$@"`
 	args := append([]string{"run", "-n", "2", "--heartbeat-timeout", "3s", "--retries", "0",
 		"--cache-root", filepath.Join(t.TempDir(), "caches"), "--", "/bin/sh", "-c", script, exe}, himenoArgs...)
