@@ -33,6 +33,10 @@ type Config struct {
 	Mem bool
 	// NoSync opens directory caches without syncing (process durability).
 	NoSync bool
+	// Dir is the directory of the caches and the shared tier (default: a
+	// temp directory of the test). A test names it to hand the caches to
+	// another process, or to take them over from one.
+	Dir string
 	// KeepCache and KeepShared go to the engines (≤ 0: keep all).
 	KeepCache, KeepShared int
 }
@@ -88,7 +92,11 @@ func New(t testing.TB, cfg Config) *Cluster {
 		cfg.BlockSize = 4096
 	}
 	c := &Cluster{t: t, cfg: cfg}
-	if !cfg.Mem {
+	switch {
+	case cfg.Mem:
+	case cfg.Dir != "":
+		c.root = cfg.Dir
+	default:
 		c.root = t.TempDir()
 	}
 	for n := range cfg.Nodes {
