@@ -186,28 +186,3 @@ func TestLostNodesRanksFailTheStep(t *testing.T) {
 		}
 	}
 }
-
-// A flipped byte in a cache object is found and repaired.
-func TestCorruptIsRebuilt(t *testing.T) {
-	c := cluster.New(t, cluster.Config{Ranks: 4, Nodes: 4, Scheme: "xor:4", Mem: true})
-	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return write(ctx, r, "c1") })
-	c.Corrupt(3, "c1/rank-3/state")
-	c.Relaunch()
-	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return restart(ctx, r, "c1", engine.SourceRebuild) })
-}
-
-// Losing more nodes than the scheme tolerates falls back to the shared
-// tier.
-func TestDoubleLossFallsBackToShared(t *testing.T) {
-	c := cluster.New(t, cluster.Config{Ranks: 8, Nodes: 4, Scheme: "xor:4", Shared: true, Mem: true})
-	c.MustRun(func(ctx context.Context, r *cluster.Rank) error {
-		if err := write(ctx, r, "c1"); err != nil {
-			return err
-		}
-		return r.Engine.Flush(ctx, "c1")
-	})
-	c.LoseNode(0)
-	c.LoseNode(3)
-	c.Relaunch()
-	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return restart(ctx, r, "c1", engine.SourceShared) })
-}
