@@ -108,9 +108,9 @@ func TestPartitionFailsCommitOnBothSides(t *testing.T) {
 	}
 }
 
-// A partition that comes while the sets stream their blocks wakes the
-// transfers blocked across it: during the encode nobody calls a
-// collective, so only the transports can end it.
+// A partition that comes in the middle of a commit, as the sets start to
+// encode, fails the commit on every rank and hangs none. (That a transfer
+// already blocked across the cut is woken is localcomm's own test.)
 func TestPartitionDuringEncode(t *testing.T) {
 	c := cluster.New(t, cluster.Config{Ranks: 4, Nodes: 4, Scheme: "xor:4", Mem: true})
 	c.OnCreate(0, func(object string) bool { return strings.HasSuffix(object, ".parity") }, func() { c.Partition(0) })
