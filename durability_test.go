@@ -6,10 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/ckpt/ckpt/internal/testwait"
+	"github.com/ckpt/ckpt/internal/cluster"
 )
 
 func TestParseDurability(t *testing.T) {
@@ -33,32 +32,26 @@ func TestParseDurability(t *testing.T) {
 // leave it: restart detects it and rebuilds the file from the XOR set.
 func TestProcessDurableCache(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
 	const ranks = 4
 	t.Setenv("CKPT_CACHE_DURABILITY", "process")
+	// The cluster gives the ranks and their nodes; each Store opens its
+	// cache from the directory, so that the variable above governs it.
+	c := cluster.New(t, cluster.Config{Ranks: ranks, Nodes: ranks, Scheme: "xor:4"})
 	launch := func() []*Store {
-		comms := LocalJob(ranks)
 		stores := make([]*Store, ranks)
-		for r := range stores {
-			node := fmt.Sprintf("node%d", r)
-			s, err := Open(Options{Rank: r, Size: ranks, Node: node, CacheDir: filepath.Join(root, node),
-				Redundancy: "xor:4", Comm: comms[r], BlockSize: 4096})
+		for _, r := range c.Ranks() {
+			s, err := Open(Options{Rank: r.ID, Size: ranks, Node: r.NodeName, CacheDir: r.CacheDir,
+				Redundancy: "xor:4", Comm: &localComm{r.Comm}, BlockSize: 4096})
 			if err != nil {
 				t.Fatal(err)
 			}
-			stores[r] = s
+			stores[r.ID] = s
 		}
 		return stores
 	}
 	all := func(stores []*Store, fn func(s *Store) error) {
 		t.Helper()
-		errs := make([]error, len(stores))
-		var wg sync.WaitGroup
-		for r, s := range stores {
-			wg.Go(func() { errs[r] = fn(s) })
-		}
-		testwait.Group(t, &wg, "the ranks")
-		for r, err := range errs {
+		for r, err := range c.Run(func(ctx context.Context, r *cluster.Rank) error { return fn(stores[r.ID]) }) {
 			if err != nil {
 				t.Fatalf("rank %d: %v", r, err)
 			}
@@ -69,7 +62,7 @@ func TestProcessDurableCache(t *testing.T) {
 	for _, s := range stores {
 		s.Close()
 	}
-	victim := filepath.Join(root, "node2", "ckpt-1", "rank-2", "f1.bin")
+	victim := filepath.Join(c.Ranks()[2].CacheDir, "ckpt-1", "rank-2", "f1.bin")
 	fi, err := os.Stat(victim)
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +70,7 @@ func TestProcessDurableCache(t *testing.T) {
 	if err := os.Truncate(victim, fi.Size()/2); err != nil {
 		t.Fatal(err)
 	}
+	c.Relaunch()
 	stores = launch()
 	all(stores, func(s *Store) error {
 		res, err := s.Restart(ctx)

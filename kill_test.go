@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/cachetier"
+	"github.com/ckpt/ckpt/internal/cluster"
 	"github.com/ckpt/ckpt/internal/testwait"
 )
 
@@ -23,9 +24,7 @@ func TestKillHelperWriter(t *testing.T) {
 	if root == "" {
 		t.Skip("helper process of TestKilledWriter")
 	}
-	j := &testJob{t: t, root: root, nodes: 4, ranks: 8, scheme: os.Getenv("CKPT_KILL_SCHEME")}
-	j.openCaches()
-	j.relaunch()
+	j := openTestJob(t, cluster.Config{Ranks: 8, Nodes: 4, Scheme: os.Getenv("CKPT_KILL_SCHEME"), Dir: root})
 	fmt.Println("ready")
 	j.mustRun(func(r int, s *Store) error {
 		// A large file first, so that the kill points cover writing,
@@ -96,9 +95,7 @@ func TestKilledWriter(t *testing.T) {
 		cmd.Process.Kill() // SIGKILL
 		testwait.Cmd(t, cmd, "the killed writer")
 
-		j := &testJob{t: t, root: root, nodes: 4, ranks: 8, scheme: scheme}
-		j.openCaches()
-		j.relaunch()
+		j := openTestJob(t, cluster.Config{Ranks: 8, Nodes: 4, Scheme: scheme, Dir: root})
 		j.mustRun(func(r int, s *Store) error {
 			list, err := s.List(context.Background())
 			if err != nil {
@@ -127,9 +124,7 @@ func TestKilledWriter(t *testing.T) {
 // prepare writes checkpoint c1 into the caches below root.
 func prepare(t *testing.T, root, scheme string) {
 	t.Helper()
-	j := &testJob{t: t, root: root, nodes: 4, ranks: 8, scheme: scheme}
-	j.openCaches()
-	j.relaunch()
+	j := openTestJob(t, cluster.Config{Ranks: 8, Nodes: 4, Scheme: scheme, Dir: root})
 	j.mustRun(func(r int, s *Store) error { return writeCheckpoint(context.Background(), s, "c1") })
 }
 

@@ -16,11 +16,7 @@ import (
 )
 
 func (j *testJob) withShared() storage.Backend {
-	j.t.Helper()
-	b, err := local.New(filepath.Join(j.root, "shared"))
-	if err != nil {
-		j.t.Fatal(err)
-	}
+	b := j.c.Shared()
 	for _, s := range j.stores {
 		s.eng.Shared = b
 	}
@@ -110,10 +106,7 @@ func TestCorruptSharedObjectFallsBack(t *testing.T) {
 			return s.Flush(ctx, name)
 		})
 	}
-	p := filepath.Join(j.root, "shared", "c2", "rank-1.data")
-	b, _ := os.ReadFile(p)
-	b[len(b)/2] ^= 1
-	os.WriteFile(p, b, 0o644)
+	j.c.CorruptShared("c2/rank-1.data")
 	for n := 0; n < 2; n++ {
 		j.loseNode(n)
 	}
@@ -138,7 +131,7 @@ func TestFlushFailureLeavesNothing(t *testing.T) {
 	j := newTestJob(t, 4, 2, "partner")
 	shared := j.withShared()
 	j.mustRun(func(r int, s *Store) error { return writeCheckpoint(ctx, s, "c1") })
-	full, err := local.New(filepath.Join(j.root, "full"), local.WithHooks(local.Hooks{
+	full, err := local.New(filepath.Join(t.TempDir(), "full"), local.WithHooks(local.Hooks{
 		SyncFile: func(f *os.File) error { return fmt.Errorf("sync %s: %w", f.Name(), errNoSpace) },
 	}))
 	if err != nil {
@@ -186,12 +179,12 @@ func TestRetention(t *testing.T) {
 		})
 	}
 	for n := 0; n < 2; n++ {
-		list, _ := cachetier.List(ctx, j.caches[n])
+		list, _ := cachetier.List(ctx, j.c.Cache(n))
 		if len(list) != 2 || list[0].Name != "c4" || list[1].Name != "c3" {
 			t.Errorf("node %d keeps %d checkpoints, want c4 and c3", n, len(list))
 		}
 		var left []string
-		j.caches[n].List(ctx, "c1", func(i storage.Info) error { left = append(left, i.Name); return nil })
+		j.c.Cache(n).List(ctx, "c1", func(i storage.Info) error { left = append(left, i.Name); return nil })
 		if len(left) != 0 {
 			t.Errorf("node %d still holds %v of c1", n, left)
 		}

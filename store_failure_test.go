@@ -5,27 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// flipByte corrupts one byte of a cached object in place.
-func (j *testJob) flipByte(node int, object string, at int64) {
-	j.t.Helper()
-	p := filepath.Join(j.root, fmt.Sprintf("node%d", node), object)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		j.t.Fatal(err)
-	}
-	if len(b) == 0 {
-		j.t.Fatalf("%s is empty", object)
-	}
-	b[at%int64(len(b))] ^= 0x5a
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		j.t.Fatal(err)
-	}
-}
 
 // A flipped byte in a data file or a parity file is found by the
 // verification and repaired from the set's redundancy, bit-exact.
@@ -35,7 +17,7 @@ func TestCorruptDataOrParityIsRebuilt(t *testing.T) {
 		t.Run(object, func(t *testing.T) {
 			j := newTestJob(t, 8, 4, "xor:4")
 			j.mustRun(func(r int, s *Store) error { return writeCheckpoint(ctx, s, "c1") })
-			j.flipByte(j.nodeOf(1), object, 1234)
+			j.c.Corrupt(j.nodeOf(1), object)
 			j.relaunch()
 			j.mustRun(func(r int, s *Store) error {
 				res, err := s.Restart(ctx)
@@ -57,7 +39,7 @@ func TestCorruptManifestOnOneNode(t *testing.T) {
 	ctx := context.Background()
 	j := newTestJob(t, 8, 4, "xor:4")
 	j.mustRun(func(r int, s *Store) error { return writeCheckpoint(ctx, s, "c1") })
-	j.flipByte(2, "c1/manifest", 40)
+	j.c.Corrupt(2, "c1/manifest")
 	j.relaunch()
 	j.mustRun(func(r int, s *Store) error {
 		res, err := s.Restart(ctx)
@@ -82,10 +64,7 @@ func TestBeyondToleranceFallsBack(t *testing.T) {
 	// The new checkpoint disappears from two nodes: two members of every
 	// XOR set, one more than it rebuilds. The old one survives.
 	for _, n := range []int{0, 1} {
-		dir := filepath.Join(j.root, fmt.Sprintf("node%d", n), "new")
-		if err := os.RemoveAll(dir); err != nil {
-			t.Fatal(err)
-		}
+		j.c.Remove(n, "new/")
 	}
 	j.relaunch()
 	j.mustRun(func(r int, s *Store) error {

@@ -7,82 +7,65 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/ckpt/ckpt/internal/storage/local"
-	"github.com/ckpt/ckpt/internal/testwait"
+	"github.com/ckpt/ckpt/internal/cluster"
 )
 
-// testJob is a job of ranks running as goroutines, spread over simulated
-// nodes that each have a cache directory.
+// testJob is a job of Stores on the ranks of an in-process cluster
+// (internal/cluster): 8 ranks on 4 nodes and the like, each node with its
+// cache directory.
 type testJob struct {
 	t      *testing.T
-	root   string
+	c      *cluster.Cluster
 	nodes  int
-	ranks  int
 	scheme string
-	caches []*local.Backend
 	stores []*Store
 }
 
 func newTestJob(t *testing.T, ranks, nodes int, scheme string) *testJob {
 	t.Helper()
-	j := &testJob{t: t, root: t.TempDir(), nodes: nodes, ranks: ranks, scheme: scheme}
-	j.openCaches()
-	j.relaunch()
+	return openTestJob(t, cluster.Config{Ranks: ranks, Nodes: nodes, Scheme: scheme, Shared: true})
+}
+
+// openTestJob is newTestJob with the cluster's configuration in full.
+func openTestJob(t *testing.T, cfg cluster.Config) *testJob {
+	t.Helper()
+	j := &testJob{t: t, c: cluster.New(t, cfg), nodes: cfg.Nodes, scheme: cfg.Scheme}
+	j.open()
 	return j
 }
 
-func (j *testJob) openCaches() {
+// nodeOf is the node of rank r: the cluster fills nodes round-robin.
+func (j *testJob) nodeOf(r int) int { return r % j.nodes }
+
+// open opens a Store for every rank of the cluster's incarnation, as the
+// ranks of a launched job do.
+func (j *testJob) open() {
 	j.t.Helper()
-	j.caches = nil
-	for n := 0; n < j.nodes; n++ {
-		b, err := local.New(filepath.Join(j.root, fmt.Sprintf("node%d", n)))
+	ranks := j.c.Ranks()
+	j.stores = make([]*Store, len(ranks))
+	for _, r := range ranks {
+		s, err := Open(Options{Rank: r.ID, Size: len(ranks), Node: r.NodeName,
+			Cache: r.Cache, Redundancy: j.scheme, Comm: &localComm{r.Comm}, BlockSize: 4096})
 		if err != nil {
 			j.t.Fatal(err)
 		}
-		j.caches = append(j.caches, b)
+		j.stores[r.ID] = s
 	}
 }
-
-// nodeOf places rank r on a node: ranks fill nodes round-robin.
-func (j *testJob) nodeOf(r int) int { return r % j.nodes }
 
 // relaunch opens fresh stores for every rank, as a restarted job would.
 func (j *testJob) relaunch() {
 	j.t.Helper()
-	comms := LocalJob(j.ranks)
-	j.stores = make([]*Store, j.ranks)
-	for r := range j.stores {
-		s, err := Open(Options{Rank: r, Size: j.ranks, Node: fmt.Sprintf("node%d", j.nodeOf(r)),
-			Cache: j.caches[j.nodeOf(r)], Redundancy: j.scheme, Comm: comms[r], BlockSize: 4096})
-		if err != nil {
-			j.t.Fatal(err)
-		}
-		j.stores[r] = s
-	}
+	j.c.Relaunch()
+	j.open()
 }
 
 // run runs fn on every rank concurrently and returns the errors by rank.
 func (j *testJob) run(fn func(r int, s *Store) error) []error {
-	errs := make([]error, j.ranks)
-	var wg sync.WaitGroup
-	for r, s := range j.stores {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			_ = ctx
-			errs[r] = fn(r, s)
-		}()
-	}
-	testwait.Group(j.t, &wg, "the ranks")
-	return errs
+	j.t.Helper()
+	return j.c.Run(func(ctx context.Context, r *cluster.Rank) error { return fn(r.ID, j.stores[r.ID]) })
 }
 
 func (j *testJob) mustRun(fn func(r int, s *Store) error) {
@@ -94,16 +77,9 @@ func (j *testJob) mustRun(fn func(r int, s *Store) error) {
 	}
 }
 
-// loseNode deletes a node's cache, as a node failure would.
-func (j *testJob) loseNode(n int) {
-	dir := filepath.Join(j.root, fmt.Sprintf("node%d", n))
-	if err := os.RemoveAll(dir); err != nil {
-		j.t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		j.t.Fatal(err)
-	}
-}
+// loseNode crashes a node: its cache is gone, and a spare takes its place
+// at the next relaunch.
+func (j *testJob) loseNode(n int) { j.c.LoseNode(n) }
 
 // content is the deterministic data rank r writes to file f of checkpoint c:
 // sizes differ between ranks and files, some are empty.

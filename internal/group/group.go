@@ -115,7 +115,9 @@ func (m *Member) Fail(reason error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.err == nil {
-		g.err = fmt.Errorf("%w: rank %d: %v", ErrFailed, m.rank, reason)
+		// reason is wrapped too, so that callers can tell why (a node
+		// lost, a partition) with errors.Is.
+		g.err = fmt.Errorf("%w: rank %d: %w", ErrFailed, m.rank, reason)
 		close(g.done)
 	}
 }
