@@ -124,9 +124,10 @@ func TestPartitionDuringEncode(t *testing.T) {
 // LoseNode during a commit makes every rank's commit fail; no node shows
 // the checkpoint, and the previous one is restored after the relaunch,
 // the lost node's share rebuilt. The node is lost while the sets encode
-// (it starts its parity) or before it (it writes its data).
+// (it starts its parity), before it (it writes its data), or as it
+// writes the commit marker (the survivors must then remove theirs).
 func TestLoseNodeDuringCommit(t *testing.T) {
-	for _, at := range []string{".parity", "/state"} {
+	for _, at := range []string{".parity", "/state", "/manifest"} {
 		t.Run(at, func(t *testing.T) {
 			c := cluster.New(t, cluster.Config{Ranks: 8, Nodes: 4, Scheme: "xor:4"})
 			c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return write(ctx, r, "c1") })

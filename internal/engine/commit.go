@@ -253,6 +253,13 @@ func (c *Checkpoint) Commit(ctx context.Context) error {
 	// Round 3: every rank votes whether its node's marker is written; the
 	// checkpoint counts only if all are, else every rank removes its part.
 	ok, gerr := group.AllAgree(ctx, e.Comm, err == nil)
+	if (gerr != nil || !ok) && err == nil {
+		// This node's marker is written but the checkpoint does not exist:
+		// remove it first, or listings would show a checkpoint whose parts
+		// are gone (ranks of one node remove the same object; a second
+		// removal finds nothing, which is fine).
+		e.Cache.Remove(context.WithoutCancel(ctx), cachetier.ManifestObject(c.name))
+	}
 	switch {
 	case gerr != nil:
 		return c.fail(ctx, gerr)
