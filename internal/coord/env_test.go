@@ -83,9 +83,9 @@ var handlers = map[string]func(*env, *command){
 }
 
 func (e *env) handle(c *command) string {
-	h, ok := handlers[c.name]
+	h, ok := handlers[c.Name]
 	if !ok {
-		e.t.Fatalf("%s: unknown command %q", c.pos, c.name)
+		e.t.Fatalf("%s: unknown command %q", c.Pos, c.Name)
 	}
 	e.out.Reset()
 	h(e, c)
@@ -169,9 +169,9 @@ func (e *env) peer(s *server, c ConnID) string {
 // fails the test at the command's position.
 
 func (e *env) str(c *command, key, def string) string {
-	for _, a := range c.args {
-		if a.key == key && len(a.vals) == 1 {
-			return a.vals[0]
+	for _, a := range c.Args {
+		if a.Key == key && len(a.Vals) == 1 {
+			return a.Vals[0]
 		}
 	}
 	return def
@@ -184,7 +184,7 @@ func (e *env) int(c *command, key string, def int) int {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		e.t.Fatalf("%s: %s=%q: %v", c.pos, key, s, err)
+		e.t.Fatalf("%s: %s=%q: %v", c.Pos, key, s, err)
 	}
 	return n
 }
@@ -196,15 +196,15 @@ func (e *env) dur(c *command, key string, def time.Duration) time.Duration {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		e.t.Fatalf("%s: %s=%q: %v", c.pos, key, s, err)
+		e.t.Fatalf("%s: %s=%q: %v", c.Pos, key, s, err)
 	}
 	return d
 }
 
 func (e *env) list(c *command, key string) ([]string, bool) {
-	for _, a := range c.args {
-		if a.key == key {
-			return a.vals, true
+	for _, a := range c.Args {
+		if a.Key == key {
+			return a.Vals, true
 		}
 	}
 	return nil, false
@@ -219,7 +219,7 @@ func (e *env) ranks(c *command, key string, def []int32) []int32 {
 	for _, v := range vals {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			e.t.Fatalf("%s: %s: %v", c.pos, key, err)
+			e.t.Fatalf("%s: %s: %v", c.Pos, key, err)
 		}
 		rs = append(rs, int32(n))
 	}
@@ -228,16 +228,16 @@ func (e *env) ranks(c *command, key string, def []int32) []int32 {
 
 // pos returns the first bare argument (a name), or fails.
 func (e *env) name(c *command) string {
-	if len(c.args) == 0 || c.args[0].vals != nil {
-		e.t.Fatalf("%s: %s needs a name", c.pos, c.name)
+	if len(c.Args) == 0 || c.Args[0].Vals != nil {
+		e.t.Fatalf("%s: %s needs a name", c.Pos, c.Name)
 	}
-	return c.args[0].key
+	return c.Args[0].Key
 }
 
 func (e *env) client(c *command) *client {
 	cl := e.clients[e.name(c)]
 	if cl == nil {
-		e.t.Fatalf("%s: no client %q", c.pos, e.name(c))
+		e.t.Fatalf("%s: no client %q", c.Pos, e.name(c))
 	}
 	return cl
 }

@@ -8,7 +8,7 @@ func (e *env) cmdConnect(c *command) {
 	name := e.name(c)
 	s := e.byName[e.str(c, "to", "coord")]
 	if s == nil {
-		e.t.Fatalf("%s: no server %q", c.pos, e.str(c, "to", "coord"))
+		e.t.Fatalf("%s: no server %q", c.Pos, e.str(c, "to", "coord"))
 	}
 	s.next++
 	cl := &client{name: name, srv: s, id: s.next, open: true}
@@ -22,18 +22,18 @@ func (e *env) cmdConnect(c *command) {
 // for a relay's clients).
 func (e *env) cmdJoin(c *command) {
 	to := e.str(c, "to", "coord")
-	for _, a := range c.args {
-		if a.key == "to" || a.key == "token" {
+	for _, a := range c.Args {
+		if a.Key == "to" || a.Key == "token" {
 			continue
 		}
-		e.cmdConnect(&command{pos: c.pos, name: "connect", args: []arg{{key: a.key}, {key: "to", vals: []string{to}}}})
-		node := a.key
+		e.cmdConnect(&command{Pos: c.Pos, Name: "connect", Args: []arg{{Key: a.Key}, {Key: "to", Vals: []string{to}}}})
+		node := a.Key
 		if to != "coord" {
 			node = to
 		}
-		e.cmdSend(&command{pos: c.pos, name: "send", args: []arg{{key: a.key}, {key: "hello"},
-			{key: "ranks", vals: a.vals}, {key: "node", vals: []string{node}},
-			{key: "token", vals: []string{e.str(c, "token", e.token)}}}})
+		e.cmdSend(&command{Pos: c.Pos, Name: "send", Args: []arg{{Key: a.Key}, {Key: "hello"},
+			{Key: "ranks", Vals: a.Vals}, {Key: "node", Vals: []string{node}},
+			{Key: "token", Vals: []string{e.str(c, "token", e.token)}}}})
 	}
 }
 

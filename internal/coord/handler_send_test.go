@@ -19,11 +19,11 @@ import (
 //	welcome | result | ack   (messages a client must not send)
 func (e *env) cmdSend(c *command) {
 	cl := e.client(c)
-	if len(c.args) < 2 {
-		e.t.Fatalf("%s: send needs a message type", c.pos)
+	if len(c.Args) < 2 {
+		e.t.Fatalf("%s: send needs a message type", c.Pos)
 	}
 	var msg wire.Msg
-	switch typ := c.args[1].key; typ {
+	switch typ := c.Args[1].Key; typ {
 	case "hello":
 		cl.ranks = e.ranks(c, "ranks", cl.ranks)
 		msg = &wire.Hello{Token: e.str(c, "token", e.token), Incarnation: uint64(e.int(c, "inc", int(e.inc))),
@@ -54,7 +54,7 @@ func (e *env) cmdSend(c *command) {
 	case "publish":
 		msg = &wire.Publish{Req: uint64(e.int(c, "req", 0)), Key: e.str(c, "key", ""), Value: []byte(e.str(c, "value", ""))}
 	case "lookup":
-		msg = &wire.Lookup{Req: uint64(e.int(c, "req", 0)), Key: e.str(c, "key", ""), Wait: c.has("wait")}
+		msg = &wire.Lookup{Req: uint64(e.int(c, "req", 0)), Key: e.str(c, "key", ""), Wait: c.Has("wait")}
 	case "heartbeat":
 		msg = &wire.Heartbeat{}
 	case "leave":
@@ -68,16 +68,16 @@ func (e *env) cmdSend(c *command) {
 	case "ack":
 		msg = &wire.Ack{Req: 1}
 	default:
-		e.t.Fatalf("%s: unknown message type %q", c.pos, typ)
+		e.t.Fatalf("%s: unknown message type %q", c.Pos, typ)
 	}
 	// Every message goes through the codec, as it would on a socket, so
 	// the scripts exercise what a driver actually delivers.
 	frame, err := wire.Encode(msg)
 	if err != nil {
-		e.t.Fatalf("%s: %v", c.pos, err)
+		e.t.Fatalf("%s: %v", c.Pos, err)
 	}
 	if msg, err = wire.Decode(frame); err != nil {
-		e.t.Fatalf("%s: %v", c.pos, err)
+		e.t.Fatalf("%s: %v", c.Pos, err)
 	}
 	if !cl.open {
 		e.printf("(%s is closed)", cl.name)
@@ -93,7 +93,7 @@ func (e *env) cmdSend(c *command) {
 func (e *env) cmdInject(c *command) {
 	s := e.byName[e.name(c)]
 	var msg wire.Msg
-	switch typ := c.args[1].key; typ {
+	switch typ := c.Args[1].Key; typ {
 	case "welcome":
 		msg = &wire.Welcome{Size: 1}
 	case "result":
@@ -107,7 +107,7 @@ func (e *env) cmdInject(c *command) {
 	case "hello":
 		msg = &wire.Hello{}
 	default:
-		e.t.Fatalf("%s: unknown message type %q", c.pos, typ)
+		e.t.Fatalf("%s: unknown message type %q", c.Pos, typ)
 	}
 	e.printf("%s reads %v from coord", s.name, msg)
 	e.nested(func() { e.apply(s, s.sm.Receive(Upstream, msg, e.now)) })

@@ -74,7 +74,7 @@ func (e *env) cmdRelay(c *command) {
 	s := &server{name: name, sm: r, peers: map[ConnID]string{}}
 	e.relays = append(e.relays, s)
 	e.byName[name] = s
-	if !c.has("noconnect") {
+	if !c.Has("noconnect") {
 		e.dialUp(s)
 	}
 }

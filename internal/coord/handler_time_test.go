@@ -10,10 +10,10 @@ import (
 // then every server (or only the one named) ticks, the coordinator first.
 // A server that does not tick stands for a hung process.
 func (e *env) cmdTick(c *command) {
-	if len(c.args) > 0 && c.args[0].vals == nil {
-		d, err := time.ParseDuration(c.args[0].key)
+	if len(c.Args) > 0 && c.Args[0].Vals == nil {
+		d, err := time.ParseDuration(c.Args[0].Key)
 		if err != nil {
-			e.t.Fatalf("%s: %v", c.pos, err)
+			e.t.Fatalf("%s: %v", c.Pos, err)
 		}
 		e.now += d
 	}

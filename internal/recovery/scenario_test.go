@@ -56,12 +56,12 @@ type cached struct {
 
 func (w *world) handle(c *command) string {
 	w.out.Reset()
-	switch c.name {
+	switch c.Name {
 	case "checkpoint":
 		w.cmdCheckpoint(c)
 	case "lose":
-		for _, a := range c.args {
-			delete(w.caches, a.key)
+		for _, a := range c.Args {
+			delete(w.caches, a.Key)
 		}
 	case "corrupt":
 		w.damage(c, Corrupt)
@@ -72,15 +72,15 @@ func (w *world) handle(c *command) string {
 	case "restart":
 		w.cmdRestart(c)
 	default:
-		w.t.Fatalf("%s: unknown command %q", c.pos, c.name)
+		w.t.Fatalf("%s: unknown command %q", c.Pos, c.Name)
 	}
 	return w.out.String()
 }
 
 func (w *world) vals(c *command, key string) []string {
-	for _, a := range c.args {
-		if a.key == key {
-			return a.vals
+	for _, a := range c.Args {
+		if a.Key == key {
+			return a.Vals
 		}
 	}
 	return nil
@@ -91,7 +91,7 @@ func (w *world) ints(c *command, vals []string) []int {
 	for _, v := range vals {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			w.t.Fatalf("%s: %v", c.pos, err)
+			w.t.Fatalf("%s: %v", c.Pos, err)
 		}
 		out = append(out, n)
 	}
@@ -99,33 +99,33 @@ func (w *world) ints(c *command, vals []string) []int {
 }
 
 func (w *world) find(c *command) *Checkpoint {
-	if len(c.args) == 0 {
-		w.t.Fatalf("%s: no checkpoint named", c.pos)
+	if len(c.Args) == 0 {
+		w.t.Fatalf("%s: no checkpoint named", c.Pos)
 	}
 	for _, cp := range w.ckpts {
-		if cp.Name == c.args[0].key {
+		if cp.Name == c.Args[0].Key {
 			return cp
 		}
 	}
-	w.t.Fatalf("%s: no checkpoint %q", c.pos, c.args[0].key)
+	w.t.Fatalf("%s: no checkpoint %q", c.Pos, c.Args[0].Key)
 	return nil
 }
 
 func (w *world) cmdCheckpoint(c *command) {
-	cp := &Checkpoint{Name: c.args[0].key, Nodes: w.vals(c, "nodes"), Scheme: w.vals(c, "scheme")[0]}
+	cp := &Checkpoint{Name: c.Args[0].Key, Nodes: w.vals(c, "nodes"), Scheme: w.vals(c, "scheme")[0]}
 	id, err := strconv.ParseUint(w.vals(c, "id")[0], 10, 64)
 	if err != nil {
-		w.t.Fatalf("%s: %v", c.pos, err)
+		w.t.Fatalf("%s: %v", c.Pos, err)
 	}
 	cp.ID, cp.Ranks = id, len(cp.Nodes)
 	sc, err := redundancy.ParseScheme(cp.Scheme)
 	if err != nil {
-		w.t.Fatalf("%s: %v", c.pos, err)
+		w.t.Fatalf("%s: %v", c.Pos, err)
 	}
 	cp.M = sc.Parity
-	for _, a := range c.args {
-		if a.key == "set" {
-			cp.Sets = append(cp.Sets, w.ints(c, a.vals))
+	for _, a := range c.Args {
+		if a.Key == "set" {
+			cp.Sets = append(cp.Sets, w.ints(c, a.Vals))
 		}
 	}
 	w.ckpts = append(w.ckpts, cp)
@@ -140,7 +140,7 @@ func (w *world) cmdCheckpoint(c *command) {
 		}
 		h.data[r], h.parity[r] = Intact, Intact
 	}
-	if c.has("shared") {
+	if c.Has("shared") {
 		w.shared[cp.Name] = &Shared{}
 	}
 }
@@ -151,7 +151,7 @@ func (w *world) damage(c *command, st State) {
 		for _, r := range w.ints(c, w.vals(c, what)) {
 			h := w.caches[cp.Nodes[r]][cp.Name]
 			if h == nil {
-				w.t.Fatalf("%s: node %s holds nothing of %s", c.pos, cp.Nodes[r], cp.Name)
+				w.t.Fatalf("%s: node %s holds nothing of %s", c.Pos, cp.Nodes[r], cp.Name)
 			}
 			if what == "data" {
 				h.data[r] = st
@@ -163,7 +163,7 @@ func (w *world) damage(c *command, st State) {
 	for _, n := range w.vals(c, "manifest") {
 		h := w.caches[n][cp.Name]
 		if h == nil {
-			w.t.Fatalf("%s: node %s holds nothing of %s", c.pos, n, cp.Name)
+			w.t.Fatalf("%s: node %s holds nothing of %s", c.Pos, n, cp.Name)
 		}
 		h.manifest = st
 	}
@@ -171,13 +171,13 @@ func (w *world) damage(c *command, st State) {
 
 func (w *world) cmdShared(c *command) {
 	cp := w.find(c)
-	if c.has("none") {
+	if c.Has("none") {
 		delete(w.shared, cp.Name)
 		return
 	}
 	s := &Shared{}
 	fill := Unknown
-	if c.has("checked") {
+	if c.Has("checked") {
 		fill = Intact
 	}
 	missing, corrupt := w.ints(c, w.vals(c, "missing")), w.ints(c, w.vals(c, "corrupt"))
@@ -243,11 +243,11 @@ func (w *world) verify(in *Input, cp *Checkpoint) {
 }
 
 func (w *world) cmdRestart(c *command) {
-	in := w.input(w.vals(c, "nodes"), c.has("lazy"))
+	in := w.input(w.vals(c, "nodes"), c.Has("lazy"))
 	fail := w.vals(c, "fail")
 	for step := 0; ; step++ {
 		if step > 2*len(in.Checkpoints)+2 {
-			w.t.Fatalf("%s: the plan does not settle", c.pos)
+			w.t.Fatalf("%s: the plan does not settle", c.Pos)
 		}
 		p, err := Decide(in)
 		if err != nil {
