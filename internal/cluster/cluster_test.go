@@ -1,11 +1,8 @@
 package cluster_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"strings"
 	"testing"
 
@@ -14,55 +11,6 @@ import (
 	"github.com/ckpt/ckpt/internal/engine"
 	"github.com/ckpt/ckpt/internal/localcomm"
 )
-
-// data is what rank r writes into checkpoint name: sizes differ between
-// ranks and span several 4 KiB blocks.
-func data(name string, r int) []byte {
-	return bytes.Repeat([]byte(fmt.Sprintf("%s rank %d;", name, r)), 500+97*r)
-}
-
-func write(ctx context.Context, r *cluster.Rank, name string) error {
-	c, err := r.Engine.Start(name)
-	if err != nil {
-		return err
-	}
-	f, err := c.Create("state")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data(name, r.ID)); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return c.Commit(ctx)
-}
-
-// restart restarts a rank and checks that it got name from source, with
-// the bytes it wrote.
-func restart(ctx context.Context, r *cluster.Rank, name, source string) error {
-	res, err := r.Engine.Restart(ctx)
-	if err != nil {
-		return err
-	}
-	if res.Name() != name || res.Source != source {
-		return fmt.Errorf("restored %s from %s, want %s from %s (skipped %+v)", res.Name(), res.Source, name, source, res.Skipped)
-	}
-	rd, err := res.Open("state")
-	if err != nil {
-		return err
-	}
-	defer rd.Close()
-	got, err := io.ReadAll(rd)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(got, data(name, r.ID)) {
-		return fmt.Errorf("rank %d: restored bytes differ", r.ID)
-	}
-	return nil
-}
 
 // checkpoints lists the checkpoints whose manifest node slot n holds.
 func checkpoints(t *testing.T, c *cluster.Cluster, n int) []string {
@@ -83,9 +31,9 @@ func checkpoints(t *testing.T, c *cluster.Cluster, n int) []string {
 // commits again.
 func TestPartitionFailsCommitOnBothSides(t *testing.T) {
 	c := cluster.New(t, cluster.Config{Ranks: 8, Nodes: 4, Scheme: "xor:4", Mem: true})
-	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return write(ctx, r, "c1") })
+	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Write(ctx, "c1") })
 	c.Partition(0, 1)
-	for r, err := range c.Run(func(ctx context.Context, r *cluster.Rank) error { return write(ctx, r, "c2") }) {
+	for r, err := range c.Run(func(ctx context.Context, r *cluster.Rank) error { return r.Write(ctx, "c2") }) {
 		if !errors.Is(err, localcomm.ErrPartitioned) {
 			t.Errorf("rank %d: commit across a partition: %v, want ErrPartitioned", r, err)
 		}
@@ -99,8 +47,8 @@ func TestPartitionFailsCommitOnBothSides(t *testing.T) {
 	}
 	c.Heal()
 	c.Relaunch()
-	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return restart(ctx, r, "c1", engine.SourceCache) })
-	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return write(ctx, r, "c3") })
+	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Restart(ctx, "c1", engine.SourceCache) })
+	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Write(ctx, "c3") })
 	for n := range 4 {
 		if got := checkpoints(t, c, n); strings.Join(got, " ") != "c3 c1" {
 			t.Errorf("node %d holds %v, want c3 c1 (c2 never committed)", n, got)
@@ -114,7 +62,7 @@ func TestPartitionFailsCommitOnBothSides(t *testing.T) {
 func TestPartitionDuringEncode(t *testing.T) {
 	c := cluster.New(t, cluster.Config{Ranks: 4, Nodes: 4, Scheme: "xor:4", Mem: true})
 	c.OnCreate(0, func(object string) bool { return strings.HasSuffix(object, ".parity") }, func() { c.Partition(0) })
-	for r, err := range c.Run(func(ctx context.Context, r *cluster.Rank) error { return write(ctx, r, "c1") }) {
+	for r, err := range c.Run(func(ctx context.Context, r *cluster.Rank) error { return r.Write(ctx, "c1") }) {
 		if !errors.Is(err, localcomm.ErrPartitioned) {
 			t.Errorf("rank %d: %v, want ErrPartitioned", r, err)
 		}
@@ -130,9 +78,9 @@ func TestLoseNodeDuringCommit(t *testing.T) {
 	for _, at := range []string{".parity", "/state", "/manifest"} {
 		t.Run(at, func(t *testing.T) {
 			c := cluster.New(t, cluster.Config{Ranks: 8, Nodes: 4, Scheme: "xor:4"})
-			c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return write(ctx, r, "c1") })
+			c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Write(ctx, "c1") })
 			c.LoseNodeAt(2, func(object string) bool { return strings.HasPrefix(object, "c2/") && strings.HasSuffix(object, at) })
-			for r, err := range c.Run(func(ctx context.Context, r *cluster.Rank) error { return write(ctx, r, "c2") }) {
+			for r, err := range c.Run(func(ctx context.Context, r *cluster.Rank) error { return r.Write(ctx, "c2") }) {
 				if err == nil {
 					t.Errorf("rank %d committed c2 although node 2 was lost during the commit", r)
 				}
@@ -149,7 +97,7 @@ func TestLoseNodeDuringCommit(t *testing.T) {
 			if c.NodeName(2) == "node2" {
 				t.Fatal("the lost node's slot was not given a spare")
 			}
-			c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return restart(ctx, r, "c1", engine.SourceRebuild) })
+			c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Restart(ctx, "c1", engine.SourceRebuild) })
 		})
 	}
 }
@@ -158,7 +106,7 @@ func TestLoseNodeDuringCommit(t *testing.T) {
 // rebuilt caches are whole: the next relaunch needs nothing rebuilt.
 func TestRelaunchAfterLoseNodeRestartsFromRebuild(t *testing.T) {
 	c := cluster.New(t, cluster.Config{Ranks: 6, Nodes: 3, Scheme: "partner"})
-	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return write(ctx, r, "c1") })
+	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Write(ctx, "c1") })
 	c.LoseNode(1)
 	if _, err := c.Cache(1).Stat(context.Background(), "c1/manifest"); !errors.Is(err, cluster.ErrNodeLost) {
 		t.Errorf("the lost node's cache answers: %v", err)
@@ -167,9 +115,9 @@ func TestRelaunchAfterLoseNodeRestartsFromRebuild(t *testing.T) {
 	if got := checkpoints(t, c, 1); len(got) != 0 {
 		t.Fatalf("the spare's cache holds %v, want nothing", got)
 	}
-	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return restart(ctx, r, "c1", engine.SourceRebuild) })
+	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Restart(ctx, "c1", engine.SourceRebuild) })
 	c.Relaunch()
-	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return restart(ctx, r, "c1", engine.SourceCache) })
+	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Restart(ctx, "c1", engine.SourceCache) })
 }
 
 // LoseNode between steps: the lost node's ranks do not run, the others'
@@ -177,7 +125,7 @@ func TestRelaunchAfterLoseNodeRestartsFromRebuild(t *testing.T) {
 func TestLostNodesRanksFailTheStep(t *testing.T) {
 	c := cluster.New(t, cluster.Config{Ranks: 4, Nodes: 2, Scheme: "partner", Mem: true})
 	c.LoseNode(0)
-	for r, err := range c.Run(func(ctx context.Context, r *cluster.Rank) error { return write(ctx, r, "c1") }) {
+	for r, err := range c.Run(func(ctx context.Context, r *cluster.Rank) error { return r.Write(ctx, "c1") }) {
 		want := error(nil)
 		if r%2 == 0 {
 			want = cluster.ErrNodeLost
