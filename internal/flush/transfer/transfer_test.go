@@ -338,8 +338,16 @@ func TestStagedServerStopsMidPull(t *testing.T) {
 	if err := s.Start(t.Context(), "c1"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Stop it once some bytes, not all, are pulled.
+	for deadline := time.Now().Add(20 * time.Second); srv.Stats().BytesPulled == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server never pulled a byte")
+		}
+	}
 	srv.Close()
+	if st := srv.Stats(); st.BytesWritten >= 3*60000 || st.Committed != 0 {
+		t.Fatalf("the pull was over before the server stopped: %+v", st)
+	}
 	if st, _, ok := s.State("c1"); !ok || st != flush.Pending || !s.Busy() || !s.Pinned("c1") {
 		t.Fatalf("server stopped mid-pull: %v (known %v, busy %v): want pending, pinned", st, ok, s.Busy())
 	}
