@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +60,7 @@ func soloStaged(t *testing.T, shared *mem.Backend, addr string, n int) FlushStat
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if j.stager != nil {
-		j.stager.WaitIdle(wctx)
+		j.stager.Wait(wctx)
 	}
 	return j.FlushStats()
 }
@@ -103,69 +102,6 @@ func TestJobStagedWrongToken(t *testing.T) {
 	}
 	if ms, _ := sharedtier.List(t.Context(), shared); len(ms) != 0 {
 		t.Errorf("a refused job's checkpoint reached the shared tier: %v", ms)
-	}
-}
-
-// scriptedStates is a staging client's view of its flushes, set by a test.
-type scriptedStates map[string]struct {
-	st      stage.State
-	reason  string
-	latency time.Duration
-}
-
-func (s scriptedStates) State(name string) (stage.State, string, bool) {
-	e, ok := s[name]
-	return e.st, e.reason, ok
-}
-
-func (s scriptedStates) Latency(name string) (time.Duration, bool) {
-	e, ok := s[name]
-	return e.latency, ok && e.st != stage.Pending
-}
-
-// The flush statistics follow each announced flush to its end: durable
-// when the node's part is, failed instead if another node's part fails
-// after that (the server fails the whole flush), counted once either way.
-func TestFlushTracker(t *testing.T) {
-	states := scriptedStates{}
-	set := func(name string, st stage.State, reason string, lat time.Duration) {
-		states[name] = struct {
-			st      stage.State
-			reason  string
-			latency time.Duration
-		}{st, reason, lat}
-	}
-	var tr flushTracker
-	var f FlushStats
-	for _, n := range []string{"a", "b", "c", "d"} {
-		tr.add(n)
-		set(n, stage.Pending, "", 0)
-	}
-	tr.refresh(states, &f)
-	if f.Durable != 0 || f.Failed != 0 || len(tr.names) != 4 {
-		t.Fatalf("all pending: %+v, following %v", f, tr.names)
-	}
-	set("a", stage.Durable, "", 2*time.Second)   // this node's part; another server commits
-	set("b", stage.Committed, "", 3*time.Second) // committed by this node's server
-	set("c", stage.Durable, "", 4*time.Second)   // then another node's part fails
-	set("d", stage.Failed, "refused", 0)
-	tr.refresh(states, &f)
-	tr.refresh(states, &f) // counted once
-	if f.Durable != 3 || f.Failed != 1 || f.Latency != 9 || f.LastFailure != "refused" {
-		t.Fatalf("after a durable, b committed, c durable, d failed: %+v", f)
-	}
-	set("c", stage.Failed, "rank 3: node lost with its cache", 4*time.Second)
-	tr.refresh(states, &f)
-	if f.Durable != 2 || f.Failed != 2 || f.Latency != 5 || !strings.Contains(f.LastFailure, "node lost") {
-		t.Errorf("c failed after its part was durable: %+v, want 2 durable (5 s), 2 failed", f)
-	}
-	if !slices.Equal(tr.names, []string{"a"}) {
-		t.Errorf("still following %v, want [a] (durable, may yet fail)", tr.names)
-	}
-	delete(states, "a") // the client forgot it: done with it
-	tr.refresh(states, &f)
-	if len(tr.names) != 0 || len(tr.durableAt) != 0 || f.Durable != 2 {
-		t.Errorf("after the client forgot a: following %v (%v), stats %+v", tr.names, tr.durableAt, f)
 	}
 }
 

@@ -12,11 +12,12 @@ import (
 
 	"github.com/ckpt/ckpt/internal/coordnet"
 	"github.com/ckpt/ckpt/internal/engine"
+	"github.com/ckpt/ckpt/internal/flush"
+	"github.com/ckpt/ckpt/internal/flush/transfer"
 	"github.com/ckpt/ckpt/internal/group"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/peer"
 	"github.com/ckpt/ckpt/internal/policy"
-	"github.com/ckpt/ckpt/internal/stage"
 )
 
 // Job is one rank's part in a parallel job: who it is, how it reaches the
@@ -52,30 +53,21 @@ type Job struct {
 	pol        policy.Policy
 	local      *policy.Local // nil until the first NeedCheckpoint
 	solo       policy.State  // a job of one rank decides for itself
-	flushEvery policy.FlushEvery
-	flushK     int           // K in force (auto: last chosen)
-	lastFlush  uint64        // ID of the last checkpoint a flush started for
 	interval   time.Duration // the checkpoint interval of the last decision
 	taken      int           // checkpoints taken by this launch
 	token      string
-	stageAddrs []string      // staging servers: flushes are non-blocking
-	flushBusy  string        // FlushSkip or FlushWait
-	stager     *stage.Client // this node's staging client (its lowest rank only)
-	announced  flushTracker  // the flushes this node announced
-	flush      FlushStats
-	published  FlushStats // what rank 0 last told the launcher
-	// prior is what the job's earlier launches measured (CKPT_FLUSH_PRIOR,
-	// from the launcher): --flush-every auto chooses K from it and from
-	// this launch's measurements together.
-	prior       FlushStats
+	stageAddrs []string // staging servers: flushes are non-blocking
+	// sched decides the flushes and counts what they did; stager is this
+	// node's staged transfer (its lowest rank only), blocking the ranks'
+	// own copy.
+	sched       *flush.Scheduler
+	stager      *transfer.Staged
+	blocking    *transfer.Blocking
+	published   flush.Stats   // what rank 0 last told the launcher
 	lastCkptEnd time.Duration // when this launch's last checkpoint ended
-	// The step NeedCheckpoint last saw begin, for FlushStats' α.
-	stepAt           time.Duration
-	stepBusy         bool
-	stepCheckpointed bool
-	start            time.Time
-	halting          bool
-	finished         bool
+	start       time.Time
+	halting     bool
+	finished    bool
 }
 
 // JobOptions configure Join. Zero fields take their defaults.
@@ -152,41 +144,8 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 		return nil, configError(fmt.Errorf("ckpt: checkpoint interval: %w", err))
 	}
 	j.pol = p
-	switch {
-	case opts.FlushAuto > 0:
-		j.flushEvery = policy.FlushEvery{Auto: true, Level2MTTI: opts.FlushAuto}
-	case opts.FlushEvery > 0:
-		j.flushEvery = policy.FlushEvery{K: opts.FlushEvery}
-	case os.Getenv(envFlushEvery) != "":
-		if j.flushEvery, err = policy.ParseFlushEvery(os.Getenv(envFlushEvery)); err != nil {
-			return nil, configError(fmt.Errorf("ckpt: %s: %w", envFlushEvery, err))
-		}
-	default:
-		j.flushEvery = policy.FlushEvery{K: 1}
-	}
-	j.flushK = max(j.flushEvery.K, 1)
-	if v := os.Getenv(envFlushPrior); v != "" {
-		prior, err := jobenv.DecodeFlushStats([]byte(v))
-		if err != nil {
-			return nil, fmt.Errorf("ckpt: %s=%q: %w", envFlushPrior, v, err)
-		}
-		j.prior = FlushStats(prior)
-	}
-	staging := opts.Staging
-	if staging == "" {
-		staging = os.Getenv(envStage)
-	}
-	j.stageAddrs = parseStageAddrs(staging)
-	j.flushBusy = opts.FlushBusy
-	if j.flushBusy == "" {
-		j.flushBusy = os.Getenv(envFlushBusy)
-	}
-	switch j.flushBusy {
-	case "":
-		j.flushBusy = FlushSkip
-	case FlushSkip, FlushWait:
-	default:
-		return nil, configError(fmt.Errorf("ckpt: flush busy policy %q: want %s or %s", j.flushBusy, FlushSkip, FlushWait))
+	if j.sched, j.stageAddrs, err = newFlushScheduler(opts, j.pol); err != nil {
+		return nil, err
 	}
 	so := opts.Store
 	if so.Size == 0 {
@@ -371,7 +330,7 @@ func (j *Job) NeedCheckpoint(ctx context.Context, step int64) (bool, error) {
 	}
 	now := time.Since(j.start)
 	if j.stageAddrs != nil {
-		j.timeStep(now)
+		j.timeStep()
 	}
 	if j.local == nil {
 		j.local = policy.NewLocal(j.pol, step, now)
@@ -400,7 +359,7 @@ func (j *Job) NeedCheckpoint(ctx context.Context, step int64) (bool, error) {
 	if d.Interval > 0 {
 		j.interval = d.Interval
 	}
-	if j.flush.Mode != "" {
+	if j.sched.Stats().Mode != "" {
 		// About once a second: flushes finish, and α's steps accumulate,
 		// between the checkpoints that publish them.
 		j.publishFlush(ctx)
@@ -421,7 +380,7 @@ func (j *Job) Halting() bool { return j.halting }
 // restart); save writes the rank's files.
 func (j *Job) Checkpoint(ctx context.Context, name string, save func(c *Checkpoint) error) error {
 	start := time.Since(j.start)
-	j.stepCheckpointed = true
+	j.sched.CheckpointBegins()
 	var pending []peer.Pending
 	if j.peers != nil {
 		var err error
@@ -446,12 +405,7 @@ func (j *Job) Checkpoint(ctx context.Context, name string, save func(c *Checkpoi
 	if err := c.Commit(ctx); err != nil {
 		return err
 	}
-	j.flush.Level1++
-	j.flush.Level1Seconds += (time.Since(j.start) - start).Seconds()
-	if j.taken > 0 {
-		j.flush.Spans++
-		j.flush.SpanSeconds += (start - j.lastCkptEnd).Seconds()
-	}
+	j.sched.Committed()
 	j.taken++
 	if j.store.eng.Shared != nil && j.flushIsDue(ctx) {
 		if err := j.flushDue(ctx, name); err != nil {
@@ -466,6 +420,7 @@ func (j *Job) Checkpoint(ctx context.Context, name string, save func(c *Checkpoi
 		}
 	}
 	j.lastCkptEnd = time.Since(j.start)
+	j.sched.CheckpointEnds()
 	if j.local != nil {
 		j.local.Checkpointed(start, j.lastCkptEnd)
 	}
@@ -527,7 +482,7 @@ func (j *Job) Finish(ctx context.Context, result string) error {
 	if j.halting && j.stager != nil {
 		// A halted job resumes later from its last checkpoint, maybe on
 		// other nodes: its flush must be durable before the ranks go.
-		if err := j.stager.WaitIdle(ctx); err != nil {
+		if err := j.stager.Wait(ctx); err != nil {
 			return fmt.Errorf("ckpt: halting: waiting for the last flush: %w", err)
 		}
 	}
@@ -546,7 +501,7 @@ func (j *Job) Close() error {
 	if j.stager != nil {
 		// Flushes under way stay with their servers; a relaunched rank's
 		// client takes them up again.
-		errs = append(errs, j.stager.Close())
+		errs = append(errs, j.stager.Cancel())
 	}
 	if j.client != nil {
 		errs = append(errs, j.client.Close())

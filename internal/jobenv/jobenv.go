@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ckpt/ckpt/internal/flush"
 	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/internal/units"
 )
@@ -106,10 +107,10 @@ type Env struct {
 	Advertise       string
 }
 
-// Flush busy policies (VarFlushBusy).
+// Flush busy policies (VarFlushBusy): the flush scheduler's.
 const (
-	FlushSkip = "skip"
-	FlushWait = "wait"
+	FlushSkip = flush.Skip
+	FlushWait = flush.Wait
 )
 
 // Encode returns the environment entries (NAME=value) of the set fields,
