@@ -155,7 +155,9 @@ func TestRunTwoNodesOfASetFromShared(t *testing.T) {
 
 func TestRunHungRankDetected(t *testing.T) {
 	spec, log := jobSpec(t)
-	spec.heartbeat = time.Second
+	// Long enough that ranks that run do not miss it on a busy machine,
+	// so that the hung rank is the one the coordinator names.
+	spec.heartbeat = 3 * time.Second
 	res := runScripted(t, spec, log, func(c *launch.Config, coords *launch.Coordinators) {
 		injectAfter(c, coords, 2)
 		c.HangFailures = true
