@@ -18,6 +18,7 @@ import (
 	"github.com/ckpt/ckpt/internal/jobdir"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
+	"github.com/ckpt/ckpt/internal/report"
 	"github.com/ckpt/ckpt/internal/units"
 )
 
@@ -202,27 +203,28 @@ func (s *runSpec) startStaging() (*launch.Staging, error) {
 }
 
 // flushJSON is the "flush" object of ckpt run's and ckpt demo's JSON.
-func flushJSON(r runResult) object {
+func flushJSON(r runResult) launch.FlushReport {
 	f := r.Flush
 	mode := f.Mode
 	if mode == "" {
 		mode = "none"
 	}
-	return object{
-		{"mode", mode},
-		{"due", f.Due},
-		{"started", f.Started},
-		{"skipped", f.Skipped},
-		{"durable", f.Durable},
-		{"failed", f.Failed},
-		{"blocking_seconds_each", num(f.MeanSeconds())},
-		{"latency_seconds_each", num(f.MeanLatency())},
-		{"waited_seconds", num(f.Waited)},
-		{"alpha_measured", num(f.Alpha())},
-		{"staging_restarts", r.StagingRestarts},
-		{"k", f.K},
-		{"k_error", f.KError},
-		{"last_failure", f.LastFailure},
+	alpha := report.Float(f.Alpha())
+	return launch.FlushReport{
+		Mode:                mode,
+		Due:                 f.Due,
+		Started:             f.Started,
+		Skipped:             f.Skipped,
+		Durable:             f.Durable,
+		Failed:              f.Failed,
+		BlockingSecondsEach: report.Float(f.MeanSeconds()),
+		LatencySecondsEach:  report.Float(f.MeanLatency()),
+		WaitedSeconds:       report.Float(f.Waited),
+		AlphaMeasured:       &alpha,
+		StagingRestarts:     r.StagingRestarts,
+		K:                   f.K,
+		KError:              f.KError,
+		LastFailure:         f.LastFailure,
 	}
 }
 
