@@ -10,6 +10,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/bench"
 	"github.com/ckpt/ckpt/internal/demo"
+	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/report"
 	"github.com/ckpt/ckpt/internal/units"
 )
@@ -54,17 +55,18 @@ func (f alphaFlags) load() (a measuredAlpha, ok bool, err error) {
 	// The reports of the commands that measure α, read with their own
 	// types; null (not measured) reads as absent.
 	var rep struct {
-		bench.StageReport // ckpt bench stage
-		demo.FlushReport  // ckpt demo --flush nonblocking|compare
-		Flush             struct {
-			Alpha *report.Float `json:"alpha_measured"`
-		} `json:"flush"` // ckpt run (its flushJSON)
+		bench.StageReport                     // ckpt bench stage
+		demo.FlushReport                      // ckpt demo --flush nonblocking|compare
+		Flush             *launch.FlushReport `json:"flush"` // ckpt run
 	}
 	if err := json.Unmarshal(text, &rep); err != nil {
 		return a, true, usagef("--alpha-from %s: not a JSON report of ckpt bench stage, run or demo: %v", *f.from, err)
 	}
 	if rep.AlphaSlope == nil {
-		run := rep.Flush.Alpha
+		var run *report.Float
+		if rep.Flush != nil {
+			run = rep.Flush.AlphaMeasured
+		}
 		if run == nil && rep.NonBlocking != nil && !math.IsNaN(float64(rep.NonBlocking.Alpha)) {
 			run = &rep.NonBlocking.Alpha
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/ckpt/ckpt/internal/jobdir"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
+	"github.com/ckpt/ckpt/internal/report"
 	"github.com/ckpt/ckpt/internal/units"
 )
 
@@ -202,27 +203,28 @@ func (s *runSpec) startStaging() (*launch.Staging, error) {
 }
 
 // flushJSON is the "flush" object of ckpt run's and ckpt demo's JSON.
-func flushJSON(r runResult) object {
+func flushJSON(r runResult) launch.FlushReport {
 	f := r.Flush
 	mode := f.Mode
 	if mode == "" {
 		mode = "none"
 	}
-	return object{
-		{"mode", mode},
-		{"due", f.Due},
-		{"started", f.Started},
-		{"skipped", f.Skipped},
-		{"durable", f.Durable},
-		{"failed", f.Failed},
-		{"blocking_seconds_each", num(f.MeanSeconds())},
-		{"latency_seconds_each", num(f.MeanLatency())},
-		{"waited_seconds", num(f.Waited)},
-		{"alpha_measured", num(f.Alpha())},
-		{"staging_restarts", r.StagingRestarts},
-		{"k", f.K},
-		{"k_error", f.KError},
-		{"last_failure", f.LastFailure},
+	alpha := report.Float(f.Alpha())
+	return launch.FlushReport{
+		Mode:                mode,
+		Due:                 f.Due,
+		Started:             f.Started,
+		Skipped:             f.Skipped,
+		Durable:             f.Durable,
+		Failed:              f.Failed,
+		BlockingSecondsEach: report.Float(f.MeanSeconds()),
+		LatencySecondsEach:  report.Float(f.MeanLatency()),
+		WaitedSeconds:       report.Float(f.Waited),
+		AlphaMeasured:       &alpha,
+		StagingRestarts:     r.StagingRestarts,
+		K:                   f.K,
+		KError:              f.KError,
+		LastFailure:         f.LastFailure,
 	}
 }
 
@@ -446,26 +448,40 @@ func newRunCmd() *cobra.Command {
 		Long:  runLong,
 		Args:  cobra.MinimumNArgs(1),
 	}
-	n := c.Flags().IntP("ranks", "n", 0, "ranks (processes) of the job")
-	rf := addRunFlags(c)
-	asJSON := jsonFlag(c)
-	haltSignal := c.Flags().String("signal", "", "a signal that also means \"checkpoint, then stop\" (USR1, SIGUSR1 or a number; for Slurm's --signal=USR1@60), and exits 0 when the job stopped cleanly")
-	haltTimeout := durationFlag(c.Flags(), "halt-timeout", "after a signal, how long the job may take to checkpoint and stop before its ranks are killed (default 60s)")
-	c.RunE = func(c *cobra.Command, args []string) error {
-		if !c.Flags().Changed("ranks") {
-			return usagef("-n: how many ranks? (see 'ckpt run --help')")
-		}
-		spec, err := rf.spec(*n, args[0], args[1:])
-		if err != nil {
-			return err
-		}
-		halt, grace, err := signalFlags(*haltSignal, haltTimeout)
-		if err != nil {
-			return err
-		}
-		return runCommand(c, spec, halt, grace, *asJSON)
-	}
+	fs := c.Flags()
+	f := &runCmdFlags{ranks: fs.IntP("ranks", "n", 0, "ranks (processes) of the job")}
+	f.runFlags = addRunFlags(c)
+	f.asJSON = jsonFlag(c)
+	f.signal = fs.String("signal", "", "a signal that also means \"checkpoint, then stop\" (USR1, SIGUSR1 or a number; for Slurm's --signal=USR1@60), and exits 0 when the job stopped cleanly")
+	f.haltTimeout = durationFlag(fs, "halt-timeout", "after a signal, how long the job may take to checkpoint and stop before its ranks are killed (default 60s)")
+	c.RunE = f.run
 	return c
+}
+
+// runCmdFlags are the flags of ckpt run: those it shares with ckpt demo
+// (runFlags), -n, --json and the signal's.
+type runCmdFlags struct {
+	*runFlags
+	ranks       *int
+	asJSON      *bool
+	signal      *string
+	haltTimeout *quantity
+}
+
+// run checks the flags (a bad one is a usage error) and runs the job.
+func (f *runCmdFlags) run(c *cobra.Command, args []string) error {
+	if !f.changed("ranks") {
+		return usagef("-n: how many ranks? (see 'ckpt run --help')")
+	}
+	spec, err := f.spec(*f.ranks, args[0], args[1:])
+	if err != nil {
+		return err
+	}
+	halt, grace, err := signalFlags(*f.signal, f.haltTimeout)
+	if err != nil {
+		return err
+	}
+	return runCommand(c, spec, halt, grace, *f.asJSON)
 }
 
 // runCommand runs the job of 'ckpt run' to its end and reports it: the

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/stage"
@@ -29,11 +30,12 @@ func newStageCmd() *cobra.Command {
 	}
 	fs := c.Flags()
 	f := &stageFlags{
+		fs:        fs,
 		shared:    fs.String("shared", "", "the shared tier: a directory or s3://BUCKET/PREFIX (default CKPT_SHARED)"),
 		token:     fs.String("token", "", "the job's staging secret (default CKPT_STAGE_TOKEN)"),
 		listen:    fs.String("listen", "127.0.0.1:0", "address to listen on (host:port; port 0 picks one)"),
 		state:     fs.String("state", "", "directory of the journal of pending flushes (default: none, pending flushes are lost with the server)"),
-		writers:   fs.Int("writers", 4, "shared-tier objects written concurrently (W)"),
+		writers:   fs.Int("writers", 0, "shared-tier objects written concurrently (W) (default 4, or as many as the shared tier serves at once if more: 16 for s3)"),
 		chunk:     sizeFlag(fs, "chunk-size", "bytes per pull (default 4MiB)"),
 		depth:     fs.Int("depth", 2, "chunks in flight per transfer (2 = double-buffered)"),
 		buffer:    sizeFlag(fs, "buffer", "bytes of all chunk buffers together (default writers × depth × chunk size)"),
@@ -83,6 +85,7 @@ const stageExample = `  ckpt stage --shared /lustre/ckpt --token $CKPT_STAGE_TOK
 
 // stageFlags are the flags of ckpt stage.
 type stageFlags struct {
+	fs                                     *pflag.FlagSet
 	shared, token, listen, state, addrFile *string
 	writers, depth, keep                   *int
 	chunk, buffer, rate, bandwidth         *quantity
@@ -109,7 +112,13 @@ func (f *stageFlags) config() (stage.Config, string, error) {
 	if tok == "" {
 		return stage.Config{}, "", usagef("--token is required (or CKPT_STAGE_TOKEN): the job's staging secret its clients present")
 	}
-	cfg := stage.Config{Token: tok, Writers: *f.writers, Depth: *f.depth, Keep: *f.keep, ChunkSize: stage.DefaultChunkSize}
+	// Writers left unset are sized from the shared tier once it is open
+	// (serve, stage.WritersFor); until then the sizes are checked with the
+	// floor, stage.DefaultWriters, which the tier can only raise.
+	cfg := stage.Config{Token: tok, Writers: stage.DefaultWriters, Depth: *f.depth, Keep: *f.keep, ChunkSize: stage.DefaultChunkSize}
+	if f.fs.Changed("writers") {
+		cfg.Writers = *f.writers
+	}
 	if f.chunk.set {
 		cfg.ChunkSize = int(f.chunk.v)
 	}
@@ -152,6 +161,12 @@ func (f *stageFlags) serve(c *cobra.Command, cfg stage.Config, loc string) error
 		return usagef("--shared-bandwidth %g: want a positive bandwidth", f.bandwidth.v)
 	}
 	cfg.Shared = b
+	if !f.fs.Changed("writers") {
+		cfg.Writers = stage.WritersFor(b)
+		if !f.buffer.set {
+			cfg.Buffer = stage.DefaultBuffer(cfg.Writers, cfg.Depth, cfg.ChunkSize)
+		}
+	}
 	if *f.state != "" {
 		j, err := local.New(*f.state)
 		if err != nil {
@@ -203,7 +218,7 @@ func (f *stageFlags) serve(c *cobra.Command, cfg stage.Config, loc string) error
 		}
 	}
 	outMu.Lock()
-	fmt.Fprintf(stderr, "ckpt stage: listening on %s (writers %d, depth %d, pending %d)\n", ln.Addr(), *f.writers, *f.depth, len(srv.Pending()))
+	fmt.Fprintf(stderr, "ckpt stage: listening on %s (writers %d, depth %d, pending %d)\n", ln.Addr(), cfg.Writers, *f.depth, len(srv.Pending()))
 	outMu.Unlock()
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)

@@ -28,10 +28,26 @@ var ErrConfig = errors.New("invalid configuration")
 // the answer every rank gets. It must be a pure function of its arguments:
 // it runs inside the state machine, and a test replaying the same events
 // must get the same answers. It must not keep or modify contribs.
-type DecideFunc func(seq uint64, contribs [][]byte) []byte
+//
+// An error says the contributions are not ones the policy can decide on
+// (a rank sent a malformed or out-of-range one): the job is aborted with
+// it as the reason, as it is when a rank breaks the protocol, since an
+// answer made up from bad input would be taken by every rank as the
+// policy's. A *RankError names the rank to blame.
+type DecideFunc func(seq uint64, contribs [][]byte) ([]byte, error)
+
+// RankError is a DecideFunc's error that blames one rank's contribution:
+// the abort names that rank and its node, as for any failure of a rank.
+type RankError struct {
+	Rank int
+	Err  error
+}
+
+func (e *RankError) Error() string { return fmt.Sprintf("rank %d: %v", e.Rank, e.Err) }
+func (e *RankError) Unwrap() error { return e.Err }
 
 // DecideRank0 is the default policy: rank 0's contribution is the answer.
-func DecideRank0(_ uint64, contribs [][]byte) []byte { return contribs[0] }
+func DecideRank0(_ uint64, contribs [][]byte) ([]byte, error) { return contribs[0], nil }
 
 // Config configures the coordinator. Zero fields take the defaults said.
 type Config struct {

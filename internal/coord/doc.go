@@ -51,7 +51,8 @@
 // for all, so a driver may encode it once: no data for a barrier, every
 // rank's contribution indexed by rank for an all-gather or commit, and for
 // a decide the answer of Config.Decide, a pure function of all
-// contributions. A duplicate contribution, a seq other than the open one, a
+// contributions; when Decide finds them malformed instead, the job aborts
+// with its error, naming the rank it blames (RankError). A duplicate contribution, a seq other than the open one, a
 // kind other than the open collective's, or a rank the connection does not
 // hold is a protocol error: the connection gets Error and is closed, which
 // aborts the job. A rank that leaves while a collective waits for it, or a

@@ -41,14 +41,14 @@ func (e *env) cmdCoord(c *command) {
 
 // decideMax answers the greatest contribution: a policy that depends on
 // every rank, unlike the default.
-func decideMax(_ uint64, contribs [][]byte) []byte {
+func decideMax(_ uint64, contribs [][]byte) ([]byte, error) {
 	var best []byte
 	for _, c := range contribs {
 		if bytes.Compare(c, best) > 0 {
 			best = c
 		}
 	}
-	return best
+	return best, nil
 }
 
 // relay NAME node=N ranks=(…) [timeout=D] [interval=D] [maxframe=N]

@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -337,7 +338,12 @@ func (m *Machine) collective(cn *conn, x *wire.Collective) {
 	case wire.Decide:
 		// The policy runs once, here, so every rank gets the same answer
 		// even if the policy looked at anything rank-specific.
-		res.Data = [][]byte{m.cfg.Decide(m.t.seq, m.data)}
+		ans, err := m.cfg.Decide(m.t.seq, m.data)
+		if err != nil {
+			m.abort(m.decideReason(err))
+			return
+		}
+		res.Data = [][]byte{ans}
 	case wire.Commit:
 		// One outcome, not every vote: a job of 16K ranks would otherwise
 		// send each of them every other rank's vote.
@@ -352,6 +358,19 @@ func (m *Machine) collective(cn *conn, x *wire.Collective) {
 	}
 	m.data = nil // the Result owns it now
 	m.t.next()
+}
+
+// decideReason is the abort reason for a DecideFunc's error: it names the
+// rank and node of a *RankError, like any failure of a rank, else the
+// collective.
+func (m *Machine) decideReason(err error) string {
+	var re *RankError
+	if errors.As(err, &re) {
+		if i, ok := m.t.idx(int32(re.Rank)); ok && m.t.owner[i] != nil {
+			return failReason([]int32{int32(re.Rank)}, m.t.owner[i].node, "decide: "+re.Err.Error())
+		}
+	}
+	return clip(fmt.Sprintf("decide %d: %v", m.t.seq, err))
 }
 
 // recordCommit records the checkpoint of a completed commit collective if

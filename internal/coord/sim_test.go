@@ -315,7 +315,8 @@ func (s *sim) expected(seq uint64) string {
 	case wire.AllGather:
 		res.Data = all
 	case wire.Decide:
-		res.Data = [][]byte{decideMax(seq, all)}
+		best, _ := decideMax(seq, all)
+		res.Data = [][]byte{best}
 	case wire.Commit:
 		res.Data = [][]byte{wire.AppendVote(nil, fmt.Sprintf("ck%d", seq), true)}
 	}

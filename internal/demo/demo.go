@@ -212,5 +212,5 @@ type FlushRun struct {
 	RestartSeconds          report.Float `json:"restart_seconds"`
 	// Flush is the run's flush statistics as `ckpt run --json` reports
 	// them.
-	Flush any `json:"flush"`
+	Flush launch.FlushReport `json:"flush"`
 }

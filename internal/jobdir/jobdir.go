@@ -36,6 +36,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ckpt/ckpt/internal/manifest"
+	"github.com/ckpt/ckpt/internal/storage/local"
 )
 
 // The job's own files in its directory.
@@ -265,7 +266,7 @@ func (d Dir) checkSpec(spec Spec) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(d.file(SpecFile), append(b, '\n'))
+	return local.WriteFile(d.file(SpecFile), append(b, '\n'), fileMode)
 }
 
 // RemoveOwn removes what a job of spec made in the directory (its node
@@ -281,25 +282,12 @@ func (d Dir) removeOwn(spec Spec) {
 	}
 }
 
-// writeAtomic writes a file whole: a reader sees the old content or the
-// new, never a part.
-func writeAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
-}
+// fileMode is the mode of the job's files (SpecFile, StatusFile): 0600,
+// what they have always had (they were os.CreateTemp files renamed into
+// place). They are written with local.WriteFile, whole and durably, so a
+// reader, or a restart after a crash, sees the old content or the new,
+// never a torn job.json or status.json.
+const fileMode = 0o600
 
 // List finds the jobs under root: its subdirectories that hold a job's
 // lock or configuration, sorted by name. A root that does not exist is an

@@ -319,3 +319,38 @@ func TestLockReleasedOnKill(t *testing.T) {
 	}
 	l.Release()
 }
+
+// The job's own files are published by local.WriteFile: whole, with the
+// mode they always had (0600), and without a temp file left beside them.
+func TestFilesWrittenWhole(t *testing.T) {
+	d := At(filepath.Join(t.TempDir(), "job"))
+	l, err := d.Acquire(testSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if err := d.WriteStatus(Status{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.ReadStatus(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{SpecFile, StatusFile} {
+		fi, err := os.Stat(filepath.Join(d.Path, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", f, fi.Mode().Perm())
+		}
+	}
+	entries, err := os.ReadDir(d.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			t.Errorf("temp file %s left in the job directory", e.Name())
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/storage/local"
 )
 
 // Status is what a running job publishes about itself in status.json,
@@ -67,7 +69,7 @@ func (d Dir) WriteStatus(s Status) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(d.file(StatusFile), append(b, '\n'))
+	return local.WriteFile(d.file(StatusFile), append(b, '\n'), fileMode)
 }
 
 // ReadStatus reads the job's last status.

@@ -124,14 +124,27 @@ func (f *Coordinators) New(inc uint64, token string) (Coordinator, error) {
 }
 
 // decide is the coordinator's policy: it runs in the coordinator's loop.
-func (f *Coordinators) decide(_ uint64, contribs [][]byte) []byte {
+// It follows the policy package's protocol: every report is decoded and
+// checked (CheckReports) before Decide sees it, and a report that is
+// malformed or out of range is a protocol error that aborts the attempt
+// naming the rank and the bad value (a *coord.RankError). Deciding on it
+// anyway would hand every rank an answer computed from garbage (a
+// negative cost shrinks Auto's interval to nothing, a zeroed report is
+// for the wrong step).
+func (f *Coordinators) decide(_ uint64, contribs [][]byte) ([]byte, error) {
 	reports := make([]policy.Report, len(contribs))
 	for r, b := range contribs {
 		if err := reports[r].UnmarshalBinary(b); err != nil {
-			// A rank that sends garbage gets no checkpoint rather than a
-			// crash; its own decoding of the answer still works.
-			reports[r] = policy.Report{}
+			return nil, &coord.RankError{Rank: r, Err: fmt.Errorf("decision report: %w", err)}
 		}
+		if err := reports[r].Validate(); err != nil {
+			return nil, &coord.RankError{Rank: r, Err: fmt.Errorf("decision report: %w", err)}
+		}
+	}
+	// What is left for CheckReports: a round with no reports, or ranks at
+	// different steps.
+	if err := policy.CheckReports(reports); err != nil {
+		return nil, fmt.Errorf("decision reports: %w", err)
 	}
 	if f.halt.Load() {
 		reports[0].Halt = true
@@ -144,14 +157,10 @@ func (f *Coordinators) decide(_ uint64, contribs [][]byte) []byte {
 	d, st := decide(f.Policy, f.state, reports)
 	f.state = st
 	f.mu.Unlock()
-	if f.OnDecision != nil && len(reports) > 0 {
+	if f.OnDecision != nil {
 		f.OnDecision(reports[0].Step, d)
 	}
-	b, err := d.MarshalBinary()
-	if err != nil {
-		return nil
-	}
-	return b
+	return d.MarshalBinary()
 }
 
 // attemptCoord is one attempt's coordinator and sub-coordinators.

@@ -1,9 +1,16 @@
 package launch
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/coord"
+	"github.com/ckpt/ckpt/internal/coordnet"
 	"github.com/ckpt/ckpt/internal/policy"
 )
 
@@ -24,8 +31,12 @@ func TestCheckpointNow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ans, err := f.decide(0, [][]byte{b, b})
+		if err != nil {
+			t.Fatal(err)
+		}
 		var d policy.Decision
-		if err := d.UnmarshalBinary(f.decide(0, [][]byte{b, b})); err != nil {
+		if err := d.UnmarshalBinary(ans); err != nil {
 			t.Fatal(err)
 		}
 		return d
@@ -42,5 +53,103 @@ func TestCheckpointNow(t *testing.T) {
 	}
 	if len(seen) != 1 || seen[0] != 20 {
 		t.Errorf("OnDecision saw checkpoints at steps %v, want [20]", seen)
+	}
+}
+
+// A malformed report is a protocol error (the policy package's protocol,
+// obligation 3): decide refuses the round, blaming the rank that sent it
+// and naming the bad value, and neither the policy's state nor OnDecision
+// sees it.
+func TestDecideRefusesBadReports(t *testing.T) {
+	good := policy.Report{Step: 7, Elapsed: time.Minute, SinceCheckpoint: time.Second, StepTime: time.Millisecond, Window: 10}
+	enc := func(r policy.Report) []byte {
+		b, err := r.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	negCost, otherStep := good, good
+	negCost.CheckpointCost = -time.Second
+	otherStep.Step = 8
+	for _, tc := range []struct {
+		name     string
+		contribs [][]byte
+		rank     int // blamed, or -1
+		want     string
+	}{
+		{"negative cost", [][]byte{enc(good), enc(negCost)}, 1, "checkpoint cost -1s out of range"},
+		{"undecodable", [][]byte{{0xff, 0xff}, enc(good)}, 0, "decision report: "},
+		{"steps differ", [][]byte{enc(good), enc(otherStep)}, -1, "rank 1's report is for step 8, rank 0's for step 7"},
+	} {
+		decided := false
+		f := &Coordinators{Ranks: 2, Nodes: 1, Policy: policy.Policy{Kind: policy.Time, Period: time.Hour},
+			OnDecision: func(int64, policy.Decision) { decided = true }}
+		ans, err := f.decide(0, tc.contribs)
+		if err == nil {
+			t.Errorf("%s: answered %x, want an error", tc.name, ans)
+			continue
+		}
+		var re *coord.RankError
+		switch {
+		case tc.rank >= 0 && (!errors.As(err, &re) || re.Rank != tc.rank):
+			t.Errorf("%s: %v does not blame rank %d", tc.name, err, tc.rank)
+		case tc.rank < 0 && errors.As(err, &re):
+			t.Errorf("%s: %v blames rank %d, want no one rank", tc.name, err, re.Rank)
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want it to say %q", tc.name, err, tc.want)
+		}
+		if decided || f.State() != (policy.State{}) {
+			t.Errorf("%s: the bad round reached the policy", tc.name)
+		}
+	}
+}
+
+// Over the network: a rank that sends a negative checkpoint cost aborts
+// the attempt, and every rank and the coordinator's Err say which rank
+// sent what.
+func TestCoordinatorAbortsOnBadReport(t *testing.T) {
+	f := &Coordinators{Ranks: 2, Nodes: 1, Policy: policy.Policy{Kind: policy.Time, Period: time.Hour}}
+	co, err := f.New(0, "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer co.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	good := policy.Report{Step: 5, Elapsed: time.Minute, SinceCheckpoint: time.Second, StepTime: time.Millisecond, Window: 10}
+	bad := good
+	bad.CheckpointCost = -3 * time.Second
+	const want = "rank 1 (node n1): decide: decision report: invalid checkpoint policy: report for step 5: checkpoint cost -3s out of range"
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for r, rep := range []policy.Report{good, bad} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := coordnet.Dial(ctx, coordnet.ClientConfig{Addr: co.Addr(), Token: "tok", Node: fmt.Sprintf("n%d", r), Rank: r, Size: 2})
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			defer c.Close()
+			b, _ := rep.MarshalBinary()
+			_, errs[r] = c.Decide(ctx, b)
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("rank %d: Decide: %v, want an abort saying %q", r, err, want)
+		}
+	}
+	select {
+	case <-co.Done():
+	case <-ctx.Done():
+		t.Fatal("the coordinator did not end after the abort")
+	}
+	if err := co.Err(); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Err() = %v, want %q", err, want)
 	}
 }

@@ -46,18 +46,19 @@ func (r Report) Validate() error {
 	return nil
 }
 
-// CheckReports checks what a coordinator received for one decision round:
-// at least one report, each valid, all for the same step.
+// CheckReports checks what a coordinator received for one decision round,
+// indexed by rank: at least one report, each valid, all for the same step.
+// An error names the rank whose report is wrong.
 func CheckReports(reports []Report) error {
 	if len(reports) == 0 {
 		return fmt.Errorf("%w: no reports", ErrInvalid)
 	}
 	for i, r := range reports {
 		if err := r.Validate(); err != nil {
-			return err
+			return fmt.Errorf("rank %d: %w", i, err)
 		}
 		if r.Step != reports[0].Step {
-			return fmt.Errorf("%w: report %d is for step %d, report 0 for step %d", ErrInvalid, i, r.Step, reports[0].Step)
+			return fmt.Errorf("%w: rank %d's report is for step %d, rank 0's for step %d", ErrInvalid, i, r.Step, reports[0].Step)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ckpt/ckpt/internal/units"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // The defaults NewServer gives the fields of Config left zero, and the
@@ -15,6 +16,18 @@ const (
 	MaxWriters       = 1024
 	MaxDepth         = 64
 )
+
+// WritersFor is the default Config.Writers for the shared tier shared: as
+// many writers as it serves operations well at once
+// (storage.Properties.Connections: 16 for s3, what local.WithConnections
+// says for a parallel file system), so a server keeps an object store's
+// connections busy. DefaultWriters is the floor: a plain directory (which
+// says 2) or a backend that says nothing (1) keeps the 4 writers servers
+// always had, since a writer also waits on pulls from the nodes, not only
+// on the tier. MaxWriters is the ceiling, as for a configured count.
+func WritersFor(shared storage.Backend) int {
+	return min(max(storage.PropertiesOf(shared).Connections, DefaultWriters), MaxWriters)
+}
 
 // DefaultBuffer is the default Config.Buffer: every writer's transfer
 // holding depth chunks.

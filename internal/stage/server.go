@@ -34,7 +34,7 @@ type Config struct {
 	// Name is the server's name in Welcome and logs.
 	Name string
 	// Writers is W, the shared-tier objects written concurrently (001's
-	// data writer threads; default 4).
+	// data writer threads; default WritersFor(Shared)).
 	Writers int
 	// ChunkSize is the bytes one Pull asks for (default 4 MiB).
 	ChunkSize int
@@ -141,7 +141,7 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, errors.New("stage: no shared tier")
 	}
 	if cfg.Writers <= 0 {
-		cfg.Writers = DefaultWriters
+		cfg.Writers = WritersFor(cfg.Shared)
 	}
 	if cfg.ChunkSize <= 0 {
 		cfg.ChunkSize = DefaultChunkSize
