@@ -44,8 +44,8 @@ const (
 
 // FlushStats count what a job's flushes did in this launch, as rank 0 saw
 // them (every rank takes the same decisions; finished non-blocking flushes
-// are those of rank 0's node). They are internal/flush's statistics, field
-// for field (it converts to and from them), with the same JSON form.
+// are those of rank 0's node). The launcher reads the same fields, in the
+// same JSON form.
 type FlushStats struct {
 	Mode    string  `json:"mode"`    // "blocking" or "nonblocking"
 	K       int     `json:"k"`       // the K in force at the last checkpoint (auto: the last chosen)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/demo"
+	"github.com/ckpt/ckpt/internal/flush"
 	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/internal/report"
 )
@@ -54,7 +55,7 @@ func runFlushVariants(ctx context.Context, modes []string, d demo.Settings, mtti
 			return nil, fmt.Errorf("the %s run: %w", mode, err)
 		}
 		r := flushRun{mode: mode, res: res, secs: secs, eff: refSecs / secs}
-		r.Markov = demo.CompareMarkov(mode != "blocking", d, mtti, res.Flush, res.Staged, res.Attempts)
+		r.Markov = demo.CompareMarkov(mode != "blocking", d, mtti, flush.Stats(res.Flush), res.Staged, res.Attempts)
 		out = append(out, r)
 	}
 	return out, nil

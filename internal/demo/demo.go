@@ -7,9 +7,9 @@
 package demo
 
 import (
+	"github.com/ckpt/ckpt/internal/flush"
 	"math"
 
-	"github.com/ckpt/ckpt"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/internal/report"
@@ -109,7 +109,7 @@ type Markov struct {
 // level-1 cost, blocking flush time or flush latency and α, restart time,
 // and the injector's rate of node failures — all of level 1, since XOR
 // across the nodes survives any one node (λ2 = 0).
-func CompareMarkov(nonblocking bool, s Settings, mtti float64, f ckpt.FlushStats, staged []launch.StageEvent, attempts []launch.Attempt) Markov {
+func CompareMarkov(nonblocking bool, s Settings, mtti float64, f flush.Stats, staged []launch.StageEvent, attempts []launch.Attempt) Markov {
 	r := Markov{Efficiency: math.NaN(), ModelAlpha: math.NaN()}
 	r.C1 = f.Level1Cost()
 	r.C2 = r.C1 + f.MeanSeconds()

@@ -1,11 +1,11 @@
 package demo
 
 import (
+	"github.com/ckpt/ckpt/internal/flush"
 	"math"
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/model"
 )
@@ -50,7 +50,7 @@ func TestCompareDaly(t *testing.T) {
 func TestCompareMarkov(t *testing.T) {
 	s := Settings{Interval: 1, Every: 3}
 	const mtti = 2.5
-	f := ckpt.FlushStats{Mode: "blocking", Started: 2, Seconds: 0.6, Level1: 4, Level1Seconds: 0.2,
+	f := flush.Stats{Mode: "blocking", Started: 2, Seconds: 0.6, Level1: 4, Level1Seconds: 0.2,
 		BusySteps: 10, BusySeconds: 1.1, IdleSteps: 10, IdleSeconds: 1}
 	sched := model.Schedule{Interval: 1, Counts: []int{2}}
 	b := CompareMarkov(false, s, mtti, f, nil, attempts())
@@ -77,7 +77,7 @@ func TestCompareMarkov(t *testing.T) {
 	if r := CompareMarkov(true, s, mtti, f, nil, attempts()); !math.IsNaN(r.Efficiency) || r.Why != "no non-blocking flush finished" {
 		t.Errorf("no flush finished: %+v", r)
 	}
-	if r := CompareMarkov(false, s, mtti, ckpt.FlushStats{}, nil, attempts()); !math.IsNaN(r.Efficiency) || r.Why != "the run measured no checkpoint or restart" {
+	if r := CompareMarkov(false, s, mtti, flush.Stats{}, nil, attempts()); !math.IsNaN(r.Efficiency) || r.Why != "the run measured no checkpoint or restart" {
 		t.Errorf("nothing measured: %+v", r)
 	}
 }
