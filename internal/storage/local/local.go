@@ -131,6 +131,13 @@ type Backend struct {
 	// syncs each ancestor once per process instead of every time. The
 	// FileInfo tells a directory from one removed and created anew.
 	synced sync.Map
+
+	// dirs orders this process's pruning of empty directories after the
+	// directory creation and temp file of a Create: without it, a Create
+	// can lose every retry to Removes that prune what its MkdirAll just
+	// made (on a busy machine it did). Other processes on the same
+	// directory are still met by Create's retries.
+	dirs sync.RWMutex
 }
 
 // New returns a backend storing objects under dir, creating dir (mode 0o755)
@@ -229,7 +236,9 @@ func (b *Backend) Create(ctx context.Context, name string) (storage.Writer, erro
 		retry := func(err error) bool {
 			return attempt < 10 && errors.Is(err, fs.ErrNotExist)
 		}
+		b.dirs.RLock()
 		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.dirs.RUnlock()
 			if retry(err) {
 				continue
 			}
@@ -237,6 +246,7 @@ func (b *Backend) Create(ctx context.Context, name string) (storage.Writer, erro
 		}
 		tmp := filepath.Join(dir, b.hooks.TempName(base))
 		f, err := b.hooks.OpenTemp(tmp)
+		b.dirs.RUnlock()
 		if err == nil {
 			return &writer{b: b, ctx: ctx, name: name, tmp: tmp, final: final, f: f, writeback: !b.nosync}, nil
 		}
@@ -412,6 +422,8 @@ func (b *Backend) Remove(ctx context.Context, name string) error {
 
 // prune removes dir and its ancestors below root while they are empty.
 func (b *Backend) prune(dir string) {
+	b.dirs.Lock()
+	defer b.dirs.Unlock()
 	for dir != b.root && strings.HasPrefix(dir, b.root+string(filepath.Separator)) {
 		if syscall.Rmdir(dir) != nil {
 			return // not empty, or gone: either way done
