@@ -53,14 +53,14 @@ func newInspectCmd() *cobra.Command {
 				nodes = []string{}
 			}
 			return writeJSON(w, object{{"name", m.Name}, {"id", m.ID}, {"created", m.Created.Format(time.RFC3339Nano)},
-				{"ranks", m.Ranks}, {"redundancy", m.Scheme}, {"set_size", m.N}, {"parity", m.M}, {"sets", m.Sets},
+				{"ranks", m.Ranks}, {"redundancy", m.Scheme}, {"set_size", m.SetSize}, {"parity", m.M}, {"sets", m.Sets},
 				{"bytes", l.Bytes}, {"cache_nodes", nodes}, {"shared", l.InShared}, {"parts", parts}})
 		}
 		t := newTable(w)
 		t.row("name", fmt.Sprintf("%s (id %d)", m.Name, m.ID))
 		t.row("created", m.Created.Format(time.RFC3339))
 		t.row("ranks", fmt.Sprint(m.Ranks))
-		t.row("redundancy", fmt.Sprintf("%s: sets of %d, each rebuilds up to %d lost members", m.Scheme, m.N, m.M))
+		t.row("redundancy", fmt.Sprintf("%s: sets of %d, each rebuilds up to %d lost members", m.Scheme, m.SetSize, m.M))
 		t.row("sets", fmt.Sprint(m.Sets))
 		t.row("size", units.FormatSize(float64(l.Bytes)))
 		t.row("where", where(*l))

@@ -31,7 +31,7 @@ func randomManifest(r *rand.Rand) *Manifest {
 		Version: Version,
 		Meta: Meta{
 			Name: randomName(r), ID: ids[r.Intn(len(ids))], Created: created, Ranks: ranks,
-			Scheme: schemes[r.Intn(len(schemes))], N: n, M: m, Sets: sets, Level: levels[r.Intn(2)],
+			Scheme: schemes[r.Intn(len(schemes))], SetSize: n, M: m, Sets: sets, Level: levels[r.Intn(2)],
 		},
 		Parts: make([]Part, ranks),
 	}
