@@ -91,7 +91,7 @@ checkpoint) is recoverable; 1 otherwise; 2 for bad input.`,
 				if v.How == ckpt.SourceShared && len(list[i].InCache) == 0 && v.Shared == "ok" {
 					// The normal state of a finished job's checkpoints:
 					// its caches were removed, the shared tier keeps them.
-					t.row(v.Name, fmt.Sprint(v.ID), "yes", v.How, sharedOnlyNote)
+					t.row(v.Name, fmt.Sprint(v.ID), "yes", string(v.How), sharedOnlyNote)
 					continue
 				}
 				rec, note := "no", v.Reason
@@ -109,7 +109,7 @@ checkpoint) is recoverable; 1 otherwise; 2 for bad input.`,
 				if v.Shared != "" && v.Shared != "ok" {
 					note += "; shared tier: " + v.Shared
 				}
-				t.row(v.Name, fmt.Sprint(v.ID), rec, v.How, note)
+				t.row(v.Name, fmt.Sprint(v.ID), rec, string(v.How), note)
 			}
 			t.flush()
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // testManifest is a valid manifest of ranks ranks in sets of xor:n.
-func testManifest(t *testing.T, name string, id uint64, ranks, n int, level string) *manifest.Manifest {
+func testManifest(t *testing.T, name string, id uint64, ranks, n int, level manifest.Level) *manifest.Manifest {
 	t.Helper()
 	var sets [][]int
 	for r := 0; r < ranks; r += n {

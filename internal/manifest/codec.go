@@ -40,7 +40,7 @@ type wireManifest struct {
 	Scheme  string     `json:"scheme"`
 	N       int        `json:"n"`
 	M       int        `json:"m"`
-	Level   string     `json:"level"`
+	Level   Level      `json:"level"`
 	Sets    [][]int    `json:"sets"`
 	Parts   []wirePart `json:"parts"`
 }

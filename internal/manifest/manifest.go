@@ -12,10 +12,13 @@ import (
 // Version is the manifest format version this package writes and reads.
 const Version = 1
 
+// Level is a storage level a checkpoint can be committed at.
+type Level string
+
 // Storage levels a checkpoint can be committed at.
 const (
-	LevelCache  = "cache"  // node-local caches, protected by the redundancy scheme
-	LevelShared = "shared" // the shared tier (parallel file system or object store)
+	LevelCache  Level = "cache"  // node-local caches, protected by the redundancy scheme
+	LevelShared Level = "shared" // the shared tier (parallel file system or object store)
 )
 
 var (
@@ -58,7 +61,7 @@ type Meta struct {
 	SetSize int       // nominal members per redundancy set, ≥ 1 (encoded as "n")
 	M       int       // members a set can lose and still be rebuilt, 0 ≤ M < SetSize (encoded as "m")
 	Sets    [][]int   // redundancy sets; they partition the ranks 0..Ranks-1
-	Level   string    // LevelCache or LevelShared
+	Level   Level     // LevelCache or LevelShared
 }
 
 // Manifest describes one complete checkpoint. It is written last: a
@@ -114,7 +117,7 @@ func (m *Manifest) Validate() error {
 		return bad("scheme %q: m = %d, want 0 ≤ m < n = %d", m.Scheme, m.M, m.SetSize)
 	}
 	if m.Level != LevelCache && m.Level != LevelShared {
-		return bad("level %q, want %q or %q", clip(m.Level), LevelCache, LevelShared)
+		return bad("level %q, want %q or %q", clip(string(m.Level)), LevelCache, LevelShared)
 	}
 	if len(m.Parts) != m.Ranks {
 		return bad("%d ranks but %d parts", m.Ranks, len(m.Parts))
