@@ -64,7 +64,7 @@ func (s *Store) Restart(ctx context.Context) (*Restored, error) {
 		}
 		return nil, err
 	}
-	r := &Restored{r: er, Source: er.Source, Rebuilt: er.Rebuilt}
+	r := &Restored{r: er, Source: string(er.Source), Rebuilt: er.Rebuilt}
 	for _, sk := range er.Skipped {
 		r.Skipped = append(r.Skipped, Skip(sk))
 	}

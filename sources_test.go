@@ -10,9 +10,9 @@ import (
 // values; applications compare them with these constants.
 func TestSourcesAreTheEngines(t *testing.T) {
 	for _, c := range [][2]string{
-		{SourceCache, engine.SourceCache},
-		{SourceRebuild, engine.SourceRebuild},
-		{SourceShared, engine.SourceShared},
+		{SourceCache, string(engine.SourceCache)},
+		{SourceRebuild, string(engine.SourceRebuild)},
+		{SourceShared, string(engine.SourceShared)},
 	} {
 		if c[0] != c[1] {
 			t.Errorf("root %q, engine %q", c[0], c[1])

@@ -246,7 +246,7 @@ func (s *Store) Close() error {
 type Info struct {
 	Name  string
 	ID    uint64
-	Level string // manifest.LevelCache or LevelShared
+	Level string // "cache" or "shared"
 	Ranks int
 	Bytes int64 // application bytes over all ranks
 }
@@ -267,7 +267,7 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 }
 
 func infoOf(m *manifest.Manifest) Info {
-	i := Info{Name: m.Name, ID: m.ID, Level: m.Level, Ranks: m.Ranks}
+	i := Info{Name: m.Name, ID: m.ID, Level: string(m.Level), Ranks: m.Ranks}
 	for _, p := range m.Parts {
 		for _, f := range p.Files {
 			i.Bytes += f.Size

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -25,11 +26,8 @@ func nonNil(s []string) []string {
 // errNotRecoverable exits 1 after the report has been printed.
 var errNotRecoverable = errors.New("not recoverable")
 
-func newVerifyCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "verify [NAME] [--job NAME | --cache-root DIR | --cache NODE=DIR ...] [--shared DIR]",
-		Short: "Recompute every hash and say whether each checkpoint is recoverable, and how",
-		Long: `Reads every byte of a checkpoint (or of every checkpoint) — each rank's files
+// verifyLong is the help text of 'ckpt verify'.
+const verifyLong = `Reads every byte of a checkpoint (or of every checkpoint) — each rank's files
 and parity in the cache of the node that wrote them, and the shared tier's
 objects — and checks them against the manifest. For each checkpoint it says
 whether a restart could recover it and how, in the order a restart tries:
@@ -37,86 +35,112 @@ from the caches as they are (cache), by rebuilding lost or corrupt members
 from their redundancy sets (rebuild), or from the shared tier (shared).
 
 Exit status: 0 when the named checkpoint (or, without NAME, at least one
-checkpoint) is recoverable; 1 otherwise; 2 for bad input.`,
-		Args: cobra.MaximumNArgs(1),
+checkpoint) is recoverable; 1 otherwise; 2 for bad input.`
+
+// verifyFlags are the flags of 'ckpt verify'.
+type verifyFlags struct {
+	tiers  *tierFlags
+	asJSON *bool
+}
+
+func newVerifyCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "verify [NAME] [--job NAME | --cache-root DIR | --cache NODE=DIR ...] [--shared DIR]",
+		Short: "Recompute every hash and say whether each checkpoint is recoverable, and how",
+		Long:  verifyLong,
+		Args:  cobra.MaximumNArgs(1),
 	}
-	tf := addTierFlags(c.Flags())
-	asJSON := jsonFlag(c)
-	c.RunE = func(c *cobra.Command, args []string) error {
-		tiers, list, err := tf.list(c.Context())
-		if err != nil {
+	f := &verifyFlags{tiers: addTierFlags(c.Flags())}
+	f.asJSON = jsonFlag(c)
+	c.RunE = f.run
+	return c
+}
+
+// run verifies the checkpoints (the one named in args, or all) and prints
+// the verdicts; it fails with errNotRecoverable when none is recoverable.
+func (f *verifyFlags) run(c *cobra.Command, args []string) error {
+	tiers, list, err := f.tiers.list(c.Context())
+	if err != nil {
+		return err
+	}
+	if len(args) == 1 {
+		var keep []inspect.Listing
+		for _, l := range list {
+			if l.Name == args[0] {
+				keep = append(keep, l)
+			}
+		}
+		if len(keep) == 0 {
+			return usagef("no checkpoint %q in the caches or on the shared tier ('ckpt ls' lists them)", args[0])
+		}
+		list = keep
+	}
+	var results []inspect.Verification
+	anyOK := false
+	for _, l := range list {
+		v := inspect.VerifyCheckpoint(c.Context(), tiers, l)
+		anyOK = anyOK || v.Recoverable
+		results = append(results, v)
+	}
+	w := c.OutOrStdout()
+	if *f.asJSON {
+		if err := writeVerifyJSON(w, list, results); err != nil {
 			return err
 		}
-		if len(args) == 1 {
-			var keep []inspect.Listing
-			for _, l := range list {
-				if l.Name == args[0] {
-					keep = append(keep, l)
-				}
-			}
-			if len(keep) == 0 {
-				return usagef("no checkpoint %q in the caches or on the shared tier ('ckpt ls' lists them)", args[0])
-			}
-			list = keep
-		}
-		var results []inspect.Verification
-		anyOK := false
-		for _, l := range list {
-			v := inspect.VerifyCheckpoint(c.Context(), tiers, l)
-			anyOK = anyOK || v.Recoverable
-			results = append(results, v)
-		}
-		w := c.OutOrStdout()
-		if *asJSON {
-			items := []object{}
-			for i, v := range results {
-				ranks := []object{}
-				for _, r := range v.Ranks {
-					ranks = append(ranks, object{{"rank", r.Rank}, {"node", r.Node}, {"ok", r.OK}, {"problem", r.Problem}})
-				}
-				items = append(items, object{{"name", v.Name}, {"id", v.ID}, {"recoverable", v.Recoverable},
-					{"how", v.How}, {"reason", v.Reason}, {"shared", v.Shared}, {"ranks", ranks},
-					{"cache_nodes", nonNil(list[i].InCache)}})
-			}
-			if err := writeJSON(w, object{{"checkpoints", items}}); err != nil {
-				return err
-			}
-		} else {
-			if len(results) == 0 {
-				fmt.Fprintln(w, "no checkpoints")
-			}
-			t := newTable(w)
-			t.row("NAME", "ID", "RECOVERABLE", "HOW", "NOTES")
-			for i, v := range results {
-				if v.How == ckpt.SourceShared && len(list[i].InCache) == 0 && v.Shared == "ok" {
-					// The normal state of a finished job's checkpoints:
-					// its caches were removed, the shared tier keeps them.
-					t.row(v.Name, fmt.Sprint(v.ID), "yes", v.How, sharedOnlyNote)
-					continue
-				}
-				rec, note := "no", v.Reason
-				if v.Recoverable {
-					rec = "yes"
-					if v.How != ckpt.SourceCache {
-						note = v.Reason
-					}
-				}
-				for _, r := range v.Ranks {
-					if !r.OK {
-						note = fmt.Sprintf("rank %d on %s: %s; ", r.Rank, r.Node, r.Problem) + note
-					}
-				}
-				if v.Shared != "" && v.Shared != "ok" {
-					note += "; shared tier: " + v.Shared
-				}
-				t.row(v.Name, fmt.Sprint(v.ID), rec, v.How, note)
-			}
-			t.flush()
-		}
-		if !anyOK {
-			return errNotRecoverable
-		}
-		return nil
+	} else {
+		writeVerifyTable(w, list, results)
 	}
-	return c
+	if !anyOK {
+		return errNotRecoverable
+	}
+	return nil
+}
+
+// writeVerifyJSON writes the verdicts (results[i] is of list[i]) as JSON.
+func writeVerifyJSON(w io.Writer, list []inspect.Listing, results []inspect.Verification) error {
+	items := []object{}
+	for i, v := range results {
+		ranks := []object{}
+		for _, r := range v.Ranks {
+			ranks = append(ranks, object{{"rank", r.Rank}, {"node", r.Node}, {"ok", r.OK}, {"problem", r.Problem}})
+		}
+		items = append(items, object{{"name", v.Name}, {"id", v.ID}, {"recoverable", v.Recoverable},
+			{"how", v.How}, {"reason", v.Reason}, {"shared", v.Shared}, {"ranks", ranks},
+			{"cache_nodes", nonNil(list[i].InCache)}})
+	}
+	return writeJSON(w, object{{"checkpoints", items}})
+}
+
+// writeVerifyTable writes the verdicts (results[i] is of list[i]) as a table.
+func writeVerifyTable(w io.Writer, list []inspect.Listing, results []inspect.Verification) {
+	if len(results) == 0 {
+		fmt.Fprintln(w, "no checkpoints")
+	}
+	t := newTable(w)
+	t.row("NAME", "ID", "RECOVERABLE", "HOW", "NOTES")
+	for i, v := range results {
+		if v.How == ckpt.SourceShared && len(list[i].InCache) == 0 && v.Shared == "ok" {
+			// The normal state of a finished job's checkpoints:
+			// its caches were removed, the shared tier keeps them.
+			t.row(v.Name, fmt.Sprint(v.ID), "yes", string(v.How), sharedOnlyNote)
+			continue
+		}
+		rec, note := "no", v.Reason
+		if v.Recoverable {
+			rec = "yes"
+			if v.How != ckpt.SourceCache {
+				note = v.Reason
+			}
+		}
+		for _, r := range v.Ranks {
+			if !r.OK {
+				note = fmt.Sprintf("rank %d on %s: %s; ", r.Rank, r.Node, r.Problem) + note
+			}
+		}
+		if v.Shared != "" && v.Shared != "ok" {
+			note += "; shared tier: " + v.Shared
+		}
+		t.row(v.Name, fmt.Sprint(v.ID), rec, string(v.How), note)
+	}
+	t.flush()
 }

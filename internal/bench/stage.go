@@ -324,7 +324,7 @@ func (ds *stageData) announce(nodeOf func(rank int) string) (string, []byte, err
 		sets[r] = []int{r}
 	}
 	m, err := manifest.Merge(parts, manifest.Meta{Name: name, ID: id, Created: time.Now().UTC(),
-		Ranks: ds.ranks, Scheme: "single", N: 1, M: 0, Sets: sets, Level: manifest.LevelCache})
+		Ranks: ds.ranks, Scheme: "single", SetSize: 1, M: 0, Sets: sets, Level: manifest.LevelCache})
 	if err != nil {
 		return "", nil, err
 	}

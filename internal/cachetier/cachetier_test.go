@@ -28,7 +28,7 @@ func names(t *testing.T, b storage.Backend) []string {
 func commit(t *testing.T, b storage.Backend, name string, id uint64) {
 	t.Helper()
 	m, err := manifest.Merge([]manifest.Part{{Rank: 0, Node: "n", Files: []manifest.File{{Rank: 0, Name: "f", Size: 1}}}},
-		manifest.Meta{Name: name, ID: id, Created: time.Unix(1, 0).UTC(), Ranks: 1, Scheme: "single", N: 1, Sets: [][]int{{0}}, Level: manifest.LevelCache})
+		manifest.Meta{Name: name, ID: id, Created: time.Unix(1, 0).UTC(), Ranks: 1, Scheme: "single", SetSize: 1, Sets: [][]int{{0}}, Level: manifest.LevelCache})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	"github.com/ckpt/ckpt/internal/engine"
 )
 
 // State is what rank r writes into checkpoint name in the scenarios: sizes
@@ -36,7 +38,7 @@ func (r *Rank) Write(ctx context.Context, name string) error {
 
 // Restart is a rank's step that restarts (collective) and checks that it
 // got checkpoint name from source, with the bytes Write wrote.
-func (r *Rank) Restart(ctx context.Context, name, source string) error {
+func (r *Rank) Restart(ctx context.Context, name string, source engine.Source) error {
 	res, err := r.Engine.Restart(ctx)
 	if err != nil {
 		return err

@@ -332,7 +332,7 @@ func (e *Engine) planCommit(name string, all []commitMsg) (manifest.Meta, [][]in
 		return manifest.Meta{}, nil, configError(fmt.Errorf("redundancy %s: %w", scheme, err))
 	}
 	meta := manifest.Meta{Name: name, ID: id, Created: all[0].Created, Ranks: len(all), Scheme: scheme.String(),
-		N: scheme.SetSize(), M: scheme.Parity, Sets: sets, Level: manifest.LevelCache}
+		SetSize: scheme.SetSize(), M: scheme.Parity, Sets: sets, Level: manifest.LevelCache}
 	return meta, sets, nil
 }
 

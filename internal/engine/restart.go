@@ -16,11 +16,14 @@ import (
 	"github.com/ckpt/ckpt/storage"
 )
 
+// Source is where a restart found its checkpoint.
+type Source string
+
 // Where a restart found its checkpoint.
 const (
-	SourceCache   = "cache"   // every rank's files intact in its node's cache
-	SourceRebuild = "rebuild" // lost or corrupt members rebuilt from redundancy
-	SourceShared  = "shared"  // fetched back from the shared tier
+	SourceCache   Source = "cache"   // every rank's files intact in its node's cache
+	SourceRebuild Source = "rebuild" // lost or corrupt members rebuilt from redundancy
+	SourceShared  Source = "shared"  // fetched back from the shared tier
 )
 
 // Restored is the checkpoint Restart recovered, ready to be read.
@@ -28,7 +31,7 @@ type Restored struct {
 	m       *manifest.Manifest
 	rank    int
 	cache   storage.Backend
-	Source  string // SourceCache, SourceRebuild or SourceShared
+	Source  Source // SourceCache, SourceRebuild or SourceShared
 	Rebuilt []int  // ranks whose files were rebuilt or fetched
 	Skipped []Skip // newer candidates that could not be used, newest first
 }
@@ -40,7 +43,7 @@ type Skip struct {
 	Reason string
 }
 
-func (e *Engine) restored(m *manifest.Manifest, source string, rebuilt []int) *Restored {
+func (e *Engine) restored(m *manifest.Manifest, source Source, rebuilt []int) *Restored {
 	return &Restored{m: m, rank: e.Rank, cache: e.Cache, Source: source, Rebuilt: rebuilt}
 }
 

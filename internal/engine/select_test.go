@@ -12,7 +12,7 @@ import (
 )
 
 // testManifest is a valid manifest of ranks ranks in sets of xor:n.
-func testManifest(t *testing.T, name string, id uint64, ranks, n int, level string) *manifest.Manifest {
+func testManifest(t *testing.T, name string, id uint64, ranks, n int, level manifest.Level) *manifest.Manifest {
 	t.Helper()
 	var sets [][]int
 	for r := 0; r < ranks; r += n {
@@ -30,7 +30,7 @@ func testManifest(t *testing.T, name string, id uint64, ranks, n int, level stri
 		}
 	}
 	m, err := manifest.Merge(parts, manifest.Meta{Name: name, ID: id, Created: time.Unix(1, 0).UTC(), Ranks: ranks,
-		Scheme: "xor", N: n, M: 1, Sets: sets, Level: level})
+		Scheme: "xor", SetSize: n, M: 1, Sets: sets, Level: level})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,8 +144,8 @@ type Verification struct {
 	Name        string
 	ID          uint64
 	Recoverable bool
-	How         string // "cache", "rebuild" or "shared" as Restored.Source says, or "" when not recoverable
-	Reason      string // why not, or what the cheaper ways lacked
+	How         engine.Source // engine.SourceCache, SourceRebuild or SourceShared as Restored.Source says, or "" when not recoverable
+	Reason      string        // why not, or what the cheaper ways lacked
 	Ranks       []RankCheck
 	Shared      string // "ok", a problem, or "" when not on the shared tier
 }

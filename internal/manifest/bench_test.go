@@ -185,7 +185,7 @@ func BenchmarkFile(b *testing.B) {
 func BenchmarkEncodeDecode(b *testing.B) {
 	const ranks = 1024
 	m := &Manifest{Version: Version, Meta: Meta{Name: "bench", ID: 1, Created: time.Unix(1e9, 0),
-		Ranks: ranks, Scheme: "xor:8", N: 8, M: 1, Level: LevelCache}}
+		Ranks: ranks, Scheme: "xor:8", SetSize: 8, M: 1, Level: LevelCache}}
 	for s := range ranks / 8 {
 		set := make([]int, 8)
 		for i := range set {

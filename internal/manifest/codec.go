@@ -40,7 +40,7 @@ type wireManifest struct {
 	Scheme  string     `json:"scheme"`
 	N       int        `json:"n"`
 	M       int        `json:"m"`
-	Level   string     `json:"level"`
+	Level   Level      `json:"level"`
 	Sets    [][]int    `json:"sets"`
 	Parts   []wirePart `json:"parts"`
 }
@@ -124,7 +124,7 @@ func encodeBody(m *Manifest) ([]byte, error) {
 		{"created", m.Created.UTC()},
 		{"ranks", m.Ranks},
 		{"scheme", m.Scheme},
-		{"n", m.N},
+		{"n", m.SetSize},
 		{"m", m.M},
 		{"level", m.Level},
 	} {
@@ -205,7 +205,7 @@ func Decode(data []byte) (*Manifest, error) {
 	m := &Manifest{
 		Version: w.Version,
 		Meta: Meta{Name: w.Name, ID: w.ID, Created: w.Created.UTC(), Ranks: w.Ranks,
-			Scheme: w.Scheme, N: w.N, M: w.M, Sets: w.Sets, Level: w.Level},
+			Scheme: w.Scheme, SetSize: w.N, M: w.M, Sets: w.Sets, Level: w.Level},
 		Parts: make([]Part, len(w.Parts)),
 	}
 	for i, p := range w.Parts {

@@ -23,7 +23,7 @@ func Example() {
 	}
 	m, err := manifest.Merge(parts, manifest.Meta{
 		Name: "step-100", ID: 1, Created: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC),
-		Ranks: 2, Scheme: "partner", N: 2, M: 1, Sets: [][]int{{0, 1}}, Level: manifest.LevelCache,
+		Ranks: 2, Scheme: "partner", SetSize: 2, M: 1, Sets: [][]int{{0, 1}}, Level: manifest.LevelCache,
 	})
 	if err != nil {
 		panic(err)

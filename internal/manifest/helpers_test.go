@@ -25,13 +25,13 @@ func randomManifest(r *rand.Rand) *Manifest {
 	ids := []uint64{1, 2, 42, 1 << 53, 1<<53 + 1, 1<<64 - 1}
 	zones := []*time.Location{time.UTC, time.FixedZone("X", 5*3600+1800), time.FixedZone("Y", -7*3600)}
 	created := time.Unix(r.Int63n(1<<36), r.Int63n(1e9)).In(zones[r.Intn(len(zones))])
-	levels := []string{LevelCache, LevelShared}
+	levels := []Level{LevelCache, LevelShared}
 	schemes := []string{"single", "partner", "xor:4", "rs:8+2", `we"ird<&>`}
 	man := &Manifest{
 		Version: Version,
 		Meta: Meta{
 			Name: randomName(r), ID: ids[r.Intn(len(ids))], Created: created, Ranks: ranks,
-			Scheme: schemes[r.Intn(len(schemes))], N: n, M: m, Sets: sets, Level: levels[r.Intn(2)],
+			Scheme: schemes[r.Intn(len(schemes))], SetSize: n, M: m, Sets: sets, Level: levels[r.Intn(2)],
 		},
 		Parts: make([]Part, ranks),
 	}

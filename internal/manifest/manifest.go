@@ -12,10 +12,13 @@ import (
 // Version is the manifest format version this package writes and reads.
 const Version = 1
 
+// Level is a storage level a checkpoint can be committed at.
+type Level string
+
 // Storage levels a checkpoint can be committed at.
 const (
-	LevelCache  = "cache"  // node-local caches, protected by the redundancy scheme
-	LevelShared = "shared" // the shared tier (parallel file system or object store)
+	LevelCache  Level = "cache"  // node-local caches, protected by the redundancy scheme
+	LevelShared Level = "shared" // the shared tier (parallel file system or object store)
 )
 
 var (
@@ -53,12 +56,12 @@ type Meta struct {
 	Name    string    // checkpoint name, valid by ValidName
 	ID      uint64    // sequence number, ≥ 1, increasing from checkpoint to checkpoint
 	Created time.Time // creation time; stored in UTC with nanoseconds
-	Ranks   int       // number of ranks N ≥ 1
+	Ranks   int       // number of ranks, ≥ 1
 	Scheme  string    // redundancy scheme as text: "single", "partner", "xor:4", "rs:8+2"
-	N       int       // nominal members per redundancy set, ≥ 1
-	M       int       // members a set can lose and still be rebuilt, 0 ≤ M < N
-	Sets    [][]int   // redundancy sets; they partition the ranks 0..N-1
-	Level   string    // LevelCache or LevelShared
+	SetSize int       // nominal members per redundancy set, ≥ 1 (encoded as "n")
+	M       int       // members a set can lose and still be rebuilt, 0 ≤ M < SetSize (encoded as "m")
+	Sets    [][]int   // redundancy sets; they partition the ranks 0..Ranks-1
+	Level   Level     // LevelCache or LevelShared
 }
 
 // Manifest describes one complete checkpoint. It is written last: a
@@ -74,7 +77,7 @@ type Manifest struct {
 //
 //   - the version is Version; the name is valid; ID ≥ 1; Created is set and
 //     its year is in 1..9999;
-//   - Ranks ≥ 1; Scheme is a non-empty printable label; N ≥ 1; 0 ≤ M < N;
+//   - Ranks ≥ 1; Scheme is a non-empty printable label; SetSize ≥ 1; 0 ≤ M < SetSize;
 //     Level is LevelCache or LevelShared;
 //   - Sets partition the ranks 0..Ranks-1 and every set has more than M
 //     members;
@@ -107,14 +110,14 @@ func (m *Manifest) Validate() error {
 	if err := validLabel("scheme", m.Scheme); err != nil {
 		return bad("%v", err)
 	}
-	if m.N < 1 {
-		return bad("scheme %q: n = %d, want at least 1", m.Scheme, m.N)
+	if m.SetSize < 1 {
+		return bad("scheme %q: n = %d, want at least 1", m.Scheme, m.SetSize)
 	}
-	if m.M < 0 || m.M >= m.N {
-		return bad("scheme %q: m = %d, want 0 ≤ m < n = %d", m.Scheme, m.M, m.N)
+	if m.M < 0 || m.M >= m.SetSize {
+		return bad("scheme %q: m = %d, want 0 ≤ m < n = %d", m.Scheme, m.M, m.SetSize)
 	}
 	if m.Level != LevelCache && m.Level != LevelShared {
-		return bad("level %q, want %q or %q", clip(m.Level), LevelCache, LevelShared)
+		return bad("level %q, want %q or %q", clip(string(m.Level)), LevelCache, LevelShared)
 	}
 	if len(m.Parts) != m.Ranks {
 		return bad("%d ranks but %d parts", m.Ranks, len(m.Parts))

@@ -15,7 +15,7 @@ func sample() *Manifest {
 		Version: Version,
 		Meta: Meta{
 			Name: "step-100", ID: 7, Created: time.Date(2025, 3, 1, 12, 0, 0, 5, time.UTC),
-			Ranks: 4, Scheme: "xor:4", N: 4, M: 1, Sets: [][]int{{0, 1, 2, 3}}, Level: LevelCache,
+			Ranks: 4, Scheme: "xor:4", SetSize: 4, M: 1, Sets: [][]int{{0, 1, 2, 3}}, Level: LevelCache,
 		},
 	}
 	for r := range 4 {
@@ -48,7 +48,7 @@ func TestValidateRules(t *testing.T) {
 		{func(m *Manifest) { m.Scheme = "xor\n4" }, "control character U+000A", ErrInvalid},
 		{func(m *Manifest) { m.Scheme = strings.Repeat("x", 300) }, "300 bytes, longer than 255", ErrInvalid},
 		{func(m *Manifest) { m.Parts[0].Node = "n\xff" }, `rank 0: node "n\xff": not valid UTF-8`, ErrInvalid},
-		{func(m *Manifest) { m.N = 0 }, `scheme "xor:4": n = 0, want at least 1`, ErrInvalid},
+		{func(m *Manifest) { m.SetSize = 0 }, `scheme "xor:4": n = 0, want at least 1`, ErrInvalid},
 		{func(m *Manifest) { m.M = 4 }, `scheme "xor:4": m = 4, want 0 ≤ m < n = 4`, ErrInvalid},
 		{func(m *Manifest) { m.M = -1 }, "m = -1", ErrInvalid},
 		{func(m *Manifest) { m.Level = "tape" }, `level "tape", want "cache" or "shared"`, ErrInvalid},

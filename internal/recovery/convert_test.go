@@ -16,7 +16,7 @@ func TestFromManifest(t *testing.T) {
 	m := &manifest.Manifest{
 		Version: manifest.Version,
 		Meta: manifest.Meta{Name: "ckpt.4", ID: 4, Created: time.Unix(1, 0).UTC(), Ranks: 3,
-			Scheme: "xor:3", N: 3, M: 1, Sets: [][]int{{2, 0, 1}}, Level: manifest.LevelCache},
+			Scheme: "xor:3", SetSize: 3, M: 1, Sets: [][]int{{2, 0, 1}}, Level: manifest.LevelCache},
 		Parts: []manifest.Part{
 			{Rank: 0, Node: "a", Set: 0, Member: 1},
 			{Rank: 1, Node: "b", Set: 0, Member: 2},

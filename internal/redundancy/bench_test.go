@@ -11,6 +11,8 @@ import (
 
 // Shape of the codec benchmarks: 8 data shards of 1 MiB, as one block of a
 // row of xor:9 or rs:8+2. SetBytes counts checkpoint (data) bytes only.
+// Benchmark names give the shape as data x parity x shard size, as
+// klauspost/reedsolomon's do (BenchmarkRS8x2x1MiB: 8 data, 2 parity, 1 MiB).
 const (
 	benchK     = 8
 	benchShard = 1 << 20
@@ -39,7 +41,7 @@ var memcopyBufs = sync.OnceValues(func() (src, dst [][]byte) {
 })
 
 // reportVsMemcopy adds the benchmark's throughput as a fraction of memcopy
-// (the copies of BenchmarkMemcopy), measured right after the benchmark's
+// (the copies of BenchmarkMemcopy8x1MiB), measured right after the benchmark's
 // loop (b.Loop has stopped its timer), so that both see the machine in the
 // same state: on a shared machine, rates drift between runs.
 func reportVsMemcopy(b *testing.B, bytesPerOp int64) {
@@ -56,10 +58,10 @@ func reportVsMemcopy(b *testing.B, bytesPerOp int64) {
 	b.ReportMetric(rate/memcopyRate, "x-memcopy")
 }
 
-func BenchmarkMemcopy(b *testing.B) { memcopy(b) }
+func BenchmarkMemcopy8x1MiB(b *testing.B) { memcopy(b) }
 
-// BenchmarkXOR is the XOR codec on one core: 8 data shards → 1 parity.
-func BenchmarkXOR(b *testing.B) {
+// BenchmarkXOR8x1x1MiB is the XOR codec on one core: 8 data shards → 1 parity.
+func BenchmarkXOR8x1x1MiB(b *testing.B) {
 	c, _ := NewCodec(benchK, 1)
 	data := benchShards(benchK, benchShard)
 	parity := benchShards(1, benchShard)
@@ -73,10 +75,10 @@ func BenchmarkXOR(b *testing.B) {
 	reportVsMemcopy(b, benchK*benchShard)
 }
 
-// BenchmarkXORByRS is the same parity computed by klauspost/reedsolomon
+// BenchmarkXORByRS8x1x1MiB is the same parity computed by klauspost/reedsolomon
 // with WithFastOneParityMatrix (bit-identical, see TestXORMatchesReference),
 // for comparison with the crypto/subtle codec.
-func BenchmarkXORByRS(b *testing.B) {
+func BenchmarkXORByRS8x1x1MiB(b *testing.B) {
 	enc, err := reedsolomon.New(benchK, 1, reedsolomon.WithFastOneParityMatrix(), reedsolomon.WithMaxGoroutines(1))
 	if err != nil {
 		b.Fatal(err)
@@ -92,10 +94,10 @@ func BenchmarkXORByRS(b *testing.B) {
 	reportVsMemcopy(b, benchK*benchShard)
 }
 
-// BenchmarkRS8p2 is Reed–Solomon 8+2 on one core: the full encode, one
+// BenchmarkRS8x2x1MiB is Reed–Solomon 8+2 on one core: the full encode, one
 // parity shard alone (what a parity holder computes), and rebuilding two
 // lost data shards.
-func BenchmarkRS8p2(b *testing.B) {
+func BenchmarkRS8x2x1MiB(b *testing.B) {
 	c, _ := NewCodec(benchK, 2)
 	data := benchShards(benchK, benchShard)
 	parity := benchShards(2, benchShard)
@@ -140,10 +142,10 @@ func BenchmarkRS8p2(b *testing.B) {
 	})
 }
 
-// BenchmarkRSOptions compares klauspost/reedsolomon options for 8+2 (the
+// BenchmarkRSOptions8x2x1MiB compares klauspost/reedsolomon options for 8+2 (the
 // ones that keep the standard output, and two that change it), to choose
 // rsOptions.
-func BenchmarkRSOptions(b *testing.B) {
+func BenchmarkRSOptions8x2x1MiB(b *testing.B) {
 	data := benchShards(benchK, benchShard)
 	for _, c := range []struct {
 		name string

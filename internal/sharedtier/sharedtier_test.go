@@ -27,7 +27,7 @@ func checkpointManifest(t *testing.T, name string, id uint64, ranks int) *manife
 		sets[r] = []int{r}
 	}
 	m, err := manifest.Merge(parts, manifest.Meta{Name: name, ID: id, Created: time.Unix(1700000000, 0).UTC(),
-		Ranks: ranks, Scheme: "single", N: 1, Sets: sets, Level: manifest.LevelCache})
+		Ranks: ranks, Scheme: "single", SetSize: 1, Sets: sets, Level: manifest.LevelCache})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func makeCheckpoint(t testing.TB, name string, id uint64, ranks, nodes int, size
 		parts = append(parts, p)
 	}
 	m, err := manifest.Merge(parts, manifest.Meta{Name: name, ID: id, Created: time.Unix(1700000000, 0).UTC(),
-		Ranks: ranks, Scheme: "single", N: 1, M: 0, Sets: splitSets(ranks), Level: manifest.LevelCache})
+		Ranks: ranks, Scheme: "single", SetSize: 1, M: 0, Sets: splitSets(ranks), Level: manifest.LevelCache})
 	if err != nil {
 		t.Fatal(err)
 	}

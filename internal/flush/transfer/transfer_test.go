@@ -55,7 +55,7 @@ func (n *node) commit(t *testing.T, name string, id uint64, size int) {
 		p.Files = append(p.Files, manifest.File{Rank: 0, Name: fn, Size: int64(size), Hash: manifest.ContentHashBytes(b)})
 	}
 	m, err := manifest.Merge([]manifest.Part{p}, manifest.Meta{Name: name, ID: id, Created: time.Unix(1700000000, 0).UTC(),
-		Ranks: 1, Scheme: "single", N: 1, Sets: [][]int{{0}}, Level: manifest.LevelCache})
+		Ranks: 1, Scheme: "single", SetSize: 1, Sets: [][]int{{0}}, Level: manifest.LevelCache})
 	if err != nil {
 		t.Fatal(err)
 	}
