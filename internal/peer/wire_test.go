@@ -205,6 +205,17 @@ func TestMalformedFrames(t *testing.T) {
 			c.Write(slices.Concat(frame(frameData, 2, 1, []byte("ok")), bad))
 			if name == "cut mid-message" {
 				c.(*net.TCPConn).CloseWrite()
+			} else {
+				// Receive only once the Node has read the bad frame: a
+				// Recv before that grants credit, and "beyond window"
+				// would then be within it.
+				deadline := time.Now().Add(wireTimeout)
+				for n.Stats().Malformed == 0 {
+					if time.Now().After(deadline) {
+						t.Fatalf("the bad frame was not counted within %v", wireTimeout)
+					}
+					time.Sleep(time.Millisecond)
+				}
 			}
 			got, err := n.Recv(ctx, 1, 1, nil)
 			if err != nil || string(got) != "ok" {
