@@ -39,12 +39,6 @@ func (c *Checkpoint) Create(file string) (*File, error) {
 	return &File{f}, nil
 }
 
-// writeReserved writes a file of ckpt's own (a reserved name) into the
-// checkpoint.
-func (c *Checkpoint) writeReserved(file string, data []byte) error {
-	return c.c.WriteReserved(file, data)
-}
-
 // Path routes a file the application writes itself, SCR style: it returns
 // the path in the node's cache where the application must write file before
 // Commit, which then hashes it. It needs a cache on a file system.
@@ -61,10 +55,12 @@ func (f *File) Close() error { return f.f.Close() }
 // writes the manifest, the commit marker. If any rank fails, every rank
 // returns an error and the checkpoint does not exist (the previous one stays
 // current).
-func (c *Checkpoint) Commit(ctx context.Context) error {
-	err := c.c.Commit(ctx)
+func (c *Checkpoint) Commit(ctx context.Context) error { return engineError(c.c.Commit(ctx)) }
+
+// engineError marks an engine's configuration error with ErrConfig.
+func engineError(err error) error {
 	if errors.Is(err, engine.ErrConfig) {
-		err = configError(err)
+		return configError(err)
 	}
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/ckpt/ckpt/internal/engine"
 	"github.com/ckpt/ckpt/internal/localcomm"
 	"github.com/ckpt/ckpt/internal/redundancy"
 )
@@ -69,6 +70,14 @@ type Transport interface {
 type engineComm struct{ Comm }
 
 func (c engineComm) SetTransport(ctx context.Context, members []int, epoch uint64) (redundancy.Transport, io.Closer, error) {
+	return c.Comm.SetTransport(ctx, members, epoch)
+}
+
+// commOf is an engine's Comm as the public one: a job's, over its
+// coordinator and peers.
+type commOf struct{ engine.Comm }
+
+func (c commOf) SetTransport(ctx context.Context, members []int, epoch uint64) (Transport, io.Closer, error) {
 	return c.Comm.SetTransport(ctx, members, epoch)
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/internal/stage"
 	"github.com/ckpt/ckpt/internal/storage/mem"
@@ -59,9 +60,7 @@ func soloStaged(t *testing.T, shared *mem.Backend, addr string, n int) FlushStat
 	}
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	if j.stager != nil {
-		j.stager.Wait(wctx)
-	}
+	j.r.WaitFlushes(wctx)
 	return j.FlushStats()
 }
 
@@ -69,7 +68,7 @@ func soloStaged(t *testing.T, shared *mem.Backend, addr string, n int) FlushStat
 // the background; each is committed on the shared tier.
 func TestJobStagedFlush(t *testing.T) {
 	shared := mem.New()
-	t.Setenv(envStageToken, "right")
+	t.Setenv(jobenv.VarStageToken, "right")
 	addr := startStageServer(t, shared, "right")
 	f := soloStaged(t, shared, addr, 3)
 	if f.Mode != "nonblocking" || f.Started != 3 || f.Durable != 3 || f.Failed != 0 {
@@ -94,7 +93,7 @@ func TestJobStagedFlush(t *testing.T) {
 // job: the checkpoints stand at level 1, the reason is reported.
 func TestJobStagedWrongToken(t *testing.T) {
 	shared := mem.New()
-	t.Setenv(envStageToken, "wrong")
+	t.Setenv(jobenv.VarStageToken, "wrong")
 	addr := startStageServer(t, shared, "right")
 	f := soloStaged(t, shared, addr, 2)
 	if f.Failed == 0 || !strings.Contains(f.LastFailure, "token") {
@@ -161,14 +160,14 @@ func TestFlushEveryAutoPrior(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(envFlushPrior, string(b))
+	t.Setenv(jobenv.VarFlushPrior, string(b))
 	f := autoJob(t, 3)
 	if f.KError != "" || f.K <= 3 || f.Due != 0 {
 		t.Errorf("stats %+v: want K > 3 chosen at once from the earlier launches, no flush due in 3 checkpoints", f)
 	}
-	t.Setenv(envFlushPrior, "{not json")
+	t.Setenv(jobenv.VarFlushPrior, "{not json")
 	_, err = Join(t.Context(), JobOptions{Store: Options{CacheDir: t.TempDir(), Node: "solo"}})
-	if err == nil || !strings.Contains(err.Error(), envFlushPrior) {
-		t.Errorf("malformed %s: %v, want an error naming it", envFlushPrior, err)
+	if err == nil || !strings.Contains(err.Error(), jobenv.VarFlushPrior) {
+		t.Errorf("malformed %s: %v, want an error naming it", jobenv.VarFlushPrior, err)
 	}
 }

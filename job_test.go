@@ -13,13 +13,14 @@ import (
 
 	"github.com/ckpt/ckpt/internal/coord"
 	"github.com/ckpt/ckpt/internal/coordnet"
+	"github.com/ckpt/ckpt/internal/engine"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/testwait"
 )
 
 func TestSoloJob(t *testing.T) {
 	ctx := t.Context()
-	t.Setenv(envCoord, "")
+	t.Setenv(jobenv.VarCoord, "")
 	dir := t.TempDir()
 	join := func() *Job {
 		j, err := Join(ctx, JobOptions{Store: Options{CacheDir: dir, Node: "solo"}, Interval: "3steps"})
@@ -76,7 +77,7 @@ func TestSoloJob(t *testing.T) {
 }
 
 func TestJoinWithoutCoordinator(t *testing.T) {
-	t.Setenv(envCoord, "")
+	t.Setenv(jobenv.VarCoord, "")
 	_, err := Join(t.Context(), JobOptions{Store: Options{Rank: 1, Size: 2, CacheDir: t.TempDir()}})
 	if err == nil || !strings.Contains(err.Error(), "ckpt run") {
 		t.Errorf("rank 1 of 2 without a coordinator: %v", err)
@@ -206,7 +207,7 @@ func TestJobMessagesInFlight(t *testing.T) {
 			return fmt.Errorf("state %q", got)
 		}
 		for _, f := range res.Files() {
-			if f == messagesFile {
+			if f == engine.MessagesFile {
 				return fmt.Errorf("Files lists ckpt's own %s", f)
 			}
 		}
@@ -239,7 +240,7 @@ func TestCheckpointFileNameReserved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Create(messagesFile); err == nil || !strings.Contains(err.Error(), "reserved") {
-		t.Errorf("Create(%q): %v, want a reserved-name error", messagesFile, err)
+	if _, err := c.Create(engine.MessagesFile); err == nil || !strings.Contains(err.Error(), "reserved") {
+		t.Errorf("Create(%q): %v, want a reserved-name error", engine.MessagesFile, err)
 	}
 }

@@ -36,9 +36,6 @@ func (r *Restored) ID() uint64   { return r.r.ID() }
 // Files lists this rank's files in the order they were created.
 func (r *Restored) Files() []string { return r.r.Files() }
 
-// has reports whether this rank's part has the file.
-func (r *Restored) has(file string) bool { return r.r.Has(file) }
-
 // Open reads one of this rank's files. Its content was verified by Restart;
 // the reader checks the hash again as it goes and fails at the end if the
 // file changed since.
@@ -56,8 +53,10 @@ func (r *Restored) Path(file string) (string, error) { return r.r.Path(file) }
 // checkpoint that cannot be verified is skipped for an older one, and the
 // reasons are reported in Skipped. It is collective. With no recoverable
 // checkpoint it returns an error wrapping ErrNoCheckpoint.
-func (s *Store) Restart(ctx context.Context) (*Restored, error) {
-	er, err := s.eng.Restart(ctx)
+func (s *Store) Restart(ctx context.Context) (*Restored, error) { return restored(s.eng.Restart(ctx)) }
+
+// restored is the public face of an engine's restart.
+func restored(er *engine.Restored, err error) (*Restored, error) {
 	if err != nil {
 		if errors.Is(err, engine.ErrNoCheckpoint) {
 			err = &marked{err, ErrNoCheckpoint}

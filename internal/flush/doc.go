@@ -12,9 +12,10 @@
 //     blocking copy by the ranks themselves (engine.Engine.Flush) and the
 //     staged pull by a staging server (internal/stage).
 //   - Tracker follows the announced non-blocking flushes to their end.
-//   - Stats are the statistics, with one JSON form: the wire form of
-//     jobenv.KeyFlush and jobenv.VarFlushPrior (jobenv.FlushStats is this
-//     type), and the fields of the public ckpt.FlushStats.
+//   - Stats are the statistics: the public package flushstats's type (so
+//     that ckpt.FlushStats, jobenv.FlushStats and Stats are one), with its
+//     one JSON form, the wire form of jobenv.KeyFlush and
+//     jobenv.VarFlushPrior.
 //
 // The package imports neither the engine nor the staging service (jobenv,
 // below them, uses Stats); flush/transfer does.

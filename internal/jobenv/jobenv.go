@@ -269,6 +269,46 @@ func Lookup(lookup func(string) (string, bool)) (Env, error) {
 	return e, nil
 }
 
+// LookupOnly is Lookup of the variables use marks true: every other one
+// reads as unset. A reader marks those its options leave to the
+// environment, so that a value it does not use is not even checked.
+func LookupOnly(lookup func(string) (string, bool), use map[string]bool) (Env, error) {
+	return Lookup(func(name string) (string, bool) {
+		if !use[name] {
+			return "", false
+		}
+		return lookup(name)
+	})
+}
+
+// launcherIdentities are the rank and size variables of the launchers a
+// rank may run under without `ckpt run`, in the order they are tried.
+var launcherIdentities = [][2]string{
+	{"SLURM_PROCID", "SLURM_NTASKS"},
+	{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+	{"PMI_RANK", "PMI_SIZE"},
+}
+
+// Identity is a process's rank and size: e's when a launcher set
+// VarRank and VarSize (e.Size > 0; Lookup checked them), else the first
+// pair of Slurm's, Open MPI's and PMI's variables that parses, else rank 0
+// of 1.
+func Identity(e Env, lookup func(string) (string, bool)) (rank, size int) {
+	if e.Size > 0 {
+		return e.Rank, e.Size
+	}
+	for _, pair := range launcherIdentities {
+		rv, _ := lookup(pair[0])
+		nv, _ := lookup(pair[1])
+		r, err1 := strconv.Atoi(rv)
+		n, err2 := strconv.Atoi(nv)
+		if err1 == nil && err2 == nil {
+			return r, n
+		}
+	}
+	return 0, 1
+}
+
 // ParseStage reads a list of staging servers, host:port separated by
 // commas (blanks and empty entries ignored).
 func ParseStage(s string) []string {

@@ -310,3 +310,37 @@ func TestDocTable(t *testing.T) {
 	}
 	t.Errorf("%s's table of the variables is not internal/jobenv's Vars: run go test ./internal/jobenv -update\n got:\n%s\nwant:\n%s", path, cur, want)
 }
+
+// LookupOnly reads only the variables marked, so Lookup checks only what
+// a reader uses.
+func TestLookupOnly(t *testing.T) {
+	all := func(name string) (string, bool) { return "bad", true }
+	e, err := LookupOnly(all, map[string]bool{VarNode: true, VarToken: true, VarInterval: false})
+	if err != nil || e.Node != "bad" || e.Token != "bad" || e.Coord != "" {
+		t.Errorf("only node and token: %+v, %v", e, err)
+	}
+	if _, err := LookupOnly(all, map[string]bool{VarInterval: true}); err == nil {
+		t.Error("a marked variable's bad value passed")
+	}
+}
+
+// Identity: the contract's variables, else the first launcher's pair that
+// parses, else rank 0 of 1.
+func TestIdentity(t *testing.T) {
+	for _, c := range []struct {
+		env        Env
+		vars       map[string]string
+		rank, size int
+	}{
+		{Env{Rank: 1, Size: 2}, map[string]string{"SLURM_PROCID": "3", "SLURM_NTASKS": "4"}, 1, 2},
+		{Env{}, map[string]string{"SLURM_PROCID": "3", "SLURM_NTASKS": "4"}, 3, 4},
+		{Env{}, map[string]string{"SLURM_PROCID": "x", "SLURM_NTASKS": "4", "OMPI_COMM_WORLD_RANK": "5", "OMPI_COMM_WORLD_SIZE": "6"}, 5, 6},
+		{Env{}, map[string]string{"PMI_RANK": "7", "PMI_SIZE": "8"}, 7, 8},
+		{Env{}, map[string]string{"PMI_RANK": "7"}, 0, 1},
+	} {
+		r, n := Identity(c.env, func(name string) (string, bool) { v, ok := c.vars[name]; return v, ok })
+		if r != c.rank || n != c.size {
+			t.Errorf("%+v %v: rank %d of %d, want %d of %d", c.env, c.vars, r, n, c.rank, c.size)
+		}
+	}
+}

@@ -3,7 +3,7 @@ package jobenv
 import (
 	"strings"
 
-	"github.com/ckpt/ckpt/internal/flush"
+	"github.com/ckpt/ckpt/flushstats"
 )
 
 // Keys rank 0 publishes for the launcher in the coordinator's key–value
@@ -62,9 +62,9 @@ func DecodeRestored(b []byte) Restored {
 }
 
 // FlushStats are what a launch's flushes did: the payload of KeyFlush
-// and VarFlushPrior. They are the flushing subsystem's own statistics,
-// with their one JSON form (flush.Stats.Encode).
-type FlushStats = flush.Stats
+// and VarFlushPrior. They are the public flushstats.Stats (also
+// ckpt.FlushStats and flush.Stats), with their one JSON form.
+type FlushStats = flushstats.Stats
 
 // DecodeFlushStats reads FlushStats.Encode's form.
-func DecodeFlushStats(b []byte) (FlushStats, error) { return flush.DecodeStats(b) }
+func DecodeFlushStats(b []byte) (FlushStats, error) { return flushstats.Decode(b) }

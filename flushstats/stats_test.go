@@ -1,4 +1,4 @@
-package flush
+package flushstats
 
 import (
 	"math"
@@ -6,8 +6,8 @@ import (
 )
 
 // The one wire form: what ranks publish under jobenv.KeyFlush and the
-// launcher hands back in CKPT_FLUSH_PRIOR, byte for byte as it was before
-// the statistics moved here (`ckpt status --json` shows it as is).
+// launcher hands back in CKPT_FLUSH_PRIOR, byte for byte as it has always
+// been (`ckpt status --json` shows it as is).
 func TestStatsWireForm(t *testing.T) {
 	f := Stats{Mode: ModeNonBlocking, K: 3, Due: 4, Started: 3, Skipped: 1, Waited: 0.5, Seconds: 0.25,
 		Durable: 2, Failed: 1, Latency: 1.5, LastFailure: "disk full", KError: "x", Level1: 4, Level1Seconds: 0.1,
@@ -19,7 +19,7 @@ func TestStatsWireForm(t *testing.T) {
 	if err != nil || string(b) != want {
 		t.Fatalf("encoded %s (%v), want %s", b, err, want)
 	}
-	if got, err := DecodeStats(b); err != nil || got != f {
+	if got, err := Decode(b); err != nil || got != f {
 		t.Errorf("decoded %+v (%v)", got, err)
 	}
 	if b, _ := (Stats{}).Encode(); string(b) != `{"mode":"","k":0,"due":0,"started":0,"skipped":0,"waited_seconds":0,"seconds":0,"durable":0,"failed":0,"latency_seconds":0,"level1":0,"level1_seconds":0,"spans":0,"span_seconds":0,"busy_steps":0,"busy_seconds":0,"idle_steps":0,"idle_seconds":0}` {
@@ -28,7 +28,7 @@ func TestStatsWireForm(t *testing.T) {
 	if _, err := (Stats{Waited: math.NaN()}).Encode(); err == nil {
 		t.Error("a NaN time encoded")
 	}
-	if _, err := DecodeStats([]byte("[")); err == nil {
+	if _, err := Decode([]byte("[")); err == nil {
 		t.Error("decoded garbage")
 	}
 }

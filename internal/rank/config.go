@@ -1,0 +1,122 @@
+package rank
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/flush"
+	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/policy"
+)
+
+// Options are the application's settings (ckpt.JobOptions and the
+// identity of its Store options); zero fields take the environment's
+// value, then the default. The fields mean what JobOptions' do.
+type Options struct {
+	Rank, Size   int // Size 0: the identity comes from the environment
+	Node         string
+	Interval     string
+	FlushEvery   int
+	FlushAuto    time.Duration
+	Coord, Token string
+	Incarnation  uint64
+	Advertise    string
+	Staging      string
+	FlushBusy    string
+}
+
+// Config is a rank's resolved settings.
+type Config struct {
+	Rank, Size  int
+	Node        string // "" without an option or jobenv.VarNode: the store chooses
+	Policy      policy.Policy
+	Flush       flush.Config // without a clock
+	Stage       []string     // staging servers: flushes are non-blocking
+	StageToken  string       // "": the coordinator's token
+	Coord       string       // "": a job of one rank
+	Token       string
+	Incarnation uint64
+	Advertise   string // "": chosen from the coordinator's address
+	Debug       bool   // log the staging client's steps
+}
+
+// Configure resolves opts against the environment, read through lookup
+// (os.LookupEnv's form). Variables an option overrides are not read, so
+// a malformed value there is no error (Token and Incarnation are read only
+// with the coordinator). Every error is a configuration error: one of the
+// options, or a *jobenv.Error naming the variable.
+func Configure(opts Options, lookup func(string) (string, bool)) (Config, error) {
+	env, err := jobenv.LookupOnly(lookup, map[string]bool{
+		jobenv.VarFlushPrior:  true,
+		jobenv.VarStageToken:  true,
+		jobenv.VarRank:        opts.Size == 0,
+		jobenv.VarSize:        opts.Size == 0,
+		jobenv.VarNode:        opts.Node == "",
+		jobenv.VarInterval:    opts.Interval == "",
+		jobenv.VarFlushEvery:  opts.FlushAuto <= 0 && opts.FlushEvery <= 0,
+		jobenv.VarFlushBusy:   opts.FlushBusy == "",
+		jobenv.VarStage:       opts.Staging == "",
+		jobenv.VarCoord:       opts.Coord == "",
+		jobenv.VarToken:       opts.Coord == "",
+		jobenv.VarIncarnation: opts.Coord == "",
+		jobenv.VarAdvertise:   opts.Advertise == "",
+	})
+	if err != nil {
+		return Config{}, fmt.Errorf("ckpt: %w", err)
+	}
+	debug, _ := lookup(jobenv.VarDebug)
+	c := Config{Rank: opts.Rank, Size: opts.Size, Node: opts.Node, StageToken: env.StageToken,
+		Coord: opts.Coord, Token: opts.Token, Incarnation: opts.Incarnation, Advertise: opts.Advertise, Debug: debug != ""}
+	if c.Size == 0 {
+		c.Rank, c.Size = jobenv.Identity(env, lookup)
+	}
+	if c.Node == "" {
+		c.Node = env.Node
+	}
+	if c.Coord == "" {
+		c.Coord, c.Token, c.Incarnation = env.Coord, env.Token, env.Incarnation
+	}
+	if c.Advertise == "" {
+		c.Advertise = env.Advertise
+	}
+
+	switch {
+	case opts.Interval != "":
+		if c.Policy, err = policy.Parse(opts.Interval); err != nil {
+			return Config{}, fmt.Errorf("ckpt: checkpoint interval: %w", err)
+		}
+	case env.Interval != nil:
+		c.Policy = *env.Interval
+	default:
+		c.Policy = policy.Policy{Kind: policy.None}
+	}
+
+	f := flush.Config{Level1MTTI: c.Policy.MTTI, Prior: env.FlushPrior, Busy: opts.FlushBusy}
+	switch {
+	case opts.FlushAuto > 0:
+		f.Every = policy.FlushEvery{Auto: true, Level2MTTI: opts.FlushAuto}
+	case opts.FlushEvery > 0:
+		f.Every = policy.FlushEvery{K: opts.FlushEvery}
+	case env.FlushEvery != nil:
+		f.Every = *env.FlushEvery
+	default:
+		f.Every = policy.FlushEvery{K: 1}
+	}
+	if f.Busy == "" {
+		f.Busy = env.FlushBusy
+	}
+	switch f.Busy {
+	case "":
+		f.Busy = flush.Skip
+	case flush.Skip, flush.Wait:
+	default:
+		return Config{}, fmt.Errorf("ckpt: flush busy policy %q: want %s or %s", f.Busy, flush.Skip, flush.Wait)
+	}
+	c.Stage = env.Stage
+	if opts.Staging != "" {
+		c.Stage = jobenv.ParseStage(opts.Staging)
+	}
+	f.NonBlocking = len(c.Stage) > 0
+	c.Flush = f
+	return c, nil
+}
