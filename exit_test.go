@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/coordnet"
+	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/redundancy"
 )
 
@@ -33,6 +34,11 @@ func TestExitStatusOfConfigurationErrors(t *testing.T) {
 		{"durability", map[string]string{"CKPT_CACHE_DURABILITY": "forever"}},
 		{"interval", map[string]string{"CKPT_INTERVAL": "often"}},
 		{"flush-every", map[string]string{"CKPT_FLUSH_EVERY": "zero"}},
+		{"flush prior", map[string]string{jobenv.VarFlushPrior: "{not json"}},
+		{"incarnation", map[string]string{jobenv.VarIncarnation: "-1"}},
+		{"staging servers", map[string]string{jobenv.VarStage: "no-port"}},
+		{"rank", map[string]string{jobenv.VarRank: "first"}},
+		{"shared bandwidth", map[string]string{jobenv.VarSharedBandwidth: "fast"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("CKPT_COORD", "") // a job of one rank

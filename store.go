@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/ckpt/ckpt/internal/redundancy"
 	"github.com/ckpt/ckpt/internal/storage/local"
 	"github.com/ckpt/ckpt/internal/storage/location"
-	"github.com/ckpt/ckpt/internal/units"
 	"github.com/ckpt/ckpt/storage"
 )
 
@@ -82,8 +80,24 @@ var ErrNoCheckpoint = errors.New("no recoverable checkpoint")
 
 // Open opens this rank's store.
 func Open(opts Options) (*Store, error) {
+	// The launcher's variables that the options leave to the environment,
+	// read and checked together (one not used is not even read).
+	env, err := jobenv.LookupOnly(os.LookupEnv, map[string]bool{
+		jobenv.VarRank:            opts.Size == 0,
+		jobenv.VarSize:            opts.Size == 0,
+		jobenv.VarNode:            opts.Node == "",
+		jobenv.VarDomain:          opts.Domain == "",
+		jobenv.VarRedundancy:      opts.Redundancy == "",
+		jobenv.VarShared:          opts.Shared == nil,
+		jobenv.VarSharedBandwidth: opts.Shared == nil,
+		jobenv.VarCache:           opts.Cache == nil && opts.CacheDir == "",
+		jobenv.VarCacheDurability: opts.Cache == nil && opts.CacheDurability == DurableDefault,
+	})
+	if err != nil {
+		return nil, configError(fmt.Errorf("ckpt: %w", err))
+	}
 	if opts.Size == 0 {
-		opts.Rank, opts.Size = identityFromEnv()
+		opts.Rank, opts.Size = jobenv.Identity(env, os.LookupEnv)
 	}
 	if opts.Size < 1 || opts.Rank < 0 || opts.Rank >= opts.Size {
 		return nil, fmt.Errorf("ckpt: rank %d of %d: the rank must lie in [0, size)", opts.Rank, opts.Size)
@@ -94,7 +108,7 @@ func Open(opts Options) (*Store, error) {
 		s.keepCache = 2
 	}
 	if s.node == "" {
-		s.node = os.Getenv(jobenv.VarNode)
+		s.node = env.Node
 	}
 	if s.node == "" {
 		h, err := os.Hostname()
@@ -104,7 +118,7 @@ func Open(opts Options) (*Store, error) {
 		s.node = h
 	}
 	if s.domain == "" {
-		s.domain = os.Getenv(jobenv.VarDomain)
+		s.domain = env.Domain
 	}
 	if s.comm == nil {
 		if s.size > 1 {
@@ -117,59 +131,45 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.scheme = opts.Redundancy
 	if s.scheme == "" {
-		s.scheme = os.Getenv(jobenv.VarRedundancy)
+		s.scheme = env.Redundancy
 	}
 	if s.scheme != "" {
 		if _, err := redundancy.ParseScheme(s.scheme); err != nil {
 			return nil, configError(fmt.Errorf("ckpt: redundancy: %w", err))
 		}
 	}
-	if s.shared == nil {
-		if loc := os.Getenv(jobenv.VarShared); loc != "" {
-			// CKPT_SHARED_BANDWIDTH caps this process's share of the
-			// shared tier's bandwidth (bytes/s), to model a parallel file
-			// system the job shares (ckpt run --shared-bandwidth). Rank 0
-			// removes what dead writers left (the other ranks' scans would
-			// only repeat it).
-			var lopts location.Options
-			v := os.Getenv(jobenv.VarSharedBandwidth)
-			bw, bwErr := units.ParseBandwidth(v)
-			if v != "" && bwErr == nil && bw > 0 {
-				lopts.Bandwidth = bw
-			}
-			if s.rank == 0 {
-				lopts.CleanTemp = location.DefaultCleanAge
-			}
-			b, err := location.Open(context.Background(), loc, lopts)
-			if err != nil {
-				err = fmt.Errorf("ckpt: CKPT_SHARED: %w", err)
-				if sharedMisconfigured(loc, err) {
-					err = configError(err)
-				}
-				return nil, err
-			}
-			if v != "" && (bwErr != nil || bw <= 0) {
-				b.Close()
-				return nil, configError(fmt.Errorf("ckpt: %w", &jobenv.Error{Name: jobenv.VarSharedBandwidth, Value: v, Reason: "want a bandwidth such as 200MB/s"}))
-			}
-			s.shared = b
+	if s.shared == nil && env.Shared != "" {
+		// CKPT_SHARED_BANDWIDTH caps this process's share of the shared
+		// tier's bandwidth (bytes/s), to model a parallel file system the
+		// job shares (ckpt run --shared-bandwidth). Rank 0 removes what
+		// dead writers left (the other ranks' scans would only repeat it).
+		lopts := location.Options{Bandwidth: env.SharedBandwidth}
+		if s.rank == 0 {
+			lopts.CleanTemp = location.DefaultCleanAge
 		}
+		b, err := location.Open(context.Background(), env.Shared, lopts)
+		if err != nil {
+			err = fmt.Errorf("ckpt: CKPT_SHARED: %w", err)
+			if sharedMisconfigured(env.Shared, err) {
+				err = configError(err)
+			}
+			return nil, err
+		}
+		s.shared = b
 	}
 	s.cache = opts.Cache
 	if s.cache == nil {
 		dir := opts.CacheDir
 		if dir == "" {
-			dir = os.Getenv(jobenv.VarCache)
+			dir = env.Cache
 		}
 		if dir == "" {
 			dir = filepath.Join(os.TempDir(), "ckpt-cache", s.node)
 		}
 		d := opts.CacheDurability
 		if d == DurableDefault {
-			var err error
-			if d, err = ParseDurability(os.Getenv(jobenv.VarCacheDurability)); err != nil {
-				return nil, configError(fmt.Errorf("ckpt: CKPT_CACHE_DURABILITY: %w", err))
-			}
+			// Lookup checked the variable: node, process or unset.
+			d, _ = ParseDurability(env.CacheDurability)
 		}
 		var lopts []local.Option
 		if d == DurableProcess {
@@ -211,23 +211,6 @@ func (s *settings) store() *Store {
 // retried; opening does not remove anything.
 func OpenShared(ctx context.Context, loc string) (storage.Backend, error) {
 	return location.Open(ctx, loc, location.Options{})
-}
-
-// identityFromEnv reads the rank and size a launcher gives its processes.
-func identityFromEnv() (rank, size int) {
-	for _, pair := range [][2]string{
-		{jobenv.VarRank, jobenv.VarSize},
-		{"SLURM_PROCID", "SLURM_NTASKS"},
-		{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-		{"PMI_RANK", "PMI_SIZE"},
-	} {
-		r, err1 := strconv.Atoi(os.Getenv(pair[0]))
-		n, err2 := strconv.Atoi(os.Getenv(pair[1]))
-		if err1 == nil && err2 == nil {
-			return r, n
-		}
-	}
-	return 0, 1
 }
 
 // Rank is this process's rank; Size the job's number of ranks.

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/cluster"
+	"github.com/ckpt/ckpt/internal/jobenv"
 )
 
 // testJob is a job of Stores on the ranks of an in-process cluster
@@ -219,4 +222,31 @@ func TestLoseAnyNodeRebuilds(t *testing.T) {
 			})
 		}
 	}
+}
+
+// Open takes its identity from the launcher's variables, else from
+// Slurm's (and Open MPI's, PMI's); a malformed CKPT_RANK is a
+// configuration error, not a reason to take another launcher's identity.
+func TestOpenIdentityFromEnvironment(t *testing.T) {
+	t.Setenv(jobenv.VarRank, "")
+	t.Setenv(jobenv.VarSize, "")
+	os.Unsetenv(jobenv.VarRank)
+	os.Unsetenv(jobenv.VarSize)
+	t.Setenv("SLURM_PROCID", "1")
+	t.Setenv("SLURM_NTASKS", "2")
+	_, err := Open(Options{CacheDir: t.TempDir(), Node: "n"})
+	if err == nil || !strings.Contains(err.Error(), "rank 1 of 2 needs a Comm") {
+		t.Errorf("under Slurm as rank 1 of 2 without a Comm: %v", err)
+	}
+	t.Setenv(jobenv.VarRank, "x")
+	t.Setenv(jobenv.VarSize, "2")
+	_, err = Open(Options{CacheDir: t.TempDir(), Node: "n"})
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), jobenv.VarRank) {
+		t.Errorf("a malformed %s: %v, want a configuration error naming it", jobenv.VarRank, err)
+	}
+	s, err := Open(Options{Rank: 0, Size: 1, CacheDir: t.TempDir(), Node: "n"})
+	if err != nil {
+		t.Fatalf("the options' identity over a malformed %s: %v", jobenv.VarRank, err)
+	}
+	s.Close()
 }
