@@ -7,8 +7,12 @@
 //
 //   - The launcher is `ckpt run` (package launch), or a batch script around
 //     `ckpt coordinator`, srun or mpirun. It sets the variables of Env.
-//   - A rank is one process of the job; ckpt.Join and ckpt.Open read the
-//     variables (FromEnviron parses and checks them all at once).
+//   - A rank is one process of the job; ckpt.Join (through
+//     internal/rank) and ckpt.Open read the variables with LookupOnly:
+//     those their options leave to the environment, parsed and checked
+//     at once (FromEnviron reads them all). Identity adds the rank and
+//     size of other launchers (Slurm, Open MPI, PMI) when VarRank and
+//     VarSize are unset.
 //   - Every variable has a constant here (Var*), documented in Vars, from
 //     which docs/RUNTIME.md's table is generated. A test scans the module:
 //     every CKPT_ name in its code, strings or comments is one of Vars, and

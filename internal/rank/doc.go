@@ -5,7 +5,7 @@
 //
 //  1. Configure resolves the settings: the application's options first,
 //     then the environment the launcher set (read once, checked, through
-//     jobenv.Lookup), then the defaults. Every error it returns is a
+//     jobenv.LookupOnly), then the defaults. Every error it returns is a
 //     configuration error.
 //  2. Join joins the job: without a coordinator the process is a job of
 //     one rank; with one, the rank's endpoint for its peers listens, the
