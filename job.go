@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/engine"
+	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/rank"
 )
 
@@ -85,10 +86,10 @@ type JobOptions struct {
 // started; ctx and the coordinator's join timeout bound the wait.
 func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 	so := opts.Store
-	cfg, err := rank.Configure(rank.Options{Rank: so.Rank, Size: so.Size, Node: so.Node,
-		Interval: opts.Interval, FlushEvery: opts.FlushEvery, FlushAuto: opts.FlushAuto,
-		Coord: opts.Coord, Token: opts.Token, Incarnation: opts.Incarnation,
-		Advertise: opts.Advertise, Staging: opts.Staging, FlushBusy: opts.FlushBusy}, os.LookupEnv)
+	cfg, err := rank.Configure(rank.Options{Set: jobenv.Env{Rank: so.Rank, Size: so.Size, Node: so.Node,
+		Coord: opts.Coord, Token: opts.Token, Incarnation: opts.Incarnation, Advertise: opts.Advertise,
+		Stage: jobenv.ParseStage(opts.Staging), FlushBusy: opts.FlushBusy},
+		Interval: opts.Interval, FlushEvery: opts.FlushEvery, FlushAuto: opts.FlushAuto}, os.LookupEnv)
 	if err != nil {
 		return nil, configError(err)
 	}

@@ -10,19 +10,20 @@ import (
 )
 
 // Options are the application's settings (ckpt.JobOptions and the
-// identity of its Store options); zero fields take the environment's
-// value, then the default. The fields mean what JobOptions' do.
+// identity of its Store options).
 type Options struct {
-	Rank, Size   int // Size 0: the identity comes from the environment
-	Node         string
-	Interval     string
-	FlushEvery   int
-	FlushAuto    time.Duration
-	Coord, Token string
-	Incarnation  uint64
-	Advertise    string
-	Staging      string
-	FlushBusy    string
+	// Set holds those a launcher could also give, in the contract's form:
+	// a set field overrides its variable, which is then not read (Token
+	// and Incarnation come with Coord, Rank with Size, as Env.Encode
+	// writes them). Set's Interval, FlushEvery and FlushPrior are not
+	// options; the fields below are.
+	Set jobenv.Env
+	// Interval is JobOptions.Interval (policy.Parse's form); FlushEvery
+	// and FlushAuto are JobOptions': either, when positive, overrides
+	// jobenv.VarFlushEvery.
+	Interval   string
+	FlushEvery int
+	FlushAuto  time.Duration
 }
 
 // Config is a rank's resolved settings.
@@ -42,31 +43,31 @@ type Config struct {
 
 // Configure resolves opts against the environment, read through lookup
 // (os.LookupEnv's form). Variables an option overrides are not read, so
-// a malformed value there is no error (Token and Incarnation are read only
-// with the coordinator). Every error is a configuration error: one of the
-// options, or a *jobenv.Error naming the variable.
+// a malformed value there is no error. Every error is a configuration
+// error: one of the options, or a *jobenv.Error naming the variable.
 func Configure(opts Options, lookup func(string) (string, bool)) (Config, error) {
+	set := opts.Set
 	env, err := jobenv.LookupOnly(lookup, map[string]bool{
 		jobenv.VarFlushPrior:  true,
 		jobenv.VarStageToken:  true,
-		jobenv.VarRank:        opts.Size == 0,
-		jobenv.VarSize:        opts.Size == 0,
-		jobenv.VarNode:        opts.Node == "",
+		jobenv.VarRank:        set.Size == 0,
+		jobenv.VarSize:        set.Size == 0,
+		jobenv.VarNode:        set.Node == "",
 		jobenv.VarInterval:    opts.Interval == "",
 		jobenv.VarFlushEvery:  opts.FlushAuto <= 0 && opts.FlushEvery <= 0,
-		jobenv.VarFlushBusy:   opts.FlushBusy == "",
-		jobenv.VarStage:       opts.Staging == "",
-		jobenv.VarCoord:       opts.Coord == "",
-		jobenv.VarToken:       opts.Coord == "",
-		jobenv.VarIncarnation: opts.Coord == "",
-		jobenv.VarAdvertise:   opts.Advertise == "",
+		jobenv.VarFlushBusy:   set.FlushBusy == "",
+		jobenv.VarStage:       len(set.Stage) == 0,
+		jobenv.VarCoord:       set.Coord == "",
+		jobenv.VarToken:       set.Coord == "",
+		jobenv.VarIncarnation: set.Coord == "",
+		jobenv.VarAdvertise:   set.Advertise == "",
 	})
 	if err != nil {
 		return Config{}, fmt.Errorf("ckpt: %w", err)
 	}
 	debug, _ := lookup(jobenv.VarDebug)
-	c := Config{Rank: opts.Rank, Size: opts.Size, Node: opts.Node, StageToken: env.StageToken,
-		Coord: opts.Coord, Token: opts.Token, Incarnation: opts.Incarnation, Advertise: opts.Advertise, Debug: debug != ""}
+	c := Config{Rank: set.Rank, Size: set.Size, Node: set.Node, Stage: set.Stage, StageToken: env.StageToken,
+		Coord: set.Coord, Token: set.Token, Incarnation: set.Incarnation, Advertise: set.Advertise, Debug: debug != ""}
 	if c.Size == 0 {
 		c.Rank, c.Size = jobenv.Identity(env, lookup)
 	}
@@ -78,6 +79,9 @@ func Configure(opts Options, lookup func(string) (string, bool)) (Config, error)
 	}
 	if c.Advertise == "" {
 		c.Advertise = env.Advertise
+	}
+	if len(c.Stage) == 0 {
+		c.Stage = env.Stage
 	}
 
 	switch {
@@ -91,7 +95,7 @@ func Configure(opts Options, lookup func(string) (string, bool)) (Config, error)
 		c.Policy = policy.Policy{Kind: policy.None}
 	}
 
-	f := flush.Config{Level1MTTI: c.Policy.MTTI, Prior: env.FlushPrior, Busy: opts.FlushBusy}
+	f := flush.Config{Level1MTTI: c.Policy.MTTI, Prior: env.FlushPrior, Busy: set.FlushBusy}
 	switch {
 	case opts.FlushAuto > 0:
 		f.Every = policy.FlushEvery{Auto: true, Level2MTTI: opts.FlushAuto}
@@ -111,10 +115,6 @@ func Configure(opts Options, lookup func(string) (string, bool)) (Config, error)
 	case flush.Skip, flush.Wait:
 	default:
 		return Config{}, fmt.Errorf("ckpt: flush busy policy %q: want %s or %s", f.Busy, flush.Skip, flush.Wait)
-	}
-	c.Stage = env.Stage
-	if opts.Staging != "" {
-		c.Stage = jobenv.ParseStage(opts.Staging)
 	}
 	f.NonBlocking = len(c.Stage) > 0
 	c.Flush = f

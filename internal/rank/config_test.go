@@ -49,8 +49,8 @@ func TestConfigureOptionsOverride(t *testing.T) {
 		jobenv.VarRank, "x", jobenv.VarSize, "2", jobenv.VarNode, "envnode",
 		jobenv.VarInterval, "sometimes", jobenv.VarFlushEvery, "0", jobenv.VarFlushBusy, "block",
 		jobenv.VarStage, "nohost", jobenv.VarAdvertise, "envhost")
-	opts := Options{Rank: 1, Size: 2, Node: "n", Interval: "5s", FlushAuto: time.Hour, FlushBusy: flush.Skip,
-		Staging: "a:1,b:2", Coord: "opt:1", Advertise: "a"}
+	opts := Options{Set: jobenv.Env{Rank: 1, Size: 2, Node: "n", FlushBusy: flush.Skip,
+		Stage: []string{"a:1", "b:2"}, Coord: "opt:1", Advertise: "a"}, Interval: "5s", FlushAuto: time.Hour}
 	c, err := Configure(opts, bad)
 	if err != nil {
 		t.Fatalf("options over a malformed environment: %v", err)
@@ -113,7 +113,7 @@ func TestConfigureErrors(t *testing.T) {
 		name string // of the variable, "" for an option
 	}{
 		{Options{Interval: "sometimes"}, nil, ""},
-		{Options{FlushBusy: "block"}, nil, ""},
+		{Options{Set: jobenv.Env{FlushBusy: "block"}}, nil, ""},
 		{Options{}, []string{jobenv.VarInterval, "sometimes"}, jobenv.VarInterval},
 		{Options{}, []string{jobenv.VarFlushEvery, "0"}, jobenv.VarFlushEvery},
 		{Options{}, []string{jobenv.VarFlushBusy, "block"}, jobenv.VarFlushBusy},
