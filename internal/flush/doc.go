@@ -18,5 +18,7 @@
 //     jobenv.VarFlushPrior.
 //
 // The package imports neither the engine nor the staging service (jobenv,
-// below them, uses Stats); flush/transfer does.
+// below them, uses its busy policies); flush/transfer does. Package rank
+// drives it from a Job's checkpoints: the pooled inputs, the collective
+// skip vote, the transfers.
 package flush
