@@ -97,6 +97,8 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The store takes the identity the runtime resolved and, in a job of
+	// several ranks, reaches them through the job's coordinator and peers.
 	so.Rank, so.Size = cfg.Rank, cfg.Size
 	if c := r.Comm(); c != nil {
 		so.Node, so.Comm = r.Node(), commOf{c}
