@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -100,14 +99,9 @@ const phiExample = `  ckpt model phi --deps 8,2,2,2,2,2,2,2      # Fialho et al.
 
 // parseDeps reads --deps: P(n) of each process, comma-separated.
 func parseDeps(deps string) ([]int, error) {
-	var p []int
-	for i, s := range strings.Split(deps, ",") {
-		s = strings.TrimSpace(s)
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return nil, usagef("--deps: element %d (%q) is not a whole number", i+1, s)
-		}
-		p = append(p, n)
+	p, err := model.ParseDeps(deps)
+	if err != nil {
+		return nil, usagef("--deps: %v", err)
 	}
 	return p, nil
 }
