@@ -11,20 +11,13 @@ import (
 )
 
 func newPhiCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:     "phi (--deps P1,P2,... | --graph FILE)",
-		Short:   "Inter-process dependency factor φ (Fialho et al. 2011, eq. 12)",
-		Long:    phiLong,
-		Example: phiExample,
-		Args:    cobra.NoArgs,
-	}
+	c := leaf("phi (--deps P1,P2,... | --graph FILE)", "Inter-process dependency factor φ (Fialho et al. 2011, eq. 12)", phiLong, phiExample)
 	fs := c.Flags()
 	f := &phiFlags{}
 	f.deps = fs.String("deps", "", "comma-separated P(n), one per process")
 	f.graph = fs.String("graph", "", "file of who waits for whom (format above)")
 	f.asJSON = jsonFlag(c)
-	c.RunE = func(c *cobra.Command, _ []string) error { return f.run(c) }
-	return c
+	return runs(c, f)
 }
 
 // phiFlags are the flags of the command newPhiCmd builds.

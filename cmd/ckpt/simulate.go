@@ -16,13 +16,7 @@ import (
 )
 
 func newSimulateCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:     "simulate --work D (--rates λ1[,λ2,…] | --mtti D) --cost c1[,…] --restart r1[,…] [flags]",
-		Short:   "Discrete-event simulation of a job under failures, to check the models",
-		Long:    simulateLong,
-		Example: simulateExample,
-		Args:    cobra.NoArgs,
-	}
+	c := leaf("simulate --work D (--rates λ1[,λ2,…] | --mtti D) --cost c1[,…] --restart r1[,…] [flags]", "Discrete-event simulation of a job under failures, to check the models", simulateLong, simulateExample)
 	f := addSimulateFlags(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		spec := f.spec()

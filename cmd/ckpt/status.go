@@ -126,17 +126,11 @@ request left for it would halt its next run instead.
 }
 
 func newStatusCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "status [--job NAME | --cache-root DIR] [--json]",
-		Short: "Show what a job started by 'ckpt run' is doing: attempt, step, last checkpoint, failures",
-		Long:  statusLong,
-		Args:  cobra.NoArgs,
-	}
+	c := leaf("status [--job NAME | --cache-root DIR] [--json]", "Show what a job started by 'ckpt run' is doing: attempt, step, last checkpoint, failures", statusLong, "")
 	f := &statusFlags{}
 	f.jf = addJobFlags(c)
 	f.asJSON = jsonFlag(c)
-	c.RunE = func(c *cobra.Command, _ []string) error { return f.run(c) }
-	return c
+	return runs(c, f)
 }
 
 // statusFlags are the flags of the command newStatusCmd builds.
@@ -251,18 +245,12 @@ there is).
   ckpt status --json`
 
 func newCheckpointCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "checkpoint [--job NAME | --cache-root DIR] [--wait DURATION]",
-		Short: "Ask a job started by 'ckpt run' to checkpoint now, and wait for it",
-		Long:  checkpointLong,
-		Args:  cobra.NoArgs,
-	}
+	c := leaf("checkpoint [--job NAME | --cache-root DIR] [--wait DURATION]", "Ask a job started by 'ckpt run' to checkpoint now, and wait for it", checkpointLong, "")
 	f := &checkpointFlags{}
 	f.jf = addJobFlags(c)
 	f.wait = durationFlag(c.Flags(), "wait", "how long to wait for the checkpoint to commit (default 2m; 0: only ask)")
 	f.asJSON = jsonFlag(c)
-	c.RunE = func(c *cobra.Command, _ []string) error { return f.run(c) }
-	return c
+	return runs(c, f)
 }
 
 // checkpointFlags are the flags of the command newCheckpointCmd builds.
