@@ -68,7 +68,7 @@ type runResult struct {
 	// (non-blocking: the outcomes as the staging servers reported them).
 	Flush ckpt.FlushStats
 	// Account says where every failure went.
-	Account accounting
+	Account launch.Accounting
 	// Err is why the job did not finish ("" if it did).
 	Err string
 	// Staged lists the flushes the staging servers finished, and
@@ -150,8 +150,8 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 		defer st.Stop()
 		s.launchJob().UseStaging(&cfg, st, s.stageToken)
 	}
-	var commits commitLog
-	commits.watch(coords)
+	var commits launch.CommitLog
+	commits.Watch(coords)
 	rep, err := launch.Run(ctx, cfg)
 	tracker.finish(rep, err)
 	res.Report, res.Policy = rep, coords.State()
@@ -165,7 +165,7 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 		res.Staged, res.StagingRestarts = st.Events(), st.Restarts()
 	}
 	res.Flush = withStaged(ckpt.FlushStats(rep.Flush), res.Staged)
-	res.Account = account(rep.Attempts, commits.counts())
+	res.Account = launch.Account(rep.Attempts, commits.Counts())
 	if err == nil && !s.keepCache && !rep.Halted {
 		// The job is done: its cached checkpoints served their purpose
 		// (what it flushed to the shared tier stays). Only what it made
