@@ -2,10 +2,15 @@ package main
 
 import "github.com/spf13/cobra"
 
-// leaf builds a subcommand that takes no positional arguments; long and
-// example may be empty.
+// command builds a subcommand taking the positional arguments args
+// accepts; long and example may be empty.
+func command(use, short, long, example string, args cobra.PositionalArgs) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, Long: long, Example: example, Args: args}
+}
+
+// leaf builds a subcommand that takes no positional arguments.
 func leaf(use, short, long, example string) *cobra.Command {
-	return &cobra.Command{Use: use, Short: short, Long: long, Example: example, Args: cobra.NoArgs}
+	return command(use, short, long, example, cobra.NoArgs)
 }
 
 // runner is the flags of a subcommand, which acts on them.

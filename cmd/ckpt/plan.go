@@ -17,15 +17,7 @@ import (
 )
 
 func newPlanCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "plan [--system FILE|NAME] [--target-efficiency F]",
-		Short: "Recommend levels, redundancy, interval and flush mode for a described system",
-		Long: planLong + strings.Join(systems.Names(), ", ") + `
-(default ` + systems.Default + `). docs/PLANNING.md documents the file format; the examples are in
-examples/systems/.`,
-		Example: planExample,
-		Args:    cobra.NoArgs,
-	}
+	c := leaf("plan [--system FILE|NAME] [--target-efficiency F]", "Recommend levels, redundancy, interval and flush mode for a described system", planHelp(), planExample)
 	fs := c.Flags()
 	f := &planFlags{system: fs.String("system", systems.Default, "system file (YAML) or built-in example name"),
 		targetEff: numberFlag(fs, "target-efficiency", "find the shared-tier bandwidth needed for this efficiency, in (0, 1)"),
@@ -79,6 +71,13 @@ func (f *planFlags) run(c *cobra.Command) error {
 		return writeJSON(c.OutOrStdout(), planJSON(rep, source))
 	}
 	return printPlan(c.OutOrStdout(), rep, source, *all)
+}
+
+// planHelp is the help of 'ckpt plan': planLong and the built-in systems.
+func planHelp() string {
+	return planLong + strings.Join(systems.Names(), ", ") + `
+(default ` + systems.Default + `). docs/PLANNING.md documents the file format; the examples are in
+examples/systems/.`
 }
 
 const planLong = `Reads a system description (nodes, checkpoint bytes per node, node-local and

@@ -442,12 +442,8 @@ checkpointed cleanly.
       -- ckpt example himeno`
 
 func newRunCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "run -n N [flags] -- PROGRAM [ARGS...]",
-		Short: "Run a job of N ranks on simulated nodes, relaunching it from checkpoints after failures",
-		Long:  runLong,
-		Args:  cobra.MinimumNArgs(1),
-	}
+	c := command("run -n N [flags] -- PROGRAM [ARGS...]", "Run a job of N ranks on simulated nodes, relaunching it from checkpoints after failures",
+		runLong, "", cobra.MinimumNArgs(1))
 	fs := c.Flags()
 	f := &runCmdFlags{ranks: fs.IntP("ranks", "n", 0, "ranks (processes) of the job")}
 	f.runFlags = addRunFlags(c)

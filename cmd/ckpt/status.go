@@ -76,21 +76,7 @@ func (f *jobFlags) find(preferRunning bool) (jobdir.Dir, error) {
 }
 
 func newHaltCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "halt [--job NAME | --cache-root DIR]",
-		Short: "Ask a job started by 'ckpt run' to stop cleanly after its next checkpoint",
-		Long: `Asks a running job to halt: it takes one more checkpoint at its next decision
-round and stops, and its caches stay for a later 'ckpt run' of the same job
-to resume from. Name the job by --job (its name, shown by 'ckpt run' as it
-starts and by 'ckpt ls'), or by --cache-root if it was started with one;
-without either, the one job running is meant.
-
-A job that is not running is refused: there is nothing to halt, and a
-request left for it would halt its next run instead.
-
-  ckpt halt --job himeno-3f2a9c01d4e5`,
-		Args: cobra.NoArgs,
-	}
+	c := leaf("halt [--job NAME | --cache-root DIR]", "Ask a job started by 'ckpt run' to stop cleanly after its next checkpoint", haltLong, "")
 	jf := addJobFlags(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		d, pid, running, err := jf.findHolder()
@@ -108,6 +94,17 @@ request left for it would halt its next run instead.
 	}
 	return c
 }
+
+const haltLong = `Asks a running job to halt: it takes one more checkpoint at its next decision
+round and stops, and its caches stay for a later 'ckpt run' of the same job
+to resume from. Name the job by --job (its name, shown by 'ckpt run' as it
+starts and by 'ckpt ls'), or by --cache-root if it was started with one;
+without either, the one job running is meant.
+
+A job that is not running is refused: there is nothing to halt, and a
+request left for it would halt its next run instead.
+
+  ckpt halt --job himeno-3f2a9c01d4e5`
 
 func newStatusCmd() *cobra.Command {
 	c := leaf("status [--job NAME | --cache-root DIR] [--json]", "Show what a job started by 'ckpt run' is doing: attempt, step, last checkpoint, failures", statusLong, "")
