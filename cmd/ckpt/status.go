@@ -287,25 +287,16 @@ func (f *checkpointFlags) run(c *cobra.Command) error {
 	if limit == 0 {
 		return report(nil)
 	}
-	deadline := time.Now().Add(limit)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-c.Context().Done():
-			return c.Context().Err()
-		case <-tick.C:
-		}
-		if st, err := d.ReadStatus(); err == nil && st.Checkpoints > before.Checkpoints && st.LastCheckpoint != nil {
-			return report(st.LastCheckpoint)
-		}
-		if _, running, _ := d.Holder(); !running {
-			return fmt.Errorf("job %s ended before it committed a checkpoint", d.Name)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("job %s committed no checkpoint within %v; the request stands ('ckpt status --job %s' shows it)", d.Name, limit, d.Name)
-		}
+	lc, err := d.WaitCommit(c.Context(), before.Checkpoints, limit)
+	switch {
+	case errors.Is(err, jobdir.ErrEnded):
+		return fmt.Errorf("job %s ended before it committed a checkpoint", d.Name)
+	case errors.Is(err, jobdir.ErrNoCommit):
+		return fmt.Errorf("job %s committed no checkpoint within %v; the request stands ('ckpt status --job %s' shows it)", d.Name, limit, d.Name)
+	case err != nil:
+		return err
 	}
+	return report(lc)
 }
 
 const checkpointLong = `Asks a running job to take a checkpoint at its next decision round (the step

@@ -1,11 +1,13 @@
 package jobdir
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // Summarize reports each job's holder, spec and what the counter found;
@@ -70,5 +72,33 @@ func TestOnly(t *testing.T) {
 	}
 	if d, err := Only(root, true); err != nil || d.Name != "b" {
 		t.Errorf("two jobs, one running: %v, %v", d, err)
+	}
+}
+
+// WaitCommit returns the checkpoint committed after the count given; it
+// fails when the job ends, when the time runs out, and when ctx ends.
+func TestWaitCommit(t *testing.T) {
+	d := At(filepath.Join(t.TempDir(), "job"))
+	l, err := d.Acquire(testSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WriteStatus(Status{Checkpoints: 1, LastCheckpoint: &Checkpoint{Name: "c1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.WaitCommit(context.Background(), 1, 100*time.Millisecond); !errors.Is(err, ErrNoCommit) {
+		t.Errorf("no new commit: %v, want ErrNoCommit", err)
+	}
+	if lc, err := d.WaitCommit(context.Background(), 0, time.Minute); err != nil || lc.Name != "c1" {
+		t.Errorf("a commit after 0: %v, %v", lc, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := d.WaitCommit(ctx, 1, time.Minute); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+	l.Release()
+	if _, err := d.WaitCommit(context.Background(), 1, time.Minute); !errors.Is(err, ErrEnded) {
+		t.Errorf("job not running: %v, want ErrEnded", err)
 	}
 }
