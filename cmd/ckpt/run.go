@@ -140,7 +140,7 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 	if s.stagingServers > 0 {
 		var err error
 		if st, err = s.startStaging(); err != nil {
-			tracker.finish(launch.Report{}, err)
+			tracker.Finish(launch.Report{}, err)
 			s.lock.Release()
 			return res, err
 		}
@@ -153,7 +153,7 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 	var commits launch.CommitLog
 	commits.Watch(coords)
 	rep, err := launch.Run(ctx, cfg)
-	tracker.finish(rep, err)
+	tracker.Finish(rep, err)
 	res.Report, res.Policy = rep, coords.State()
 	if err != nil {
 		res.Err = oneLine(err.Error())
