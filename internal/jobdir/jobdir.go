@@ -204,10 +204,16 @@ func isJobEntry(name string) bool {
 	if n, ok := strings.CutPrefix(name, "node"); ok && n != "" {
 		return strings.Trim(n, "0123456789") == ""
 	}
-	// A status or configuration being written, or 'ckpt run''s probe of
-	// the directory's writability left by a run that died.
-	return strings.HasPrefix(name, StatusFile+".") || strings.HasPrefix(name, SpecFile+".") ||
-		strings.HasPrefix(name, PreflightPrefix)
+	// A status or configuration being written (local.WriteFile's temp
+	// file, ".status.json.*.tmp"; earlier versions wrote "status.json.*"),
+	// or 'ckpt run''s probe of the directory's writability left by a run
+	// that died.
+	for _, f := range []string{StatusFile, SpecFile} {
+		if strings.HasPrefix(name, f+".") || strings.HasPrefix(name, "."+f+".") {
+			return true
+		}
+	}
+	return strings.HasPrefix(name, PreflightPrefix)
 }
 
 // ErrNotJobDir is wrapped when a directory holds files no job made: the

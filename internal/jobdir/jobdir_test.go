@@ -150,8 +150,12 @@ func TestUnrecordedCachesNotAdopted(t *testing.T) {
 	if err := os.MkdirAll(ckpt, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(d.Path, PreflightPrefix+"123"), nil, 0o644); err != nil {
-		t.Fatal(err)
+	// Nor do the temp files of a status being written while a second run
+	// looks (the first run's tracker writes it every 50ms).
+	for _, f := range []string{PreflightPrefix + "123", ".status.json.3639709853.tmp", ".job.json.42.tmp"} {
+		if err := os.WriteFile(filepath.Join(d.Path, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := d.Acquire(testSpec()); !errors.Is(err, ErrOtherSpec) || !strings.Contains(err.Error(), "unknown configuration") {
 		t.Fatalf("Acquire over unrecorded caches: %v, want ErrOtherSpec (unknown configuration)", err)
