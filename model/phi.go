@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -61,6 +62,22 @@ func (g DependencyGraph) P() []int {
 
 // Phi is the dependency factor of the graph.
 func (g DependencyGraph) Phi() (float64, error) { return Phi(g.P()) }
+
+// ParseDeps reads P(n) of each process written comma-separated ("3,1,2"),
+// the --deps form of 'ckpt model phi' and 'ckpt simulate'. It checks only
+// that each entry is a whole number; Phi checks the values.
+func ParseDeps(s string) ([]int, error) {
+	var p []int
+	for i, e := range strings.Split(s, ",") {
+		e = strings.TrimSpace(e)
+		n, err := strconv.Atoi(e)
+		if err != nil {
+			return nil, fmt.Errorf("element %d (%q) is not a whole number", i+1, e)
+		}
+		p = append(p, n)
+	}
+	return p, nil
+}
 
 // ParseDependencyGraph reads the graph file format:
 //

@@ -167,3 +167,15 @@ func TestParseDependencyGraphSyntax(t *testing.T) {
 		t.Errorf("error %v should name line 3", err)
 	}
 }
+
+// ParseDeps reads comma-separated whole numbers and names the entry that
+// is not one.
+func TestParseDeps(t *testing.T) {
+	p, err := ParseDeps(" 3, 1,2")
+	if err != nil || len(p) != 3 || p[0] != 3 || p[1] != 1 || p[2] != 2 {
+		t.Fatalf("ParseDeps = %v, %v", p, err)
+	}
+	if _, err := ParseDeps("1,x"); err == nil || err.Error() != `element 2 ("x") is not a whole number` {
+		t.Errorf("ParseDeps(1,x): %v", err)
+	}
+}

@@ -41,7 +41,7 @@ func TestAccountAddsUp(t *testing.T) {
 	restored = append(restored, "-", "-", "rebuild") // two relaunches killed before restoring, then one restored
 	atts := attempts(restored, false)
 	commits := map[uint64]int{1: 3, 2: 2} // checkpoints committed from incarnation 1 on
-	a := account(atts, commits)
+	a := launch.Account(atts, commits)
 	sum := a.NeverRestored + a.Final
 	for _, n := range a.BySource {
 		sum += n
@@ -59,7 +59,7 @@ func TestAccountAddsUp(t *testing.T) {
 
 	// From scratch after checkpoints were committed: none was recoverable;
 	// and a job whose last attempt failed for good says so.
-	a = account(attempts([]string{"none", "rebuild", "none", "-"}, true), map[uint64]int{0: 2})
+	a = launch.Account(attempts([]string{"none", "rebuild", "none", "-"}, true), map[uint64]int{0: 2})
 	if a.ScratchUnrecoverable != 1 || a.ScratchNoCheckpoint != 0 || a.Final != 1 || a.Failures != 4 {
 		t.Errorf("account %+v", a)
 	}
@@ -67,12 +67,12 @@ func TestAccountAddsUp(t *testing.T) {
 	if got := a.String(); got != want {
 		t.Errorf("account:\n got %s\nwant %s", got, want)
 	}
-	if got := account(attempts([]string{"none"}, false), nil).String(); got != "no failures" {
+	if got := launch.Account(attempts([]string{"none"}, false), nil).String(); got != "no failures" {
 		t.Errorf("a job without failures: %q", got)
 	}
 
 	// ckpt run's summary prints it.
-	r := runResult{Report: launch.Report{Attempts: atts, Result: "ok"}, Restarts: map[string]int{}, Account: account(atts, commits)}
+	r := runResult{Report: launch.Report{Attempts: atts, Result: "ok"}, Restarts: map[string]int{}, Account: launch.Account(atts, commits)}
 	var b bytes.Buffer
 	if err := printRun(&b, r, predict(0, 0, 0, r), false); err != nil {
 		t.Fatal(err)

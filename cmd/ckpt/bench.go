@@ -23,19 +23,13 @@ func newBenchCmd() *cobra.Command {
 }
 
 func newBenchStoreCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "store [--dir DIR] [--size B] [--json]",
-		Short: "Checkpoint store throughput as ratios to raw disk and memory speed, and a whole scenario",
-		Long:  benchStoreLong,
-		Args:  cobra.NoArgs,
-	}
+	c := leaf("store [--dir DIR] [--size B] [--json]", "Checkpoint store throughput as ratios to raw disk and memory speed, and a whole scenario", benchStoreLong, "")
 	f := &benchStoreFlags{}
 	f.dir = c.Flags().String("dir", os.TempDir(), "directory on the disk to measure")
 	f.size = sizeFlag(c.Flags(), "size", "bytes per measurement (default 256MiB)")
 	f.scenario = sizeFlag(c.Flags(), "scenario-size", "bytes per rank in the scenario (default 512MiB)")
 	f.asJSON = jsonFlag(c)
-	c.RunE = func(c *cobra.Command, _ []string) error { return f.run(c) }
-	return c
+	return runs(c, f)
 }
 
 // benchStoreFlags are the flags of the command newBenchStoreCmd builds.
@@ -47,24 +41,16 @@ type benchStoreFlags struct {
 
 func (f *benchStoreFlags) run(c *cobra.Command) error {
 	cfg := bench.StoreConfig{Dir: *f.dir, Size: 256 << 20, ScenarioRank: 512 << 20}
-	if f.size.set {
-		if f.size.v < 1<<20 {
-			return usagef("--size: at least 1MiB (got %s)", units.FormatSize(f.size.v))
-		}
-		cfg.Size = int64(f.size.v)
+	if err := benchSize(&cfg.Size, f.size, "size"); err != nil {
+		return err
 	}
-	if f.scenario.set {
-		if f.scenario.v < 1<<20 {
-			return usagef("--scenario-size: at least 1MiB (got %s)", units.FormatSize(f.scenario.v))
-		}
-		cfg.ScenarioRank = int64(f.scenario.v)
+	if err := benchSize(&cfg.ScenarioRank, f.scenario, "scenario-size"); err != nil {
+		return err
 	}
-	if st, err := os.Stat(cfg.Dir); err != nil || !st.IsDir() {
-		return usagef("--dir %s: not a directory", cfg.Dir)
+	if err := benchDir(cfg.Dir); err != nil {
+		return err
 	}
-	start := time.Now()
-	stderr := c.ErrOrStderr()
-	cfg.Progress = func(step string) { fmt.Fprintf(stderr, "  %5.1fs  %s\n", time.Since(start).Seconds(), step) }
+	cfg.Progress = benchProgress(c)
 	r, err := bench.RunStore(c.Context(), cfg)
 	if err != nil {
 		return err
@@ -135,59 +121,60 @@ survives the processes' crash; a crashed node is rebuilt from redundancy).
 DIR needs about 5 × 512 MiB free; everything written is removed.`
 
 func newBenchCoordCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "coord [--clients N] [--per-node P] [--json]",
-		Short: "Coordinator scale: N ranks join and complete one checkpoint round, flat and as a tree",
-		Long:  benchCoordLong,
-		Args:  cobra.NoArgs,
+	c := leaf("coord [--clients N] [--per-node P] [--json]", "Coordinator scale: N ranks join and complete one checkpoint round, flat and as a tree", benchCoordLong, "")
+	f := &benchCoordFlags{clients: c.Flags().Int("clients", 16384, "ranks (client connections)"),
+		perNode: c.Flags().Int("per-node", 256, "ranks per node in tree mode")}
+	f.asJSON = jsonFlag(c)
+	return runs(c, f)
+}
+
+// benchCoordFlags are the flags of the command newBenchCoordCmd builds.
+type benchCoordFlags struct {
+	clients, perNode *int
+	asJSON           *bool
+}
+
+func (f *benchCoordFlags) run(c *cobra.Command) error {
+	clients, perNode, asJSON := f.clients, f.perNode, f.asJSON
+	if *clients < 1 || *clients > 1<<20 {
+		return usagef("--clients %d: want 1 to %d", *clients, 1<<20)
 	}
-	clients := c.Flags().Int("clients", 16384, "ranks (client connections)")
-	perNode := c.Flags().Int("per-node", 256, "ranks per node in tree mode")
-	asJSON := jsonFlag(c)
-	c.RunE = func(c *cobra.Command, _ []string) error {
-		if *clients < 1 || *clients > 1<<20 {
-			return usagef("--clients %d: want 1 to %d", *clients, 1<<20)
-		}
-		if *perNode < 1 {
-			return usagef("--per-node %d: want at least 1", *perNode)
-		}
-		exe, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		start := time.Now()
-		stderr := c.ErrOrStderr()
-		cfg := bench.CoordConfig{
-			Clients: *clients, PerNode: *perNode,
-			Worker: func(args ...string) *exec.Cmd {
-				return exec.Command(exe, append([]string{"bench", "coord-worker"}, args...)...)
-			},
-			Progress: func(step string) { fmt.Fprintf(stderr, "  %5.1fs  %s\n", time.Since(start).Seconds(), step) },
-		}
-		r, err := bench.RunCoord(c.Context(), cfg)
-		if err != nil {
-			return err
-		}
-		w := c.OutOrStdout()
-		if *asJSON {
-			return writeJSON(w, object{
-				{"clients", *clients},
-				{"per_node", *perNode},
-				{"raw_seconds", num(r.Raw)},
-				{"flat_seconds", num(r.Flat)},
-				{"tree_seconds", num(r.Tree)},
-				{"flat_ratio", num(r.Flat / r.Raw)},
-				{"tree_ratio", num(r.Tree / r.Raw)},
-			})
-		}
-		t := newTable(w)
-		t.row("MODE", "SECONDS", "RATIO TO RAW")
-		t.row("raw TCP barrier", fmt.Sprintf("%.3f", r.Raw), "1.00")
-		t.row("flat", fmt.Sprintf("%.3f", r.Flat), fmt.Sprintf("%.2f", r.Flat/r.Raw))
-		t.row(fmt.Sprintf("tree (%d per node)", *perNode), fmt.Sprintf("%.3f", r.Tree), fmt.Sprintf("%.2f", r.Tree/r.Raw))
-		return t.flush()
+	if *perNode < 1 {
+		return usagef("--per-node %d: want at least 1", *perNode)
 	}
-	return c
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cfg := bench.CoordConfig{
+		Clients: *clients, PerNode: *perNode,
+		Worker: func(args ...string) *exec.Cmd {
+			return exec.Command(exe, append([]string{"bench", "coord-worker"}, args...)...)
+		},
+		Progress: benchProgress(c),
+	}
+	r, err := bench.RunCoord(c.Context(), cfg)
+	if err != nil {
+		return err
+	}
+	w := c.OutOrStdout()
+	if *asJSON {
+		return writeJSON(w, object{
+			{"clients", *clients},
+			{"per_node", *perNode},
+			{"raw_seconds", num(r.Raw)},
+			{"flat_seconds", num(r.Flat)},
+			{"tree_seconds", num(r.Tree)},
+			{"flat_ratio", num(r.Flat / r.Raw)},
+			{"tree_ratio", num(r.Tree / r.Raw)},
+		})
+	}
+	t := newTable(w)
+	t.row("MODE", "SECONDS", "RATIO TO RAW")
+	t.row("raw TCP barrier", fmt.Sprintf("%.3f", r.Raw), "1.00")
+	t.row("flat", fmt.Sprintf("%.3f", r.Flat), fmt.Sprintf("%.2f", r.Flat/r.Raw))
+	t.row(fmt.Sprintf("tree (%d per node)", *perNode), fmt.Sprintf("%.3f", r.Tree), fmt.Sprintf("%.2f", r.Tree/r.Raw))
+	return t.flush()
 }
 
 const benchCoordLong = `Measures, in one run over loopback sockets, how long N ranks take to join
@@ -217,64 +204,66 @@ func newBenchCoordWorkerCmd() *cobra.Command {
 }
 
 func newBenchOverheadCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "overhead [--ranks N] [--size S] [--iterations I] [--trials T] [--json]",
-		Short: "Runtime overhead of checkpointing that is enabled but never due, on the Himeno example",
-		Long:  benchOverheadLong,
-		Args:  cobra.NoArgs,
+	c := leaf("overhead [--ranks N] [--size S] [--iterations I] [--trials T] [--json]", "Runtime overhead of checkpointing that is enabled but never due, on the Himeno example", benchOverheadLong, "")
+	f := &benchOverheadFlags{ranks: c.Flags().Int("ranks", 4, "ranks"),
+		size:   c.Flags().String("size", "s", "Himeno grid: xs, s, m, l, xl or IxJxK"),
+		iters:  c.Flags().Int("iterations", 600, "iterations per run"),
+		trials: c.Flags().Int("trials", 5, "runs of each kind")}
+	f.asJSON = jsonFlag(c)
+	return runs(c, f)
+}
+
+// benchOverheadFlags are the flags of the command newBenchOverheadCmd builds.
+type benchOverheadFlags struct {
+	ranks, iters, trials *int
+	size                 *string
+	asJSON               *bool
+}
+
+func (f *benchOverheadFlags) run(c *cobra.Command) error {
+	ranksN, size, iters, trials, asJSON := f.ranks, f.size, f.iters, f.trials, f.asJSON
+	grid, err := himeno.ParseSize(*size)
+	if err != nil {
+		return usagef("--size: %v", err)
 	}
-	ranksN := c.Flags().Int("ranks", 4, "ranks")
-	size := c.Flags().String("size", "s", "Himeno grid: xs, s, m, l, xl or IxJxK")
-	iters := c.Flags().Int("iterations", 600, "iterations per run")
-	trials := c.Flags().Int("trials", 5, "runs of each kind")
-	asJSON := jsonFlag(c)
-	c.RunE = func(c *cobra.Command, _ []string) error {
-		grid, err := himeno.ParseSize(*size)
-		if err != nil {
-			return usagef("--size: %v", err)
-		}
-		switch {
-		case *ranksN < 1 || *ranksN > grid.I-3:
-			return usagef("--ranks %d: need 1 to %d for size %s", *ranksN, grid.I-3, grid)
-		case *iters < 1:
-			return usagef("--iterations %d: need at least 1", *iters)
-		case *trials < 1:
-			return usagef("--trials %d: need at least 1", *trials)
-		}
-		dir, err := os.MkdirTemp("", "ckpt-bench-overhead-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		start := time.Now()
-		stderr := c.ErrOrStderr()
-		r, err := bench.RunOverhead(c.Context(), bench.OverheadConfig{Dir: dir, Ranks: *ranksN, Size: grid,
-			Iterations: *iters, Trials: *trials, Join: benchJoin,
-			Progress: func(step string) { fmt.Fprintf(stderr, "  %5.1fs  %s\n", time.Since(start).Seconds(), step) }})
-		if err != nil {
-			return err
-		}
-		w := c.OutOrStdout()
-		if *asJSON {
-			return writeJSON(w, object{
-				{"off_seconds", num(r.Off)},
-				{"on_seconds", num(r.On)},
-				{"overhead_ratio", num(r.Ratio)},
-				{"decision_rounds", r.Decisions},
-				{"decision_seconds", num(r.DecisionSeconds)},
-				{"accounted_overhead_ratio", num(r.Accounted)},
-				{"ranks", *ranksN},
-				{"iterations", *iters},
-			})
-		}
-		t := newTable(w)
-		t.row("checkpointing off", fmt.Sprintf("%.3f s", r.Off), "(fastest run)")
-		t.row("on, never due", fmt.Sprintf("%.3f s", r.On), "(fastest run)")
-		t.row("overhead", fmt.Sprintf("%+.2f%%", 100*r.Ratio), "(measured: on/off − 1; noise of a few % either way)")
-		t.row("decision rounds", fmt.Sprintf("%d taking %.4f s = %.3f%% of the run", r.Decisions, r.DecisionSeconds, 100*r.Accounted), "(counted directly)")
-		return t.flush()
+	switch {
+	case *ranksN < 1 || *ranksN > grid.I-3:
+		return usagef("--ranks %d: need 1 to %d for size %s", *ranksN, grid.I-3, grid)
+	case *iters < 1:
+		return usagef("--iterations %d: need at least 1", *iters)
+	case *trials < 1:
+		return usagef("--trials %d: need at least 1", *trials)
 	}
-	return c
+	dir, err := os.MkdirTemp("", "ckpt-bench-overhead-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	r, err := bench.RunOverhead(c.Context(), bench.OverheadConfig{Dir: dir, Ranks: *ranksN, Size: grid,
+		Iterations: *iters, Trials: *trials, Join: benchJoin,
+		Progress: benchProgress(c)})
+	if err != nil {
+		return err
+	}
+	w := c.OutOrStdout()
+	if *asJSON {
+		return writeJSON(w, object{
+			{"off_seconds", num(r.Off)},
+			{"on_seconds", num(r.On)},
+			{"overhead_ratio", num(r.Ratio)},
+			{"decision_rounds", r.Decisions},
+			{"decision_seconds", num(r.DecisionSeconds)},
+			{"accounted_overhead_ratio", num(r.Accounted)},
+			{"ranks", *ranksN},
+			{"iterations", *iters},
+		})
+	}
+	t := newTable(w)
+	t.row("checkpointing off", fmt.Sprintf("%.3f s", r.Off), "(fastest run)")
+	t.row("on, never due", fmt.Sprintf("%.3f s", r.On), "(fastest run)")
+	t.row("overhead", fmt.Sprintf("%+.2f%%", 100*r.Ratio), "(measured: on/off − 1; noise of a few % either way)")
+	t.row("decision rounds", fmt.Sprintf("%d taking %.4f s = %.3f%% of the run", r.Decisions, r.DecisionSeconds, 100*r.Accounted), "(counted directly)")
+	return t.flush()
 }
 
 const benchOverheadLong = `Runs the Himeno example on N ranks (goroutines of this process, joined
@@ -286,19 +275,13 @@ under 1% for DMTCP). It also counts the decision rounds and their time
 directly: the overhead free of the noise between runs.`
 
 func newBenchStageCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "stage [--dir DIR] [--size B] [--quick] [--json]",
-		Short: "Non-blocking flush: staging throughput against writers and servers, and its overhead on Himeno (Sato et al. 2012 Figs. 9-11)",
-		Long:  benchStageLong,
-		Args:  cobra.NoArgs,
-	}
+	c := leaf("stage [--dir DIR] [--size B] [--quick] [--json]", "Non-blocking flush: staging throughput against writers and servers, and its overhead on Himeno (Sato et al. 2012 Figs. 9-11)", benchStageLong, "")
 	f := &benchStageFlags{}
 	f.dir = c.Flags().String("dir", os.TempDir(), "directory for the shared tier and node caches")
 	f.size = sizeFlag(c.Flags(), "size", "bytes of the checkpoint staged (default 512MiB; 8MiB with --quick)")
 	f.quick = c.Flags().Bool("quick", false, "tiny sizes, few points, one pass: seconds, not minutes")
 	f.asJSON = jsonFlag(c)
-	c.RunE = func(c *cobra.Command, _ []string) error { return f.run(c) }
-	return c
+	return runs(c, f)
 }
 
 // benchStageFlags are the flags of the command newBenchStageCmd builds.
@@ -314,18 +297,13 @@ func (f *benchStageFlags) run(c *cobra.Command) error {
 		cfg = bench.QuickStageConfig()
 	}
 	cfg.Dir = *f.dir
-	if f.size.set {
-		if f.size.v < 1<<20 {
-			return usagef("--size: at least 1MiB (got %s)", units.FormatSize(f.size.v))
-		}
-		cfg.Size = int64(f.size.v)
+	if err := benchSize(&cfg.Size, f.size, "size"); err != nil {
+		return err
 	}
-	if st, err := os.Stat(cfg.Dir); err != nil || !st.IsDir() {
-		return usagef("--dir %s: not a directory", cfg.Dir)
+	if err := benchDir(cfg.Dir); err != nil {
+		return err
 	}
-	start := time.Now()
-	stderr := c.ErrOrStderr()
-	cfg.Progress = func(step string) { fmt.Fprintf(stderr, "  %5.1fs  %s\n", time.Since(start).Seconds(), step) }
+	cfg.Progress = benchProgress(c)
 	r, err := bench.RunStage(c.Context(), cfg)
 	if err != nil {
 		return err
@@ -392,3 +370,30 @@ disk, more servers share the same disk and cores: Fig. 10's plateau comes
 early. The servers of Fig. 11 run on the same cores as Himeno, so alpha
 counts both ends of the transfer, where Sato et al.'s compute node carried only
 the client's. --quick runs tiny sizes in a few seconds (for tests).`
+
+// benchProgress prints a benchmark's steps on stderr, with the seconds
+// since it started.
+func benchProgress(c *cobra.Command) func(step string) {
+	start, stderr := time.Now(), c.ErrOrStderr()
+	return func(step string) { fmt.Fprintf(stderr, "  %5.1fs  %s\n", time.Since(start).Seconds(), step) }
+}
+
+// benchSize sets *dst to the size flag q, if given: at least 1MiB.
+func benchSize(dst *int64, q *quantity, flag string) error {
+	if !q.set {
+		return nil
+	}
+	if q.v < 1<<20 {
+		return usagef("--%s: at least 1MiB (got %s)", flag, units.FormatSize(q.v))
+	}
+	*dst = int64(q.v)
+	return nil
+}
+
+// benchDir checks --dir, the directory a benchmark writes in.
+func benchDir(dir string) error {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return usagef("--dir %s: not a directory", dir)
+	}
+	return nil
+}

@@ -14,12 +14,7 @@ import (
 )
 
 func newCoordinatorCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "coordinator --ranks N [--listen ADDR] [--token T] [--incarnation I] [--interval P] [--join-timeout D]",
-		Short: "Run a job's coordinator for ranks started by another launcher (srun, mpirun)",
-		Long:  coordinatorLong,
-		Args:  cobra.NoArgs,
-	}
+	c := leaf("coordinator --ranks N [--listen ADDR] [--token T] [--incarnation I] [--interval P] [--join-timeout D]", "Run a job's coordinator for ranks started by another launcher (srun, mpirun)", coordinatorLong, "")
 	fs := c.Flags()
 	f := &coordinatorFlags{
 		changed:   fs.Changed,
@@ -31,8 +26,7 @@ func newCoordinatorCmd() *cobra.Command {
 		heartbeat: durationFlag(fs, "heartbeat-timeout", "a rank silent this long has failed (default 30s)"),
 		join:      durationFlag(fs, "join-timeout", "how long the ranks may take to join, from the coordinator's start (default 10m)"),
 	}
-	c.RunE = func(c *cobra.Command, _ []string) error { return f.run(c) }
-	return c
+	return runs(c, f)
 }
 
 // coordinatorLong is the help of 'ckpt coordinator'.

@@ -28,11 +28,7 @@ same whatever failures and restarts happened on the way.
 }
 
 func newExampleHimenoCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "himeno [--size xs|s|m|l|IxJxK] [--iterations N]",
-		Short: "Distributed Himeno benchmark: 3D Jacobi iteration, 19-point stencil, halo exchange",
-		Args:  cobra.NoArgs,
-	}
+	c := leaf("himeno [--size xs|s|m|l|IxJxK] [--iterations N]", "Distributed Himeno benchmark: 3D Jacobi iteration, 19-point stencil, halo exchange", "", "")
 	size := c.Flags().String("size", "s", "grid: xs (33×33×65), s (65×65×129), m, l, xl, or IxJxK")
 	iters := c.Flags().Int("iterations", 400, "Jacobi iterations")
 	c.RunE = func(c *cobra.Command, _ []string) error {
@@ -54,11 +50,7 @@ func newExampleHimenoCmd() *cobra.Command {
 }
 
 func newExampleMatmulCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "matmul [--n N] [--seed S] [--panels P]",
-		Short: "Distributed matrix multiplication C = A·B with B circulated around the ranks",
-		Args:  cobra.NoArgs,
-	}
+	c := leaf("matmul [--n N] [--seed S] [--panels P]", "Distributed matrix multiplication C = A·B with B circulated around the ranks", "", "")
 	n := c.Flags().Int("n", 512, "matrix order")
 	seed := c.Flags().Uint64("seed", 1, "seed of A and B")
 	panels := c.Flags().Int("panels", 8, "steps per block of B (more steps: more chances to checkpoint)")

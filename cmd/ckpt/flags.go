@@ -36,28 +36,27 @@ func (q *quantity) Set(s string) error {
 }
 func (q *quantity) Type() string { return q.kind }
 
-func durationFlag(fs *pflag.FlagSet, name, usage string) *quantity {
-	q := &quantity{kind: "duration", parse: units.ParseDuration}
+// quantityFlag adds a quantity flag of the given kind, parsed by parse.
+func quantityFlag(fs *pflag.FlagSet, name, kind string, parse func(string) (float64, error), usage string) *quantity {
+	q := &quantity{kind: kind, parse: parse}
 	fs.Var(q, name, usage)
 	return q
+}
+
+func durationFlag(fs *pflag.FlagSet, name, usage string) *quantity {
+	return quantityFlag(fs, name, "duration", units.ParseDuration, usage)
 }
 
 func sizeFlag(fs *pflag.FlagSet, name, usage string) *quantity {
-	q := &quantity{kind: "size", parse: units.ParseSize}
-	fs.Var(q, name, usage)
-	return q
+	return quantityFlag(fs, name, "size", units.ParseSize, usage)
 }
 
 func bandwidthFlag(fs *pflag.FlagSet, name, usage string) *quantity {
-	q := &quantity{kind: "bandwidth", parse: units.ParseBandwidth}
-	fs.Var(q, name, usage)
-	return q
+	return quantityFlag(fs, name, "bandwidth", units.ParseBandwidth, usage)
 }
 
 func numberFlag(fs *pflag.FlagSet, name, usage string) *quantity {
-	q := &quantity{kind: "number", parse: units.ParseFloat}
-	fs.Var(q, name, usage)
-	return q
+	return quantityFlag(fs, name, "number", units.ParseFloat, usage)
 }
 
 // list is a comma-separated list flag of quantities.

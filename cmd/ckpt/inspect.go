@@ -12,19 +12,12 @@ import (
 )
 
 // inspectFlags are the flags of 'ckpt inspect'.
-type inspectFlags struct {
-	tiers  *tierFlags
-	asJSON *bool
-}
+type inspectFlags struct{ tierReader }
 
 func newInspectCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "inspect NAME [--job NAME | --cache-root DIR | --cache NODE=DIR ...] [--shared DIR]",
-		Short: "Show a checkpoint's manifest: redundancy sets, every rank's files, sizes and hashes",
-		Args:  cobra.ExactArgs(1),
-	}
-	f := &inspectFlags{tiers: addTierFlags(c.Flags())}
-	f.asJSON = jsonFlag(c)
+	c := command("inspect NAME [--job NAME | --cache-root DIR | --cache NODE=DIR ...] [--shared DIR]",
+		"Show a checkpoint's manifest: redundancy sets, every rank's files, sizes and hashes", "", "", cobra.ExactArgs(1))
+	f := &inspectFlags{readsTiers(c)}
 	c.RunE = f.run
 	return c
 }

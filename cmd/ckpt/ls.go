@@ -9,18 +9,7 @@ import (
 )
 
 func newLsCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "ls [--job NAME | --cache-root DIR | --cache NODE=DIR ...] [--shared DIR]",
-		Short: "List the jobs 'ckpt run' ran, or the checkpoints of a job's node caches and the shared tier",
-		Long: `Lists every checkpoint with a manifest in a node's cache or on the shared
-tier, newest first. It reads manifests only; 'ckpt verify' checks the data.
-On one machine a job's node caches live in its directory, one directory per
-node: name the job with --job (or --cache-root for a job started with one).
-Without a job named (and without --shared) it lists the jobs in the default
-root, the one 'ckpt run' uses: their names, whether they run, their
-checkpoints. A --cache-root or --job that does not exist is an error.`,
-		Args: cobra.NoArgs,
-	}
+	c := leaf("ls [--job NAME | --cache-root DIR | --cache NODE=DIR ...] [--shared DIR]", "List the jobs 'ckpt run' ran, or the checkpoints of a job's node caches and the shared tier", lsLong, "")
 	tf := addTierFlags(c.Flags())
 	asJSON := jsonFlag(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
@@ -57,3 +46,11 @@ checkpoints. A --cache-root or --job that does not exist is an error.`,
 	}
 	return c
 }
+
+const lsLong = `Lists every checkpoint with a manifest in a node's cache or on the shared
+tier, newest first. It reads manifests only; 'ckpt verify' checks the data.
+On one machine a job's node caches live in its directory, one directory per
+node: name the job with --job (or --cache-root for a job started with one).
+Without a job named (and without --shared) it lists the jobs in the default
+root, the one 'ckpt run' uses: their names, whether they run, their
+checkpoints. A --cache-root or --job that does not exist is an error.`

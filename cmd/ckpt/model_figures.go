@@ -11,17 +11,7 @@ import (
 )
 
 func newFiguresCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "figures --out DIR",
-		Short: "Regenerate the papers' model figures as PNG and SVG",
-		Long: `Writes the model figures of the papers, computed from ckpt's own models, as
-PNG and SVG files into DIR, with an index (figures.md) that states every
-figure's parameters: Oldfield et al. 2007, Figs. 2, 3, 4, 7, 8, 9, 10; Sato et al. 2012, Figs. 13, 14, 15;
-Fialho et al. 2011, Fig. 4. Sato et al. 2012, Fig. 13 and Fialho et al. 2011, Fig. 4 also show seeded simulations (package
-sim) of what the models describe. Progress goes to stderr.`,
-		Example: `  ckpt model figures --out figures/`,
-		Args:    cobra.NoArgs,
-	}
+	c := leaf("figures --out DIR", "Regenerate the papers' model figures as PNG and SVG", figuresLong, `  ckpt model figures --out figures/`)
 	out := c.Flags().String("out", "", "directory to write the figures into (created if missing; required)")
 	asJSON := jsonFlag(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
@@ -49,3 +39,9 @@ sim) of what the models describe. Progress goes to stderr.`,
 	}
 	return c
 }
+
+const figuresLong = `Writes the model figures of the papers, computed from ckpt's own models, as
+PNG and SVG files into DIR, with an index (figures.md) that states every
+figure's parameters: Oldfield et al. 2007, Figs. 2, 3, 4, 7, 8, 9, 10; Sato et al. 2012, Figs. 13, 14, 15;
+Fialho et al. 2011, Fig. 4. Sato et al. 2012, Fig. 13 and Fialho et al. 2011, Fig. 4 also show seeded simulations (package
+sim) of what the models describe. Progress goes to stderr.`

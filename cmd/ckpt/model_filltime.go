@@ -10,13 +10,7 @@ import (
 )
 
 func newFillTimeCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:     "fill-time (--system NAME | --ram B --disk-storage B --disk-size B --disk-bw R)",
-		Short:   "Ideal full-memory checkpoint time by the Checkpoint-Fill-Time Law (Cao et al. 2016, §III-D)",
-		Long:    fillTimeLong,
-		Example: fillTimeExample,
-		Args:    cobra.NoArgs,
-	}
+	c := leaf("fill-time (--system NAME | --ram B --disk-storage B --disk-size B --disk-bw R)", "Ideal full-memory checkpoint time by the Checkpoint-Fill-Time Law (Cao et al. 2016, §III-D)", fillTimeLong, fillTimeExample)
 	fs := c.Flags()
 	f := &fillTimeFlags{}
 	f.system = fs.String("system", "", "a system of Cao et al. 2016, Table I (see above)")
@@ -25,8 +19,7 @@ func newFillTimeCmd() *cobra.Command {
 	f.diskSize = sizeFlag(fs, "disk-size", "capacity of one disk")
 	f.diskBW = bandwidthFlag(fs, "disk-bw", "write bandwidth of one disk")
 	f.asJSON = jsonFlag(c)
-	c.RunE = func(c *cobra.Command, _ []string) error { return f.run(c) }
-	return c
+	return runs(c, f)
 }
 
 // fillTimeFlags are the flags of the command newFillTimeCmd builds.

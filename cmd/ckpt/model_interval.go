@@ -11,13 +11,7 @@ import (
 )
 
 func newIntervalCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:     "interval --method METHOD --cost D --mtti D [flags]",
-		Short:   "Optimal checkpoint interval by one of six methods",
-		Long:    intervalLong,
-		Example: intervalExample,
-		Args:    cobra.NoArgs,
-	}
+	c := leaf("interval --method METHOD --cost D --mtti D [flags]", "Optimal checkpoint interval by one of six methods", intervalLong, intervalExample)
 	fs := c.Flags()
 	f := &intervalFlags{}
 	f.method = fs.String("method", "", "young, daly, daly1, gropp, fialho or fialho-parallel (required)")
@@ -31,8 +25,7 @@ func newIntervalCmd() *cobra.Command {
 	f.at = durationFlag(fs, "interval", "evaluate the Fialho overhead at this interval instead of the optimum")
 	f.asJSON = jsonFlag(c)
 
-	c.RunE = func(c *cobra.Command, _ []string) error { return f.run(c) }
-	return c
+	return runs(c, f)
 }
 
 // intervalFlags are the flags of the command newIntervalCmd builds.

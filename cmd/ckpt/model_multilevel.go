@@ -12,13 +12,7 @@ import (
 )
 
 func newMultilevelCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:     "multilevel --rates λ1,λ2[,…] --cost c1,c2[,…] --restart r1,r2[,…] [flags]",
-		Short:   "Multi-level Markov model, blocking or non-blocking, with its optimiser",
-		Long:    multilevelLong,
-		Example: multilevelExample,
-		Args:    cobra.NoArgs,
-	}
+	c := leaf("multilevel --rates λ1,λ2[,…] --cost c1,c2[,…] --restart r1,r2[,…] [flags]", "Multi-level Markov model, blocking or non-blocking, with its optimiser", multilevelLong, multilevelExample)
 	fs := c.Flags()
 	f := &multilevelFlags{
 		rates:        listFlag(fs, "rates", "rates", units.ParseRate, "failure rate of each level, per second (required)"),

@@ -11,13 +11,7 @@ import (
 )
 
 func newOldfieldCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:     "oldfield (--system NAME | --bytes-per-proc B --link-bw R --bisection-bw R --storage-bw R --mtti D) --procs N [flags]",
-		Short:   "Checkpoint overhead from link, bisection and storage bandwidth (Oldfield et al. 2007, §3.1, §4)",
-		Long:    oldfieldLong,
-		Example: oldfieldExample,
-		Args:    cobra.NoArgs,
-	}
+	c := leaf("oldfield (--system NAME | --bytes-per-proc B --link-bw R --bisection-bw R --storage-bw R --mtti D) --procs N [flags]", "Checkpoint overhead from link, bisection and storage bandwidth (Oldfield et al. 2007, §3.1, §4)", oldfieldLong, oldfieldExample)
 	fs := c.Flags()
 	f := &oldfieldFlags{}
 	f.system = fs.String("system", "", "a system of Oldfield et al. 2007, Table 1: red-storm, bluegene-l, jaguar or petaflop")
@@ -35,8 +29,7 @@ func newOldfieldCmd() *cobra.Command {
 	f.overlayBytes = sizeFlag(fs, "overlay-bytes", "memory of the overlay network μ")
 	f.asJSON = jsonFlag(c)
 
-	c.RunE = func(c *cobra.Command, _ []string) error { return f.run(c) }
-	return c
+	return runs(c, f)
 }
 
 // oldfieldFlags are the flags of the command newOldfieldCmd builds.

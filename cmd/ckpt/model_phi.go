@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,20 +11,13 @@ import (
 )
 
 func newPhiCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:     "phi (--deps P1,P2,... | --graph FILE)",
-		Short:   "Inter-process dependency factor φ (Fialho et al. 2011, eq. 12)",
-		Long:    phiLong,
-		Example: phiExample,
-		Args:    cobra.NoArgs,
-	}
+	c := leaf("phi (--deps P1,P2,... | --graph FILE)", "Inter-process dependency factor φ (Fialho et al. 2011, eq. 12)", phiLong, phiExample)
 	fs := c.Flags()
 	f := &phiFlags{}
 	f.deps = fs.String("deps", "", "comma-separated P(n), one per process")
 	f.graph = fs.String("graph", "", "file of who waits for whom (format above)")
 	f.asJSON = jsonFlag(c)
-	c.RunE = func(c *cobra.Command, _ []string) error { return f.run(c) }
-	return c
+	return runs(c, f)
 }
 
 // phiFlags are the flags of the command newPhiCmd builds.
@@ -100,14 +92,9 @@ const phiExample = `  ckpt model phi --deps 8,2,2,2,2,2,2,2      # Fialho et al.
 
 // parseDeps reads --deps: P(n) of each process, comma-separated.
 func parseDeps(deps string) ([]int, error) {
-	var p []int
-	for i, s := range strings.Split(deps, ",") {
-		s = strings.TrimSpace(s)
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return nil, usagef("--deps: element %d (%q) is not a whole number", i+1, s)
-		}
-		p = append(p, n)
+	p, err := model.ParseDeps(deps)
+	if err != nil {
+		return nil, usagef("--deps: %v", err)
 	}
 	return p, nil
 }

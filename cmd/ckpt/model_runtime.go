@@ -10,17 +10,7 @@ import (
 )
 
 func newRuntimeCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "runtime --work D --interval D --cost D --mtti D [--restart D]",
-		Short: "Expected run time and efficiency under Daly's model (Oldfield et al. 2007, eq. 1)",
-		Long: `Evaluates Oldfield et al. 2007, eq. 1, T = M e^{R/M} (e^{(τ+δ)/M} − 1) T_s/τ, for a job of
-T_s = --work seconds of computation that checkpoints every τ = --interval at a
-cost δ = --cost, under failures with mean time to interrupt M = --mtti and a
-restart cost R = --restart. Efficiency is T_s/T. e^x − 1 is evaluated with
-expm1, so very large MTTIs keep their precision.`,
-		Example: `  ckpt model runtime --work 500d --interval 115m --cost 5m --mtti 24h --restart 5m`,
-		Args:    cobra.NoArgs,
-	}
+	c := leaf("runtime --work D --interval D --cost D --mtti D [--restart D]", "Expected run time and efficiency under Daly's model (Oldfield et al. 2007, eq. 1)", runtimeLong, `  ckpt model runtime --work 500d --interval 115m --cost 5m --mtti 24h --restart 5m`)
 	fs := c.Flags()
 	work := durationFlag(fs, "work", "failure-free compute time of the job T_s (required, > 0)")
 	interval := durationFlag(fs, "interval", "compute time between checkpoints τ (required, > 0)")
@@ -49,3 +39,9 @@ expm1, so very large MTTIs keep their precision.`,
 	}
 	return c
 }
+
+const runtimeLong = `Evaluates Oldfield et al. 2007, eq. 1, T = M e^{R/M} (e^{(τ+δ)/M} − 1) T_s/τ, for a job of
+T_s = --work seconds of computation that checkpoints every τ = --interval at a
+cost δ = --cost, under failures with mean time to interrupt M = --mtti and a
+restart cost R = --restart. Efficiency is T_s/T. e^x − 1 is evaluated with
+expm1, so very large MTTIs keep their precision.`

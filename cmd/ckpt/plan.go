@@ -17,58 +17,67 @@ import (
 )
 
 func newPlanCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "plan [--system FILE|NAME] [--target-efficiency F]",
-		Short: "Recommend levels, redundancy, interval and flush mode for a described system",
-		Long: planLong + strings.Join(systems.Names(), ", ") + `
-(default ` + systems.Default + `). docs/PLANNING.md documents the file format; the examples are in
-examples/systems/.`,
-		Example: planExample,
-		Args:    cobra.NoArgs,
-	}
+	c := leaf("plan [--system FILE|NAME] [--target-efficiency F]", "Recommend levels, redundancy, interval and flush mode for a described system", planHelp(), planExample)
 	fs := c.Flags()
-	system := fs.String("system", systems.Default, "system file (YAML) or built-in example name")
-	targetEff := numberFlag(fs, "target-efficiency", "find the shared-tier bandwidth needed for this efficiency, in (0, 1)")
-	af := addAlphaFlags(fs)
-	all := fs.Bool("all", false, "list every alternative (default: the best failure domain of each scheme, level set and flush mode)")
-	asJSON := jsonFlag(c)
-	c.RunE = func(c *cobra.Command, _ []string) error {
-		text, source, err := readSystem(*system)
-		if err != nil {
-			return err
-		}
-		sys, err := plan.Load(bytes.NewReader(text))
-		if err != nil {
-			return usagef("--system %s: %v", source, err)
-		}
-		if measured, ok, err := af.load(); err != nil {
-			return err
-		} else if ok {
-			if sys.Staging == nil {
-				return usagef("--alpha-from: the system %s has no staging servers (a staging: section) for α to apply to", source)
-			}
-			sys.Staging.Alpha = measured.Alpha
-			if !*asJSON {
-				fmt.Fprintln(c.ErrOrStderr(), "ckpt plan: "+measured.String())
-			}
-		}
-		opt := plan.Options{}
-		if targetEff.set {
-			if !(targetEff.v > 0 && targetEff.v < 1) {
-				return usagef("--target-efficiency: must lie in (0, 1) (got %g)", targetEff.v)
-			}
-			opt.TargetEfficiency = targetEff.v
-		}
-		rep, err := plan.Plan(sys, opt)
-		if err != nil {
-			return modelErr(err)
-		}
-		if *asJSON {
-			return writeJSON(c.OutOrStdout(), planJSON(rep, source))
-		}
-		return printPlan(c.OutOrStdout(), rep, source, *all)
+	f := &planFlags{system: fs.String("system", systems.Default, "system file (YAML) or built-in example name"),
+		targetEff: numberFlag(fs, "target-efficiency", "find the shared-tier bandwidth needed for this efficiency, in (0, 1)"),
+		af:        addAlphaFlags(fs),
+		all:       fs.Bool("all", false, "list every alternative (default: the best failure domain of each scheme, level set and flush mode)")}
+	f.asJSON = jsonFlag(c)
+	return runs(c, f)
+}
+
+// planFlags are the flags of the command newPlanCmd builds.
+type planFlags struct {
+	system      *string
+	targetEff   *quantity
+	af          alphaFlags
+	all, asJSON *bool
+}
+
+func (f *planFlags) run(c *cobra.Command) error {
+	system, targetEff, af, all, asJSON := f.system, f.targetEff, f.af, f.all, f.asJSON
+	text, source, err := readSystem(*system)
+	if err != nil {
+		return err
 	}
-	return c
+	sys, err := plan.Load(bytes.NewReader(text))
+	if err != nil {
+		return usagef("--system %s: %v", source, err)
+	}
+	if measured, ok, err := af.load(); err != nil {
+		return err
+	} else if ok {
+		if sys.Staging == nil {
+			return usagef("--alpha-from: the system %s has no staging servers (a staging: section) for α to apply to", source)
+		}
+		sys.Staging.Alpha = measured.Alpha
+		if !*asJSON {
+			fmt.Fprintln(c.ErrOrStderr(), "ckpt plan: "+measured.String())
+		}
+	}
+	opt := plan.Options{}
+	if targetEff.set {
+		if !(targetEff.v > 0 && targetEff.v < 1) {
+			return usagef("--target-efficiency: must lie in (0, 1) (got %g)", targetEff.v)
+		}
+		opt.TargetEfficiency = targetEff.v
+	}
+	rep, err := plan.Plan(sys, opt)
+	if err != nil {
+		return modelErr(err)
+	}
+	if *asJSON {
+		return writeJSON(c.OutOrStdout(), planJSON(rep, source))
+	}
+	return printPlan(c.OutOrStdout(), rep, source, *all)
+}
+
+// planHelp is the help of 'ckpt plan': planLong and the built-in systems.
+func planHelp() string {
+	return planLong + strings.Join(systems.Names(), ", ") + `
+(default ` + systems.Default + `). docs/PLANNING.md documents the file format; the examples are in
+examples/systems/.`
 }
 
 const planLong = `Reads a system description (nodes, checkpoint bytes per node, node-local and
@@ -210,16 +219,9 @@ func printPlan(w io.Writer, rep plan.Report, source string, all bool) error {
 	t.row("  #", "alternative", "efficiency", "interval", "counts", "L1 cost", "shared cost")
 	// By default one row per scheme, levels and flush mode: its best failure
 	// domain. --all lists every domain too.
-	seen := map[string]bool{}
-	hidden := 0
-	for i := range rep.Alternatives {
+	shown, hidden := rep.Shown(all)
+	for _, i := range shown {
 		a := &rep.Alternatives[i]
-		key := variantKey(a)
-		if !all && seen[key] && a != rep.Recommended {
-			hidden++
-			continue
-		}
-		seen[key] = true
 		mark := "  "
 		if a == rep.Recommended {
 			mark = "* "
@@ -310,15 +312,6 @@ func domainName(d plan.Domain) string {
 		return "on a different node"
 	}
 	return fmt.Sprintf("in a different %s domain (%d nodes each)", d.Name, d.Nodes)
-}
-
-// variantKey groups alternatives that differ only in their failure domain.
-func variantKey(a *plan.Alternative) string {
-	scheme := "-"
-	if a.Scheme != nil {
-		scheme = a.Scheme.String()
-	}
-	return fmt.Sprintf("%s/%d/%v/%v", scheme, len(a.Levels), a.NonBlocking, a.SharedUnused)
 }
 
 // ordinal spells 1st, 2nd, 3rd, 4th, 11th, 21st.

@@ -2,13 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ckpt/ckpt"
@@ -31,12 +25,12 @@ func (s runSpec) preflight(ctx context.Context) error {
 		if strings.HasPrefix(s.shared, "s3://") {
 			return checkS3(ctx, s.shared)
 		}
-		if err := checkWritableDir(s.shared); err != nil {
+		if err := jobdir.CheckWritable(s.shared); err != nil {
 			return usagef("--shared %s: %v", s.shared, err)
 		}
 	}
 	if s.cacheRoot != "" {
-		if err := checkWritableDir(s.cacheRoot); err != nil {
+		if err := jobdir.CheckWritable(s.cacheRoot); err != nil {
 			return usagef("--cache-root %s: %v", s.cacheRoot, err)
 		}
 	}
@@ -50,54 +44,6 @@ func checkRedundancyFits(scheme string, ranks, nodes int) error {
 		return usageError{err}
 	}
 	return nil
-}
-
-// checkWritableDir reports why dir cannot serve as a directory the job
-// writes to: it is a file, or it (or the directory it would be made in)
-// cannot be written. It makes nothing.
-func checkWritableDir(dir string) error {
-	d := dir
-	for {
-		st, err := os.Stat(d)
-		if err == nil {
-			if !st.IsDir() {
-				if d == dir {
-					return errors.New("is a file, not a directory")
-				}
-				return fmt.Errorf("cannot be made: %s is a file", d)
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-			return err
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return fmt.Errorf("cannot be made: %v", err)
-		}
-		d = parent
-	}
-	// Writable: a file can be made in it (permissions alone do not say:
-	// root, read-only mounts, ACLs).
-	f, err := os.CreateTemp(d, jobdir.PreflightPrefix+"*")
-	if err != nil {
-		if d == dir {
-			return fmt.Errorf("not writable: %v", unwrapPath(err))
-		}
-		return fmt.Errorf("cannot be made: %s is not writable: %v", d, unwrapPath(err))
-	}
-	f.Close()
-	os.Remove(f.Name())
-	return nil
-}
-
-// unwrapPath drops the *PathError's path, which the message names already.
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // checkS3 checks that an object store location has credentials, and that

@@ -68,7 +68,7 @@ type runResult struct {
 	// (non-blocking: the outcomes as the staging servers reported them).
 	Flush ckpt.FlushStats
 	// Account says where every failure went.
-	Account accounting
+	Account launch.Accounting
 	// Err is why the job did not finish ("" if it did).
 	Err string
 	// Staged lists the flushes the staging servers finished, and
@@ -140,7 +140,7 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 	if s.stagingServers > 0 {
 		var err error
 		if st, err = s.startStaging(); err != nil {
-			tracker.finish(launch.Report{}, err)
+			tracker.Finish(launch.Report{}, err)
 			s.lock.Release()
 			return res, err
 		}
@@ -150,10 +150,10 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 		defer st.Stop()
 		s.launchJob().UseStaging(&cfg, st, s.stageToken)
 	}
-	var commits commitLog
-	commits.watch(coords)
+	var commits launch.CommitLog
+	commits.Watch(coords)
 	rep, err := launch.Run(ctx, cfg)
-	tracker.finish(rep, err)
+	tracker.Finish(rep, err)
 	res.Report, res.Policy = rep, coords.State()
 	if err != nil {
 		res.Err = oneLine(err.Error())
@@ -165,7 +165,7 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 		res.Staged, res.StagingRestarts = st.Events(), st.Restarts()
 	}
 	res.Flush = withStaged(ckpt.FlushStats(rep.Flush), res.Staged)
-	res.Account = account(rep.Attempts, commits.counts())
+	res.Account = launch.Account(rep.Attempts, commits.Counts())
 	if err == nil && !s.keepCache && !rep.Halted {
 		// The job is done: its cached checkpoints served their purpose
 		// (what it flushed to the shared tier stays). Only what it made
@@ -442,12 +442,8 @@ checkpointed cleanly.
       -- ckpt example himeno`
 
 func newRunCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "run -n N [flags] -- PROGRAM [ARGS...]",
-		Short: "Run a job of N ranks on simulated nodes, relaunching it from checkpoints after failures",
-		Long:  runLong,
-		Args:  cobra.MinimumNArgs(1),
-	}
+	c := command("run -n N [flags] -- PROGRAM [ARGS...]", "Run a job of N ranks on simulated nodes, relaunching it from checkpoints after failures",
+		runLong, "", cobra.MinimumNArgs(1))
 	fs := c.Flags()
 	f := &runCmdFlags{ranks: fs.IntP("ranks", "n", 0, "ranks (processes) of the job")}
 	f.runFlags = addRunFlags(c)

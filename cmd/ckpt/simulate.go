@@ -10,26 +10,20 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/ckpt/ckpt/internal/inject"
 	"github.com/ckpt/ckpt/internal/report"
 	"github.com/ckpt/ckpt/internal/units"
-	"github.com/ckpt/ckpt/model"
 	"github.com/ckpt/ckpt/sim"
 )
 
 func newSimulateCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:     "simulate --work D (--rates λ1[,λ2,…] | --mtti D) --cost c1[,…] --restart r1[,…] [flags]",
-		Short:   "Discrete-event simulation of a job under failures, to check the models",
-		Long:    simulateLong,
-		Example: simulateExample,
-		Args:    cobra.NoArgs,
-	}
+	c := leaf("simulate --work D (--rates λ1[,λ2,…] | --mtti D) --cost c1[,…] --restart r1[,…] [flags]", "Discrete-event simulation of a job under failures, to check the models", simulateLong, simulateExample)
 	f := addSimulateFlags(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
-		run, err := f.config()
-		if err != nil {
-			return err
+		spec := f.spec()
+		var run simRun
+		var err error
+		if run.cfg, run.pred, err = spec.Resolve(); err != nil {
+			return simErr(err)
 		}
 		nw := *f.workers
 		if nw == 0 {
@@ -46,7 +40,7 @@ func newSimulateCmd() *cobra.Command {
 		}
 		res, err := sim.Run(c.Context(), run.cfg, sim.Replications(*f.reps), sim.Seed(*f.seed), sim.Workers(nw), sim.Progress(progress))
 		if err != nil {
-			return simErr(err, f.rateFlag())
+			return simErr(spec.Explain(err))
 		}
 		elapsed := time.Since(start).Seconds()
 		return printSimulation(c, run, res, *f.reps, *f.seed, nw, elapsed, *f.asJSON)
@@ -157,14 +151,6 @@ func addSimulateFlags(c *cobra.Command) *simulateFlags {
 	return f
 }
 
-// rateFlag is the flag that gave the rates: rates or mtti.
-func (f *simulateFlags) rateFlag() string {
-	if f.mtti.set {
-		return "mtti"
-	}
-	return "rates"
-}
-
 // simulateProgressEvery is how often a run reports its progress on stderr;
 // runs shorter than that print nothing there.
 var simulateProgressEvery = 2 * time.Second
@@ -175,263 +161,24 @@ type simRun struct {
 	pred sim.Prediction
 }
 
-// config checks the flags and returns the simulation they describe, with
-// the model's prediction (sim.Predict).
-func (f *simulateFlags) config() (simRun, error) {
-	if err := require(req{"work", f.work}); err != nil {
-		return simRun{}, err
-	}
-	if f.rates.set == f.mtti.set {
-		return simRun{}, usagef("give --rates (one entry per level) or --mtti (one level), not both or neither")
-	}
-	if f.mtti.set {
-		if !(f.mtti.v > 0) || math.IsInf(f.mtti.v, 0) {
-			return simRun{}, usagef("--mtti: must be a finite number > 0 (got %g)", f.mtti.v)
-		}
-		f.rates.v = []float64{1 / f.mtti.v}
-	}
-	for _, l := range []struct {
-		name string
-		set  bool
-	}{{"cost", f.cost.set}, {"restart", f.restart.set}} {
-		if !l.set {
-			return simRun{}, usagef("--%s is required (one entry per level)", l.name)
-		}
-	}
-	cfg := sim.Config{Work: f.work.v, Levels: model.Levels{Rates: f.rates.v, Cost: f.cost.v, Restart: f.restart.v}, Detect: f.detect.v}
-	if err := cfg.Levels.Validate(); err != nil {
-		return simRun{}, simErr(err, f.rateFlag())
-	}
-	if err := checkNonNegative(f.detect, "detect"); err != nil {
-		return simRun{}, err
-	}
-	d, err := inject.ParseDist(*f.dist)
-	if err != nil {
-		var fe *inject.FlagError
-		if errors.As(err, &fe) {
-			return simRun{}, usagef("--dist %q: %s", *f.dist, fe.Reason)
-		}
-		return simRun{}, usagef("--dist: %v", err)
-	}
-	if d.Family == inject.Weibull {
-		cfg.Dist.Shape = d.Shape
-	}
-	if *f.reps < 2 || *f.reps > 1e8 {
-		return simRun{}, usagef("--replications: between 2 and 10⁸ (got %d)", *f.reps)
-	}
-	if *f.workers < 0 {
-		return simRun{}, usagef("--workers: must be ≥ 0 (got %d)", *f.workers)
-	}
-	logProtect := 0.0
-	switch *f.strategy {
-	case "coordinated":
-		err = f.coordinated(&cfg)
-	case "uncoordinated":
-		err = f.uncoordinated(&cfg)
-		logProtect = f.logProtect.v
-	default:
-		return simRun{}, usagef("--strategy: unknown strategy %q (use coordinated or uncoordinated)", *f.strategy)
-	}
-	if err != nil {
-		return simRun{}, err
-	}
-	run := simRun{}
-	run.cfg, run.pred, err = sim.Predict(cfg, logProtect)
-	var ie *sim.IntervalError
-	switch {
-	case errors.As(err, &ie):
-		return run, usagef("no --interval given and %v", ie.Err)
-	case err != nil && cfg.Strategy == sim.Uncoordinated:
-		return run, simErr(err, f.rateFlag())
-	case err != nil:
-		return run, modelErr(err)
-	}
-	if err := run.cfg.Validate(); err != nil {
-		return run, simErr(err, f.rateFlag())
-	}
-	if ev := sim.EstimatedEvents(run.cfg, run.pred.Efficiency); ev > 1e9 {
-		return run, usagef("--work: a replication would simulate about %.2g events (the model's efficiency for this schedule is %.3g: failures come about as fast as the job progresses); shorten --work or change the schedule", ev, run.pred.Efficiency)
-	}
-	return run, nil
+// spec is the simulation the flags describe, for sim.Spec.Resolve.
+func (f *simulateFlags) spec() sim.Spec {
+	g := func(q *quantity) sim.Given { return sim.Given{V: q.v, Set: q.set} }
+	gl := func(l *list) sim.GivenList { return sim.GivenList{V: l.v, Set: l.set} }
+	return sim.Spec{Work: g(f.work), MTTI: g(f.mtti), Interval: g(f.interval), FlushLatency: g(f.flushLatency),
+		Alpha: g(f.alpha), Detect: g(f.detect), Phi: g(f.phi), LogProtect: g(f.logProtect), LogReplay: g(f.logReplay),
+		Rates: gl(f.rates), Cost: gl(f.cost), Restart: gl(f.restart), Counts: sim.GivenInts{V: f.counts.v, Set: f.counts.set},
+		Variant: *f.variant, Dist: *f.dist, Strategy: *f.strategy, NonBlocking: *f.nonblocking,
+		Procs: *f.procs, ProcsSet: f.fs.Changed("procs"), Deps: *f.deps, DepsSet: f.fs.Changed("deps"),
+		Graph: *f.graph, GraphSet: f.fs.Changed("graph"), ReadGraph: readGraph, Replications: *f.reps, Workers: *f.workers}
 }
 
-// coordinated checks the flags of coordinated checkpointing, blocking or
-// non-blocking, and sets cfg's strategy and schedule (none: the optimum).
-func (f *simulateFlags) coordinated(cfg *sim.Config) error {
-	for _, u := range []struct {
-		name string
-		set  bool
-	}{{"phi", f.phi.set}, {"procs", f.fs.Changed("procs")}, {"deps", f.fs.Changed("deps")}, {"graph", f.fs.Changed("graph")}, {"log-protect", f.logProtect.set}, {"log-replay", f.logReplay.set}} {
-		if u.set {
-			return usagef("--%s: only used with --strategy uncoordinated", u.name)
-		}
-	}
-	L, interval, counts, nonblocking := cfg.L(), f.interval, &f.counts, *f.nonblocking
-	if counts.set && !interval.set {
-		return usagef("--counts: give --interval too, or neither to use the model's optimum")
-	}
-	if interval.set && !counts.set && L > 1 {
-		return usagef("--interval: with %d levels give --counts too (%d entries), or neither to use the model's optimum", L, L-1)
-	}
-	switch *f.variant {
-	case "moody":
-	case "l1-protected":
-		if nonblocking {
-			return usagef("--variant: applies to the blocking model only")
-		}
-		if L != 2 {
-			return usagef("--variant: l1-protected is defined for two levels (got %d rates)", L)
-		}
-		cfg.L1ProtectedFirst = true
-	default:
-		return usagef("--variant: unknown variant %q (use moody or l1-protected)", *f.variant)
-	}
-	if !nonblocking && (f.flushLatency.set || f.alpha.set) {
-		name := "flush-latency"
-		if f.alpha.set {
-			name = "alpha"
-		}
-		return usagef("--%s: only used with --nonblocking", name)
-	}
-	if interval.set {
-		if !(interval.v > 0) {
-			return usagef("--interval: must be a finite number > 0 (got %g)", interval.v)
-		}
-		cfg.Schedule = model.Schedule{Interval: interval.v, Counts: counts.v}
-		if cfg.Counts == nil {
-			cfg.Counts = []int{}
-		}
-	}
-	if nonblocking {
-		if L != 2 {
-			return usagef("--nonblocking: the non-blocking model has exactly two levels (got %d rates)", L)
-		}
-		if !f.flushLatency.set {
-			return usagef("--flush-latency is required with --nonblocking")
-		}
-		cfg.Strategy = sim.NonBlocking
-		cfg.FlushLatency, cfg.Alpha = f.flushLatency.v, f.alpha.v
-	}
-	return nil
-}
-
-// maxDependencies bounds φ·N², the dependency entries of --phi/--procs
-// (about 8 bytes each).
-const maxDependencies = 64 << 20
-
-// uncoordinated checks the flags of uncoordinated checkpointing and sets
-// cfg's strategy, dependencies, log replay and interval (none: eq. 11's).
-func (f *simulateFlags) uncoordinated(cfg *sim.Config) error {
-	switch {
-	case *f.nonblocking:
-		return usagef("--nonblocking: not with --strategy uncoordinated")
-	case f.counts.set:
-		return usagef("--counts: uncoordinated checkpointing has one level")
-	case *f.variant != "moody":
-		return usagef("--variant: applies to coordinated blocking checkpointing only")
-	}
-	cfg.Strategy = sim.Uncoordinated
-	if cfg.L() != 1 {
-		return usagef("--rates: uncoordinated checkpointing has one level: give the failure rate of the whole application (got %d rates)", cfg.L())
-	}
-	for _, q := range []struct {
-		name string
-		q    *quantity
-	}{{"log-protect", f.logProtect}, {"log-replay", f.logReplay}} {
-		if err := checkNonNegative(q.q, q.name); err != nil {
-			return err
-		}
-	}
-	var err error
-	if cfg.Dependents, err = f.dependents(); err != nil {
-		return err
-	}
-	if len(cfg.Dependents) > 1<<20 {
-		return usagef("at most 2^20 processes (got %d)", len(cfg.Dependents))
-	}
-	if f.interval.set {
-		if !(f.interval.v > 0) {
-			return usagef("--interval: must be a finite number > 0 (got %g)", f.interval.v)
-		}
-		cfg.Interval = f.interval.v
-	}
-	cfg.LogReplay = f.logReplay.v
-	return nil
-}
-
-// dependents builds who waits for whom from --deps, --graph or --phi with
-// --procs.
-func (f *simulateFlags) dependents() ([][]int, error) {
-	phi, procs, procsSet, deps, graph := f.phi, *f.procs, f.fs.Changed("procs"), *f.deps, *f.graph
-	given := 0
-	for _, s := range []bool{phi.set || procsSet, deps != "", graph != ""} {
-		if s {
-			given++
-		}
-	}
-	if given != 1 {
-		return nil, usagef("give the dependencies once: --phi F with --procs N, --deps P1,P2,…, or --graph FILE")
-	}
-	var p []int
-	switch {
-	case deps != "":
-		var err error
-		if p, err = parseDeps(deps); err != nil {
-			return nil, err
-		}
-	case graph != "":
-		g, err := readGraph(graph)
-		if err != nil {
-			return nil, err
-		}
-		return sim.DependentsFromGraph(g), nil
-	default:
-		if !phi.set || !procsSet {
-			return nil, usagef("--phi and --procs go together (or give --deps or --graph)")
-		}
-		if procs < 1 || procs > 1<<20 {
-			return nil, usagef("--procs: between 1 and 2^20 (got %d)", procs)
-		}
-		// The dependency lists hold about φ·N² entries: bound them so a
-		// large --procs fails with a message, not by exhausting memory.
-		if phi.v*float64(procs)*float64(procs) > maxDependencies {
-			return nil, usagef("--phi %g --procs %d: about %.3g dependencies, more than the simulator holds (%g); fewer processes or a smaller φ",
-				phi.v, procs, phi.v*float64(procs)*float64(procs), float64(maxDependencies))
-		}
-		var err error
-		if p, err = sim.UniformP(phi.v, procs); err != nil {
-			return nil, simErr(err, f.rateFlag())
-		}
-	}
-	d, err := sim.DependentsFromP(p)
-	if err != nil {
-		return nil, simErr(err, f.rateFlag())
-	}
-	return d, nil
-}
-
-func checkNonNegative(q *quantity, name string) error {
-	if q.set && !(q.v >= 0) {
-		return usagef("--%s: must be a finite number ≥ 0 (got %g)", name, q.v)
-	}
-	return nil
-}
-
-// simErr turns a simulator or model error into a usage error naming the
-// flag; rateFlag is the flag that gave the rates (rates or mtti).
-func simErr(err error, rateFlag string) error {
-	var pe *model.ParamError
-	if errors.As(err, &pe) {
-		switch pe.Param {
-		case "rates":
-			pe.Param = rateFlag
-		case "log-overhead":
-			pe.Param = "log-protect"
-		}
-		return modelErr(pe)
-	}
-	if errors.Is(err, sim.ErrTooLong) {
-		return err
+// simErr turns an error of sim.Spec into a usage error naming the flag;
+// a replication over its event budget (sim.ErrTooLong) stays a failure.
+func simErr(err error) error {
+	var se *sim.SpecError
+	if errors.As(err, &se) {
+		return usageError{err}
 	}
 	return modelErr(err)
 }
@@ -484,12 +231,9 @@ func printSimulation(c *cobra.Command, run simRun, res sim.Result, reps int, see
 	for l := 0; l < L; l++ {
 		t.row(fmt.Sprintf("level %d", l+1), fmt.Sprintf("%.1f ± %.1f failures, %.1f ± %.1f restarts", res.Failures[l].Mean, res.Failures[l].CI95, res.Restarts[l].Mean, res.Restarts[l].CI95))
 	}
-	simEff := res.Efficiency
-	if cfg.Strategy == sim.Uncoordinated {
-		simEff = res.ProcessEfficiency
-	}
-	verdict := fmt.Sprintf("off by %+.2f%% of the simulated efficiency", 100*(run.pred.Efficiency/simEff.Mean-1))
-	if math.Abs(run.pred.Efficiency-simEff.Mean) <= simEff.CI95 {
+	off, inside := sim.Agreement(cfg, run.pred, res)
+	verdict := fmt.Sprintf("off by %+.2f%% of the simulated efficiency", 100*off)
+	if inside {
 		verdict = "inside the simulation's 95% interval"
 	}
 	assumes := ""

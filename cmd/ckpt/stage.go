@@ -21,13 +21,7 @@ import (
 )
 
 func newStageCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:     "stage --shared LOC --token T [--listen ADDR] [--state DIR]",
-		Short:   "Run a staging server: pull committed checkpoints from compute nodes to the shared tier",
-		Long:    stageLong,
-		Example: stageExample,
-		Args:    cobra.NoArgs,
-	}
+	c := leaf("stage --shared LOC --token T [--listen ADDR] [--state DIR]", "Run a staging server: pull committed checkpoints from compute nodes to the shared tier", stageLong, stageExample)
 	fs := c.Flags()
 	f := &stageFlags{
 		fs:        fs,

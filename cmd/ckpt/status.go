@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -63,50 +64,19 @@ func (f *jobFlags) find(preferRunning bool) (jobdir.Dir, error) {
 		return d, nil
 	}
 	root := jobdir.DefaultRoot()
-	jobs, err := jobdir.List(root)
-	if err != nil && !os.IsNotExist(err) {
-		return jobdir.Dir{}, err
+	d, err := jobdir.Only(root, preferRunning)
+	var ae *jobdir.AmbiguousError
+	switch {
+	case errors.Is(err, jobdir.ErrNoJob):
+		return d, usagef("no jobs in %s: name one with --job NAME or --cache-root DIR", root)
+	case errors.As(err, &ae):
+		return d, usagef("name the job with --job: %s holds %s", root, strings.Join(ae.Names, ", "))
 	}
-	if preferRunning {
-		var running []jobdir.Dir
-		for _, d := range jobs {
-			if _, ok, _ := d.Holder(); ok {
-				running = append(running, d)
-			}
-		}
-		if len(running) > 0 {
-			jobs = running
-		}
-	}
-	switch len(jobs) {
-	case 0:
-		return jobdir.Dir{}, usagef("no jobs in %s: name one with --job NAME or --cache-root DIR", root)
-	case 1:
-		return jobs[0], nil
-	}
-	names := make([]string, len(jobs))
-	for i, d := range jobs {
-		names[i] = d.Name
-	}
-	return jobdir.Dir{}, usagef("name the job with --job: %s holds %s", root, strings.Join(names, ", "))
+	return d, err
 }
 
 func newHaltCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "halt [--job NAME | --cache-root DIR]",
-		Short: "Ask a job started by 'ckpt run' to stop cleanly after its next checkpoint",
-		Long: `Asks a running job to halt: it takes one more checkpoint at its next decision
-round and stops, and its caches stay for a later 'ckpt run' of the same job
-to resume from. Name the job by --job (its name, shown by 'ckpt run' as it
-starts and by 'ckpt ls'), or by --cache-root if it was started with one;
-without either, the one job running is meant.
-
-A job that is not running is refused: there is nothing to halt, and a
-request left for it would halt its next run instead.
-
-  ckpt halt --job himeno-3f2a9c01d4e5`,
-		Args: cobra.NoArgs,
-	}
+	c := leaf("halt [--job NAME | --cache-root DIR]", "Ask a job started by 'ckpt run' to stop cleanly after its next checkpoint", haltLong, "")
 	jf := addJobFlags(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		d, pid, running, err := jf.findHolder()
@@ -125,18 +95,23 @@ request left for it would halt its next run instead.
 	return c
 }
 
+const haltLong = `Asks a running job to halt: it takes one more checkpoint at its next decision
+round and stops, and its caches stay for a later 'ckpt run' of the same job
+to resume from. Name the job by --job (its name, shown by 'ckpt run' as it
+starts and by 'ckpt ls'), or by --cache-root if it was started with one;
+without either, the one job running is meant.
+
+A job that is not running is refused: there is nothing to halt, and a
+request left for it would halt its next run instead.
+
+  ckpt halt --job himeno-3f2a9c01d4e5`
+
 func newStatusCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "status [--job NAME | --cache-root DIR] [--json]",
-		Short: "Show what a job started by 'ckpt run' is doing: attempt, step, last checkpoint, failures",
-		Long:  statusLong,
-		Args:  cobra.NoArgs,
-	}
+	c := leaf("status [--job NAME | --cache-root DIR] [--json]", "Show what a job started by 'ckpt run' is doing: attempt, step, last checkpoint, failures", statusLong, "")
 	f := &statusFlags{}
 	f.jf = addJobFlags(c)
 	f.asJSON = jsonFlag(c)
-	c.RunE = func(c *cobra.Command, _ []string) error { return f.run(c) }
-	return c
+	return runs(c, f)
 }
 
 // statusFlags are the flags of the command newStatusCmd builds.
@@ -251,18 +226,12 @@ there is).
   ckpt status --json`
 
 func newCheckpointCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "checkpoint [--job NAME | --cache-root DIR] [--wait DURATION]",
-		Short: "Ask a job started by 'ckpt run' to checkpoint now, and wait for it",
-		Long:  checkpointLong,
-		Args:  cobra.NoArgs,
-	}
+	c := leaf("checkpoint [--job NAME | --cache-root DIR] [--wait DURATION]", "Ask a job started by 'ckpt run' to checkpoint now, and wait for it", checkpointLong, "")
 	f := &checkpointFlags{}
 	f.jf = addJobFlags(c)
 	f.wait = durationFlag(c.Flags(), "wait", "how long to wait for the checkpoint to commit (default 2m; 0: only ask)")
 	f.asJSON = jsonFlag(c)
-	c.RunE = func(c *cobra.Command, _ []string) error { return f.run(c) }
-	return c
+	return runs(c, f)
 }
 
 // checkpointFlags are the flags of the command newCheckpointCmd builds.
@@ -318,25 +287,16 @@ func (f *checkpointFlags) run(c *cobra.Command) error {
 	if limit == 0 {
 		return report(nil)
 	}
-	deadline := time.Now().Add(limit)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-c.Context().Done():
-			return c.Context().Err()
-		case <-tick.C:
-		}
-		if st, err := d.ReadStatus(); err == nil && st.Checkpoints > before.Checkpoints && st.LastCheckpoint != nil {
-			return report(st.LastCheckpoint)
-		}
-		if _, running, _ := d.Holder(); !running {
-			return fmt.Errorf("job %s ended before it committed a checkpoint", d.Name)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("job %s committed no checkpoint within %v; the request stands ('ckpt status --job %s' shows it)", d.Name, limit, d.Name)
-		}
+	lc, err := d.WaitCommit(c.Context(), before.Checkpoints, limit)
+	switch {
+	case errors.Is(err, jobdir.ErrEnded):
+		return fmt.Errorf("job %s ended before it committed a checkpoint", d.Name)
+	case errors.Is(err, jobdir.ErrNoCommit):
+		return fmt.Errorf("job %s committed no checkpoint within %v; the request stands ('ckpt status --job %s' shows it)", d.Name, limit, d.Name)
+	case err != nil:
+		return err
 	}
+	return report(lc)
 }
 
 const checkpointLong = `Asks a running job to take a checkpoint at its next decision round (the step
@@ -351,57 +311,39 @@ and is refused.
 // listJobs lists the jobs in the default root: `ckpt ls` with no job named.
 func listJobs(c *cobra.Command, asJSON bool) error {
 	root := jobdir.DefaultRoot()
-	jobs, err := jobdir.List(root)
-	if err != nil && !os.IsNotExist(err) {
+	rows, err := jobdir.Summarize(root, func(dir string) (int, string, error) {
+		caches, err := inspect.OpenCacheRoot(dir)
+		if err != nil {
+			return 0, "", err
+		}
+		list, err := inspect.ListCheckpoints(c.Context(), inspect.Tiers{Caches: caches})
+		if len(list) == 0 {
+			return len(list), "", err
+		}
+		return len(list), list[0].Name, err
+	})
+	if err != nil {
 		return err
-	}
-	type row struct {
-		d       jobdir.Dir
-		pid     int
-		running bool
-		spec    *jobdir.Spec
-		ckpts   int
-		newest  string
-		listErr error
-	}
-	rows := make([]row, len(jobs))
-	for i, d := range jobs {
-		r := row{d: d}
-		r.pid, r.running, _ = d.Holder()
-		if sp, err := d.ReadSpec(); err == nil {
-			r.spec = &sp
-		}
-		caches, err := inspect.OpenCacheRoot(d.Path)
-		if err == nil {
-			var list []inspect.Listing
-			list, err = inspect.ListCheckpoints(c.Context(), inspect.Tiers{Caches: caches})
-			r.ckpts = len(list)
-			if len(list) > 0 {
-				r.newest = list[0].Name
-			}
-		}
-		r.listErr = err
-		rows[i] = r
 	}
 	w := c.OutOrStdout()
 	if asJSON {
 		items := []object{}
 		for _, r := range rows {
 			var pid, newest, spec, lerr any
-			if r.running {
-				pid = r.pid
+			if r.Running {
+				pid = r.PID
 			}
-			if r.newest != "" {
-				newest = r.newest
+			if r.Newest != "" {
+				newest = r.Newest
 			}
-			if r.spec != nil {
-				spec = r.spec
+			if r.Spec != nil {
+				spec = r.Spec
 			}
-			if r.listErr != nil {
-				lerr = r.listErr.Error()
+			if r.CountErr != nil {
+				lerr = r.CountErr.Error()
 			}
-			items = append(items, object{{"job", r.d.Name}, {"dir", r.d.Path}, {"running", r.running}, {"pid", pid},
-				{"checkpoints", r.ckpts}, {"newest", newest}, {"spec", spec}, {"error", lerr}})
+			items = append(items, object{{"job", r.Name}, {"dir", r.Path}, {"running", r.Running}, {"pid", pid},
+				{"checkpoints", r.Checkpoints}, {"newest", newest}, {"spec", spec}, {"error", lerr}})
 		}
 		return writeJSON(w, object{{"root", root}, {"jobs", items}})
 	}
@@ -413,21 +355,21 @@ func listJobs(c *cobra.Command, asJSON bool) error {
 	t.row("JOB", "STATE", "CHECKPOINTS", "NEWEST", "CONFIGURATION")
 	for _, r := range rows {
 		state := "stopped"
-		if r.running {
-			state = fmt.Sprintf("running (pid %d)", r.pid)
+		if r.Running {
+			state = fmt.Sprintf("running (pid %d)", r.PID)
 		}
-		n := fmt.Sprint(r.ckpts)
-		if r.listErr != nil {
-			n = "? (" + r.listErr.Error() + ")"
+		n := fmt.Sprint(r.Checkpoints)
+		if r.CountErr != nil {
+			n = "? (" + r.CountErr.Error() + ")"
 		}
-		newest, conf := r.newest, ""
+		newest, conf := r.Newest, ""
 		if newest == "" {
 			newest = "-"
 		}
-		if r.spec != nil {
-			conf = r.spec.String()
+		if r.Spec != nil {
+			conf = r.Spec.String()
 		}
-		t.row(r.d.Name, state, n, newest, conf)
+		t.row(r.Name, state, n, newest, conf)
 	}
 	if err := t.flush(); err != nil {
 		return err

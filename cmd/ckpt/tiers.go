@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/ckpt/ckpt"
@@ -14,6 +15,18 @@ import (
 	"github.com/ckpt/ckpt/internal/storage/local"
 	"github.com/ckpt/ckpt/storage"
 )
+
+// tierReader is the flags of a command that reads a job's tiers and
+// prints a table or, with --json, one JSON object.
+type tierReader struct {
+	tiers  *tierFlags
+	asJSON *bool
+}
+
+// readsTiers adds the tier flags and --json to c.
+func readsTiers(c *cobra.Command) tierReader {
+	return tierReader{tiers: addTierFlags(c.Flags()), asJSON: jsonFlag(c)}
+}
 
 // tierFlags are the flags of the commands that look at checkpoints from
 // outside a job: where the node caches and the shared tier are.

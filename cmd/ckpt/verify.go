@@ -38,20 +38,12 @@ Exit status: 0 when the named checkpoint (or, without NAME, at least one
 checkpoint) is recoverable; 1 otherwise; 2 for bad input.`
 
 // verifyFlags are the flags of 'ckpt verify'.
-type verifyFlags struct {
-	tiers  *tierFlags
-	asJSON *bool
-}
+type verifyFlags struct{ tierReader }
 
 func newVerifyCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "verify [NAME] [--job NAME | --cache-root DIR | --cache NODE=DIR ...] [--shared DIR]",
-		Short: "Recompute every hash and say whether each checkpoint is recoverable, and how",
-		Long:  verifyLong,
-		Args:  cobra.MaximumNArgs(1),
-	}
-	f := &verifyFlags{tiers: addTierFlags(c.Flags())}
-	f.asJSON = jsonFlag(c)
+	c := command("verify [NAME] [--job NAME | --cache-root DIR | --cache NODE=DIR ...] [--shared DIR]",
+		"Recompute every hash and say whether each checkpoint is recoverable, and how", verifyLong, "", cobra.MaximumNArgs(1))
+	f := &verifyFlags{readsTiers(c)}
 	c.RunE = f.run
 	return c
 }

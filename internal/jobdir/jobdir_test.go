@@ -150,8 +150,12 @@ func TestUnrecordedCachesNotAdopted(t *testing.T) {
 	if err := os.MkdirAll(ckpt, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(d.Path, PreflightPrefix+"123"), nil, 0o644); err != nil {
-		t.Fatal(err)
+	// Nor do the temp files of a status being written while a second run
+	// looks (the first run's tracker writes it every 50ms).
+	for _, f := range []string{PreflightPrefix + "123", ".status.json.3639709853.tmp", ".job.json.42.tmp"} {
+		if err := os.WriteFile(filepath.Join(d.Path, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := d.Acquire(testSpec()); !errors.Is(err, ErrOtherSpec) || !strings.Contains(err.Error(), "unknown configuration") {
 		t.Fatalf("Acquire over unrecorded caches: %v, want ErrOtherSpec (unknown configuration)", err)
@@ -351,6 +355,29 @@ func TestFilesWrittenWhole(t *testing.T) {
 	for _, e := range entries {
 		if strings.HasSuffix(e.Name(), ".tmp") {
 			t.Errorf("temp file %s left in the job directory", e.Name())
+		}
+	}
+}
+
+// CheckWritable accepts a writable directory, or one that could be made,
+// and leaves nothing there; a file, or a path under a file, is refused.
+func TestCheckWritable(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, ok := range []string{root, filepath.Join(root, "new", "deeper")} {
+		if err := CheckWritable(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	if ents, _ := os.ReadDir(root); len(ents) != 1 {
+		t.Errorf("CheckWritable left %d entries, want only the file", len(ents))
+	}
+	for dir, want := range map[string]string{file: "is a file, not a directory", filepath.Join(file, "sub"): "cannot be made: " + file + " is a file"} {
+		if err := CheckWritable(dir); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", dir, err, want)
 		}
 	}
 }

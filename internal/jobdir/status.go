@@ -1,7 +1,9 @@
 package jobdir
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -101,3 +103,40 @@ func (d Dir) Take(name string) bool {
 
 // Pending says whether a request waits to be taken.
 func (d Dir) Pending(name string) bool { return fileExists(d.file(name)) }
+
+// ErrEnded is WaitCommit's error when the job stops running before it
+// commits a checkpoint.
+var ErrEnded = errors.New("job ended")
+
+// ErrNoCommit is WaitCommit's error when the job committed no checkpoint
+// within the time given.
+var ErrNoCommit = errors.New("no checkpoint committed in time")
+
+// waitPoll is how often WaitCommit reads the job's status.
+const waitPoll = 50 * time.Millisecond
+
+// WaitCommit waits until the job's status counts more than after
+// checkpoints committed, and returns the last one. It fails with ErrEnded
+// when no process holds the job's lock any more, with ErrNoCommit after
+// limit, or with ctx's error.
+func (d Dir) WaitCommit(ctx context.Context, after int, limit time.Duration) (*Checkpoint, error) {
+	deadline := time.Now().Add(limit)
+	tick := time.NewTicker(waitPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+		if st, err := d.ReadStatus(); err == nil && st.Checkpoints > after && st.LastCheckpoint != nil {
+			return st.LastCheckpoint, nil
+		}
+		if _, running, _ := d.Holder(); !running {
+			return nil, ErrEnded
+		}
+		if time.Now().After(deadline) {
+			return nil, ErrNoCommit
+		}
+	}
+}
