@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ckpt/ckpt/internal/fields"
+	flushtr "github.com/ckpt/ckpt/internal/flush"
 )
 
 // The staging protocol. A staging client on a compute node connects to its
@@ -134,29 +135,18 @@ type PullError struct {
 	Reason string
 }
 
-// State is what a Status reports about a checkpoint.
-type State uint8
+// State is what a Status reports about a checkpoint: the flush's own
+// transfer state, so a staged flush reports it without translation. Its
+// byte on the wire is the flush.State value; flush.State keeps its values
+// in that order for this reason (Decode refuses any above Failed).
+type State = flushtr.State
 
 const (
-	Pending   State = iota // announced, not yet durable
-	Durable                // every file this node serves is durable on the shared tier
-	Committed              // the shared-tier manifest is written: the checkpoint exists there
-	Failed                 // abandoned; Reason says why
+	Pending   = flushtr.Pending   // announced, not yet durable
+	Durable   = flushtr.Durable   // every file this node serves is durable on the shared tier
+	Committed = flushtr.Committed // the shared-tier manifest is written: the checkpoint exists there
+	Failed    = flushtr.Failed    // abandoned; Reason says why
 )
-
-func (s State) String() string {
-	switch s {
-	case Pending:
-		return "pending"
-	case Durable:
-		return "durable"
-	case Committed:
-		return "committed"
-	case Failed:
-		return "failed"
-	}
-	return fmt.Sprintf("State(%d)", uint8(s))
-}
 
 // Status reports progress of a checkpoint the client announced.
 type Status struct {
