@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/ckpt/ckpt/internal/fields"
+	"github.com/ckpt/ckpt/internal/framing"
 )
 
 var (
@@ -17,7 +18,7 @@ var (
 	ErrMalformed = errors.New("malformed message")
 	// ErrTooLarge is wrapped by ReadFrame's error for a frame whose length
 	// exceeds the reader's limit. The payload is left unread.
-	ErrTooLarge = errors.New("frame too large")
+	ErrTooLarge = framing.ErrTooLarge
 )
 
 // Encode returns m's frame.
@@ -26,30 +27,27 @@ func Encode(m Msg) ([]byte, error) { return Append(nil, m) }
 // Append appends m's frame to buf. On error buf is returned unchanged.
 func Append(buf []byte, m Msg) ([]byte, error) {
 	start := len(buf)
-	buf = append(buf, 0, 0, 0, 0, byte(m.Type()))
+	buf = framing.Begin(buf, uint8(m.Type()))
 	buf, err := m.appendPayload(buf)
+	if err == nil {
+		if err = framing.End(buf, start); err != nil {
+			err = fmt.Errorf("%w: %w", ErrMalformed, err)
+		}
+	}
 	if err != nil {
 		return buf[:start], fmt.Errorf("wire: encode %s: %w", m.Type(), err)
 	}
-	n := len(buf) - start - HeaderSize
-	if uint64(n) > math.MaxUint32 {
-		return buf[:start], fmt.Errorf("wire: encode %s: %w: payload of %d bytes", m.Type(), ErrMalformed, n)
-	}
-	binary.LittleEndian.PutUint32(buf[start:], uint32(n))
 	return buf, nil
 }
 
 // Decode decodes one whole frame (header and payload). Byte slices of the
 // message alias frame.
 func Decode(frame []byte) (Msg, error) {
-	if len(frame) < HeaderSize {
-		return nil, fmt.Errorf("wire: %w: frame of %d bytes is shorter than its header", ErrMalformed, len(frame))
+	t, p, err := framing.Split[Type](frame)
+	if err != nil {
+		return nil, fmt.Errorf("wire: %w: %v", ErrMalformed, err)
 	}
-	n := binary.LittleEndian.Uint32(frame)
-	if uint64(n) != uint64(len(frame)-HeaderSize) {
-		return nil, fmt.Errorf("wire: %w: header says %d payload bytes, frame has %d", ErrMalformed, n, len(frame)-HeaderSize)
-	}
-	return decodePayload(Type(frame[4]), frame[HeaderSize:])
+	return decodePayload(t, p)
 }
 
 func decodePayload(t Type, p []byte) (Msg, error) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ckpt/ckpt/internal/framing"
 )
 
 // Type is the one-byte message type of a frame.
@@ -85,7 +87,7 @@ const (
 	MaxReason = 1024     // reasons of Refused, Fail, Abort, Error
 
 	// HeaderSize is the size of a frame header: length and type.
-	HeaderSize = 5
+	HeaderSize = framing.HeaderSize
 	// DefaultLimit is the default payload limit of a frame, for requests.
 	DefaultLimit = 1 << 20
 )
