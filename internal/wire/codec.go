@@ -239,13 +239,22 @@ func (m *Refused) appendPayload(b []byte) ([]byte, error) {
 	return appendStr(b, "reason", m.Reason, MaxReason)
 }
 
-func (m *Collective) appendPayload(b []byte) ([]byte, error) {
-	b = binary.AppendUvarint(b, m.Seq)
-	b, err := appendKind(b, m.Kind)
+// appendRound appends what a Collective and a Result start with: the
+// sequence number, the kind and the count of the entries that follow.
+func appendRound(b []byte, seq uint64, k Kind, n int) ([]byte, error) {
+	b = binary.AppendUvarint(b, seq)
+	b, err := appendKind(b, k)
 	if err != nil {
 		return b, err
 	}
-	b = binary.AppendUvarint(b, uint64(len(m.Contribs)))
+	return binary.AppendUvarint(b, uint64(n)), nil
+}
+
+func (m *Collective) appendPayload(b []byte) ([]byte, error) {
+	b, err := appendRound(b, m.Seq, m.Kind, len(m.Contribs))
+	if err != nil {
+		return b, err
+	}
 	for _, c := range m.Contribs {
 		if b, err = appendInt32(b, "contribution rank", c.Rank); err != nil {
 			return b, err
@@ -256,12 +265,10 @@ func (m *Collective) appendPayload(b []byte) ([]byte, error) {
 }
 
 func (m *Result) appendPayload(b []byte) ([]byte, error) {
-	b = binary.AppendUvarint(b, m.Seq)
-	b, err := appendKind(b, m.Kind)
+	b, err := appendRound(b, m.Seq, m.Kind, len(m.Data))
 	if err != nil {
 		return b, err
 	}
-	b = binary.AppendUvarint(b, uint64(len(m.Data)))
 	for _, d := range m.Data {
 		b = fields.AppendBytes(b, d)
 	}
