@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/testwait"
 )
 
 func TestBackoff(t *testing.T) {
@@ -106,12 +108,7 @@ func TestAcceptDone(t *testing.T) {
 	go func() {
 		ret <- Accept(ln, done, func(error, time.Duration) { close(done) }, func(net.Conn) {})
 	}()
-	select {
-	case err := <-ret:
-		if err != nil {
-			t.Fatalf("Accept = %v, want nil", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Accept went on after done closed")
+	if err := testwait.Recv(t, ret, "Accept to return once done closed"); err != nil {
+		t.Fatalf("Accept = %v, want nil", err)
 	}
 }
