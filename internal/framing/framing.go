@@ -24,8 +24,7 @@ import (
 const HeaderSize = 5
 
 // ErrTooLarge is wrapped by Read's error for a frame longer than the
-// reader's limit for its type, and by End's for a payload the 4-byte
-// length cannot express.
+// reader's limit for its type.
 var ErrTooLarge = errors.New("frame too large")
 
 // Begin appends the header of a frame of type t to buf, its length left
@@ -34,18 +33,18 @@ var ErrTooLarge = errors.New("frame too large")
 func Begin(buf []byte, t uint8) []byte { return append(buf, 0, 0, 0, 0, t) }
 
 // End fills in the length of the frame that Begin started at buf[start:],
-// whose payload is the rest of buf. A payload the 4-byte length cannot
-// express gives an error wrapping ErrTooLarge; the length is then set to
-// the largest one, which every reader refuses as over its limit rather
-// than reading out of step.
-func End(buf []byte, start int) error {
-	n := len(buf) - start - HeaderSize
-	if uint64(n) > math.MaxUint32 {
-		binary.LittleEndian.PutUint32(buf[start:], math.MaxUint32)
-		return fmt.Errorf("%w: payload of %d bytes", ErrTooLarge, n)
+// whose payload is the rest of buf. It returns false for a payload the
+// 4-byte length cannot express, whose length it sets to the largest one:
+// every reader refuses that as over its limit rather than read out of
+// step. (End is small enough to be inlined in the encoders.)
+func End(buf []byte, start int) bool {
+	n := uint64(len(buf) - start - HeaderSize)
+	ok := n <= math.MaxUint32
+	if !ok {
+		n = math.MaxUint32
 	}
 	binary.LittleEndian.PutUint32(buf[start:], uint32(n))
-	return nil
+	return ok
 }
 
 // Split splits one whole frame (header and payload) into its type and

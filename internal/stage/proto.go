@@ -242,7 +242,7 @@ func Append(buf []byte, m Msg) []byte {
 	start := len(buf)
 	buf = framing.Begin(buf, uint8(m.Type()))
 	buf = m.appendPayload(buf)
-	_ = framing.End(buf, start) // over 4 GiB: see above
+	framing.End(buf, start) // false over 4 GiB: see above
 	return buf
 }
 

@@ -29,13 +29,11 @@ func Append(buf []byte, m Msg) ([]byte, error) {
 	start := len(buf)
 	buf = framing.Begin(buf, uint8(m.Type()))
 	buf, err := m.appendPayload(buf)
-	if err == nil {
-		if err = framing.End(buf, start); err != nil {
-			err = fmt.Errorf("%w: %w", ErrMalformed, err)
-		}
-	}
 	if err != nil {
 		return buf[:start], fmt.Errorf("wire: encode %s: %w", m.Type(), err)
+	}
+	if !framing.End(buf, start) {
+		return buf[:start], fmt.Errorf("wire: encode %s: %w: payload of %d bytes", m.Type(), ErrMalformed, len(buf)-start-HeaderSize)
 	}
 	return buf, nil
 }
