@@ -82,7 +82,9 @@
 // requests under its own ids. A client cannot tell a relay from the
 // coordinator: it gets the same messages, and the failure of a local rank
 // is reported upstream with Fail in the words the coordinator then uses in
-// everyone's Abort.
+// everyone's Abort. The two share their client-facing side (front.go:
+// connections, admission, liveness, protocol errors); they differ in what
+// a lost rank means.
 //
 // # Clients
 //

@@ -40,22 +40,13 @@ func (p Phase) String() string {
 // deterministic state machine: see the package documentation. It is not
 // safe for concurrent use.
 type Machine struct {
+	front
 	cfg   Config
-	phase Phase
-	now   time.Duration // the latest time seen
-	// conns are the live connections, in the order they connected: every
-	// loop over connections follows it, which keeps the actions
-	// deterministic (a map would not).
-	conns []*conn
-	byID  map[ConnID]*conn
-	t     *table         // ranks and the open collective
 	nodes map[string]int // joined connections per node, for Welcome.Nodes
 	// data holds the contributions to the open collective, by rank; nil
 	// for barriers, which keep none.
 	data [][]byte
 	kv   kvStore
-	// reason is why the job aborted; every later request gets it.
-	reason string
 	// The newest checkpoint every rank voted for.
 	commitName string
 	commitSeq  uint64
@@ -64,9 +55,6 @@ type Machine struct {
 	// within JoinTimeout of it.
 	origin time.Duration
 	seen   bool
-
-	heartbeat *wire.Heartbeat // shared: every Heartbeat sent is the same
-	rd        Ready
 }
 
 var _ StateMachine = (*Machine)(nil)
@@ -76,14 +64,13 @@ func New(cfg Config) (*Machine, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	return &Machine{
-		cfg:       cfg,
-		byID:      make(map[ConnID]*conn),
-		t:         newTable(cfg.Size, nil),
-		nodes:     make(map[string]int),
-		kv:        newKVStore(),
-		heartbeat: &wire.Heartbeat{},
-	}, nil
+	m := &Machine{
+		cfg:   cfg,
+		nodes: make(map[string]int),
+		kv:    newKVStore(),
+	}
+	m.front = newFront(m, newTable(cfg.Size, nil))
+	return m, nil
 }
 
 // Status is a summary of a Machine's state, for logs and the launcher.
@@ -113,33 +100,20 @@ func (m *Machine) Value(key string) ([]byte, bool) {
 	return v, ok
 }
 
-// begin starts handling an event: it clears the batch and advances time,
-// which never goes back.
+// begin starts handling an event (front.begin) and notes the time of the
+// first.
 func (m *Machine) begin(now time.Duration) {
-	m.rd.reset()
-	m.now = max(m.now, now)
+	m.front.begin(now)
 	if !m.seen {
 		m.seen, m.origin = true, m.now
 	}
 }
 
-func (m *Machine) send(c *conn, msg wire.Msg) {
-	m.rd.Sends = append(m.rd.Sends, Send{Conn: c.id, Msg: msg})
-	c.lastSent = m.now
-}
-
-func (m *Machine) notice(n Notice) { m.rd.Notices = append(m.rd.Notices, n) }
-
 // Connect registers connection c. Connecting an id that is live is a bug of
 // the driver and panics.
 func (m *Machine) Connect(c ConnID, now time.Duration) Ready {
 	m.begin(now)
-	if _, ok := m.byID[c]; ok {
-		panic(fmt.Sprintf("coord: Connect(%v): connection already live", c))
-	}
-	cn := &conn{id: c, lastSeen: m.now, lastSent: m.now}
-	m.conns = append(m.conns, cn)
-	m.byID[c] = cn
+	m.connect(c, "Connect")
 	return m.rd
 }
 
@@ -148,9 +122,7 @@ func (m *Machine) Connect(c ConnID, now time.Duration) Ready {
 // ignored, so the driver need not synchronize its readers with Closes.
 func (m *Machine) Disconnect(c ConnID, err error, now time.Duration) Ready {
 	m.begin(now)
-	if cn := m.byID[c]; cn != nil {
-		m.lose(cn, lostCause(err), false)
-	}
+	m.disconnect(c, err)
 	return m.rd
 }
 
@@ -172,24 +144,10 @@ func (m *Machine) Tick(now time.Duration) Ready {
 	}
 	// Failures first: a connection that times out gets no heartbeat, and an
 	// abort empties m.conns, which ends both loops.
-	for i := 0; i < len(m.conns); {
-		cn := m.conns[i]
-		if silent := m.now - cn.lastSeen; silent > m.cfg.HeartbeatTimeout && !m.waiting(cn) {
-			m.lose(cn, silentCause(silent), true) // removes cn from m.conns
-			continue
-		}
-		i++
-	}
-	for _, cn := range m.conns {
-		if cn.joined && m.phase != Joining && m.now-cn.lastSent >= m.cfg.HeartbeatInterval {
-			m.send(cn, m.heartbeat)
-		}
-	}
+	m.tickSilent(m.cfg.HeartbeatTimeout)
+	m.tickHeartbeats(m.cfg.HeartbeatInterval)
 	return m.rd
 }
-
-// waiting tells whether cn's ranks joined and wait for the job to start.
-func (m *Machine) waiting(cn *conn) bool { return cn.joined && m.phase == Joining }
 
 // joinReason says which ranks did not join in time. It costs time in
 // proportion to the job's size, once.
@@ -212,33 +170,7 @@ func (m *Machine) joinReason() string {
 func (m *Machine) Receive(c ConnID, msg wire.Msg, now time.Duration) Ready {
 	m.begin(now)
 	cn := m.byID[c]
-	if cn == nil {
-		return m.rd
-	}
-	// Any frame proves the client alive, whatever it says.
-	cn.lastSeen = m.now
-	if m.phase == Aborted {
-		// The job is over; tell a late or new client why, then hang up so
-		// that it does not wait for answers that will never come.
-		m.send(cn, &wire.Abort{Reason: m.reason})
-		m.closeConn(cn, "job aborted")
-		return m.rd
-	}
-	if _, ok := msg.(*wire.Heartbeat); ok {
-		return m.rd
-	}
-	if h, ok := msg.(*wire.Hello); ok {
-		m.hello(cn, h)
-		return m.rd
-	}
-	// Every other request speaks for ranks: the connection must hold some
-	// that are still in the job.
-	if !cn.joined {
-		m.protocolError(cn, reqOf(msg), fmt.Sprintf("%s before Hello", msg.Type()))
-		return m.rd
-	}
-	if cn.left == len(cn.ranks) {
-		m.protocolError(cn, reqOf(msg), fmt.Sprintf("%s after every rank of the connection left", msg.Type()))
+	if cn == nil || !m.receive(cn, msg) {
 		return m.rd
 	}
 	switch x := msg.(type) {
@@ -261,46 +193,19 @@ func (m *Machine) Receive(c ConnID, msg wire.Msg, now time.Duration) Ready {
 // hello joins cn's ranks, or refuses them all: a Hello is never accepted in
 // part, so a client knows after one answer whether it belongs to the job.
 func (m *Machine) hello(cn *conn, h *wire.Hello) {
-	if cn.joined {
-		m.protocolError(cn, 0, "second Hello")
+	if !m.join(cn, h, m.cfg.Size, m.cfg.Token, m.cfg.Incarnation, func(r int32) string {
+		return fmt.Sprintf("rank %d out of range [0, %d)", r, m.cfg.Size)
+	}) {
 		return
 	}
-	why := ""
-	switch m.phase {
-	case Running:
-		why = fmt.Sprintf("the job has started: all %d ranks joined", m.cfg.Size)
-	case Finished:
-		why = "the job has finished"
-	default:
-		why = checkHello(h, m.cfg.Token, m.cfg.Incarnation)
-	}
-	if why == "" {
-		why = m.t.claim(cn, h.Ranks, func(r int32) string {
-			return fmt.Sprintf("rank %d out of range [0, %d)", r, m.cfg.Size)
-		})
-	}
-	if why != "" {
-		m.send(cn, &wire.Refused{Reason: why})
-		m.closeConn(cn, "refused: "+why)
-		return
-	}
-	cn.joined, cn.node, cn.ranks = true, h.Node, h.Ranks
 	m.nodes[cn.node]++
-	m.notice(Notice{Kind: NoticeJoined, Conn: cn.id, Ranks: cn.ranks})
 	if m.t.joined == m.cfg.Size {
 		// The job starts: from now on a lost rank cannot be replaced, and
 		// Welcome (with the size, which a rank needs before any
 		// collective) goes to every client at once.
 		m.phase = Running
-		w := &wire.Welcome{Size: int32(m.cfg.Size), Incarnation: m.cfg.Incarnation, Nodes: int32(len(m.nodes))}
-		for _, c := range m.conns {
-			if c.joined {
-				m.send(c, w)
-				// Silence counts from now: before, the client had nothing
-				// to say and was not expected to say it.
-				c.lastSeen = m.now
-			}
-		}
+		m.broadcast(&wire.Welcome{Size: int32(m.cfg.Size), Incarnation: m.cfg.Incarnation, Nodes: int32(len(m.nodes))})
+		m.welcomed()
 		m.notice(Notice{Kind: NoticeStarted})
 	}
 }
@@ -309,8 +214,7 @@ func (m *Machine) hello(cn *conn, h *wire.Hello) {
 // last rank contributed. The work is proportional to the contributions in
 // x, plus the connections when it completes.
 func (m *Machine) collective(cn *conn, x *wire.Collective) {
-	if m.phase != Running {
-		m.protocolError(cn, 0, fmt.Sprintf("collective while the job is %s", m.phase))
+	if !m.running(cn, "collective") {
 		return
 	}
 	p := m.t.contribute(cn, x, m.cfg.MaxContrib, func(r int, d wire.Contrib) {
@@ -351,11 +255,7 @@ func (m *Machine) collective(cn *conn, x *wire.Collective) {
 	}
 	// One Result for all: the driver may encode it once for every
 	// connection.
-	for _, c := range m.conns {
-		if c.joined {
-			m.send(c, res)
-		}
-	}
+	m.broadcast(res)
 	m.data = nil // the Result owns it now
 	m.t.next()
 }
@@ -408,8 +308,7 @@ func CommitOutcome(votes [][]byte, committed func(name string)) []byte {
 // leave retires ranks; when the last rank left the job is finished and a
 // later loss of any connection costs nothing.
 func (m *Machine) leave(cn *conn, x *wire.Leave) {
-	if m.phase != Running {
-		m.protocolError(cn, 0, fmt.Sprintf("leave while the job is %s", m.phase))
+	if !m.running(cn, "leave") {
 		return
 	}
 	if p := m.t.leave(cn, x.Ranks); p != nil {
@@ -449,24 +348,8 @@ func (m *Machine) problem(cn *conn, p *problem) {
 	}
 }
 
-// protocolError answers a request that breaks the protocol with Error and
-// drops the connection, which aborts the job if it holds running ranks.
-func (m *Machine) protocolError(cn *conn, req uint64, why string) {
-	m.send(cn, &wire.Error{Req: req, Reason: clip(why)})
-	m.lose(cn, "protocol error: "+why, true)
-}
-
-// closeConn forgets cn and asks the driver to close it.
-func (m *Machine) closeConn(cn *conn, reason string) {
-	m.forget(cn)
-	m.rd.Closes = append(m.rd.Closes, Close{Conn: cn.id, Reason: reason})
-}
-
-// forget removes cn from the machine's books; its ranks stay assigned until
-// lose decides what their loss means.
-func (m *Machine) forget(cn *conn) {
-	delete(m.byID, cn.id)
-	m.conns = removeConn(m.conns, cn)
+// forgot drops the lookups a forgotten connection left waiting.
+func (m *Machine) forgot(cn *conn) {
 	if cn.waits > 0 {
 		m.kv.cancel(cn)
 	}
@@ -500,16 +383,7 @@ func (m *Machine) lose(cn *conn, cause string, close bool) {
 
 // abort ends the job: every live connection gets Abort and is closed.
 func (m *Machine) abort(reason string) {
-	m.phase = Aborted
-	m.reason = reason
-	a := &wire.Abort{Reason: reason}
-	for _, c := range m.conns {
-		m.send(c, a)
-		m.rd.Closes = append(m.rd.Closes, Close{Conn: c.id, Reason: "job aborted"})
-	}
-	clear(m.byID)
-	clear(m.conns)
-	m.conns = m.conns[:0]
+	m.abortConns(reason, &wire.Abort{Reason: reason}, true)
 	m.data = nil
 	clear(m.kv.waits) // nobody is left to answer; values stay readable
 	m.notice(Notice{Kind: NoticeAborted, Reason: reason})

@@ -28,18 +28,14 @@ import (
 //
 // It is not safe for concurrent use.
 type Relay struct {
-	cfg   RelayConfig
-	phase Phase
-	now   time.Duration
-	up    struct {
+	front
+	cfg RelayConfig
+	up  struct {
 		connected bool
 		hello     bool // the Hello went upstream; it is never sent again
 		lastSeen  time.Duration
 		lastSent  time.Duration
 	}
-	conns []*conn // live local connections, in the order they connected
-	byID  map[ConnID]*conn
-	t     *table
 	// contribs are the local contributions to the open collective; sent
 	// tells that they went upstream and the relay waits for the Result.
 	contribs []wire.Contrib
@@ -52,12 +48,8 @@ type Relay struct {
 	nextReq uint64
 	// queue holds key–value requests that arrived before the Hello went
 	// upstream; the coordinator answers nothing before it.
-	queue  []queued
-	reason string // why the node aborted
-	size   int32  // the job's size, from Welcome
-
-	heartbeat *wire.Heartbeat
-	rd        Ready
+	queue []queued
+	size  int32 // the job's size, from Welcome
 }
 
 type pending struct {
@@ -84,29 +76,15 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 	for i, r := range cfg.Ranks {
 		index[r] = i
 	}
-	return &Relay{
-		cfg:       cfg,
-		byID:      make(map[ConnID]*conn),
-		t:         newTable(len(cfg.Ranks), index),
-		reqs:      make(map[uint64]pending),
-		heartbeat: &wire.Heartbeat{},
-	}, nil
+	r := &Relay{cfg: cfg, reqs: make(map[uint64]pending)}
+	r.front = newFront(r, newTable(len(cfg.Ranks), index))
+	return r, nil
 }
 
 // Status reports the relay's state; Seq is the node's open collective.
 func (r *Relay) Status() Status {
 	return Status{Phase: r.phase, Conns: len(r.conns), Joined: r.t.joined, Left: r.t.leftN,
 		Seq: r.t.seq, Reason: r.reason}
-}
-
-func (r *Relay) begin(now time.Duration) {
-	r.rd.reset()
-	r.now = max(r.now, now)
-}
-
-func (r *Relay) send(c *conn, msg wire.Msg) {
-	r.rd.Sends = append(r.rd.Sends, Send{Conn: c.id, Msg: msg})
-	c.lastSent = r.now
 }
 
 func (r *Relay) sendUp(msg wire.Msg) {
@@ -121,8 +99,6 @@ func (r *Relay) closeUp(reason string) {
 	}
 }
 
-func (r *Relay) notice(n Notice) { r.rd.Notices = append(r.rd.Notices, n) }
-
 // Connect registers a local connection, or with c == Upstream the
 // connection to the coordinator. Connecting a live id panics.
 func (r *Relay) Connect(c ConnID, now time.Duration) Ready {
@@ -136,12 +112,7 @@ func (r *Relay) Connect(c ConnID, now time.Duration) Ready {
 		r.joinUpstream()
 		return r.rd
 	}
-	if _, ok := r.byID[c]; ok {
-		panic(fmt.Sprintf("coord: Relay.Connect(%v): connection already live", c))
-	}
-	cn := &conn{id: c, lastSeen: r.now, lastSent: r.now}
-	r.conns = append(r.conns, cn)
-	r.byID[c] = cn
+	r.connect(c, "Relay.Connect")
 	return r.rd
 }
 
@@ -160,9 +131,7 @@ func (r *Relay) Disconnect(c ConnID, err error, now time.Duration) Ready {
 		}
 		return r.rd
 	}
-	if cn := r.byID[c]; cn != nil {
-		r.lose(cn, lostCause(err), false)
-	}
+	r.disconnect(c, err)
 	return r.rd
 }
 
@@ -174,14 +143,7 @@ func (r *Relay) Disconnect(c ConnID, err error, now time.Duration) Ready {
 // connection nothing, and its join timeout bounds the wait.
 func (r *Relay) Tick(now time.Duration) Ready {
 	r.begin(now)
-	for i := 0; i < len(r.conns); {
-		cn := r.conns[i]
-		if silent := r.now - cn.lastSeen; silent > r.cfg.HeartbeatTimeout && !(cn.joined && r.phase == Joining) {
-			r.lose(cn, silentCause(silent), true)
-			continue
-		}
-		i++
-	}
+	r.tickSilent(r.cfg.HeartbeatTimeout)
 	// The coordinator sends heartbeats too once the job runs, so its
 	// silence then means it hung (or the network did): the node must not
 	// wait for it forever.
@@ -192,11 +154,7 @@ func (r *Relay) Tick(now time.Duration) Ready {
 			r.abortLocal(reason)
 		}
 	}
-	for _, cn := range r.conns {
-		if cn.joined && r.phase != Joining && r.now-cn.lastSent >= r.cfg.HeartbeatInterval {
-			r.send(cn, r.heartbeat)
-		}
-	}
+	r.tickHeartbeats(r.cfg.HeartbeatInterval)
 	if r.up.connected && r.now-r.up.lastSent >= r.cfg.HeartbeatInterval {
 		r.sendUp(r.heartbeat)
 	}
@@ -211,29 +169,7 @@ func (r *Relay) Receive(c ConnID, msg wire.Msg, now time.Duration) Ready {
 		return r.rd
 	}
 	cn := r.byID[c]
-	if cn == nil {
-		return r.rd
-	}
-	cn.lastSeen = r.now
-	if r.phase == Aborted {
-		// As the coordinator does: late clients learn why, then hang up.
-		r.send(cn, &wire.Abort{Reason: r.reason})
-		r.closeConn(cn, "job aborted")
-		return r.rd
-	}
-	if _, ok := msg.(*wire.Heartbeat); ok {
-		return r.rd
-	}
-	if h, ok := msg.(*wire.Hello); ok {
-		r.hello(cn, h)
-		return r.rd
-	}
-	if !cn.joined {
-		r.protocolError(cn, reqOf(msg), fmt.Sprintf("%s before Hello", msg.Type()))
-		return r.rd
-	}
-	if cn.left == len(cn.ranks) {
-		r.protocolError(cn, reqOf(msg), fmt.Sprintf("%s after every rank of the connection left", msg.Type()))
+	if cn == nil || !r.receive(cn, msg) {
 		return r.rd
 	}
 	switch x := msg.(type) {
@@ -267,32 +203,11 @@ func (r *Relay) Receive(c ConnID, msg wire.Msg, now time.Duration) Ready {
 // hello checks a local Hello as the coordinator would (token,
 // incarnation, ranks), with the node's expected ranks as the range.
 func (r *Relay) hello(cn *conn, h *wire.Hello) {
-	if cn.joined {
-		r.protocolError(cn, 0, "second Hello")
-		return
+	if r.join(cn, h, int(r.size), r.cfg.Token, r.cfg.Incarnation, func(rank int32) string {
+		return fmt.Sprintf("rank %d is not on node %s", rank, r.cfg.Node)
+	}) {
+		r.joinUpstream()
 	}
-	why := ""
-	switch r.phase {
-	case Running:
-		why = fmt.Sprintf("the job has started: all %d ranks joined", r.size)
-	case Finished:
-		why = "the job has finished"
-	default:
-		why = checkHello(h, r.cfg.Token, r.cfg.Incarnation)
-	}
-	if why == "" {
-		why = r.t.claim(cn, h.Ranks, func(rank int32) string {
-			return fmt.Sprintf("rank %d is not on node %s", rank, r.cfg.Node)
-		})
-	}
-	if why != "" {
-		r.send(cn, &wire.Refused{Reason: why})
-		r.closeConn(cn, "refused: "+why)
-		return
-	}
-	cn.joined, cn.node, cn.ranks = true, h.Node, h.Ranks
-	r.notice(Notice{Kind: NoticeJoined, Conn: cn.id, Ranks: cn.ranks})
-	r.joinUpstream()
 }
 
 // joinUpstream sends the node's Hello once every local rank joined and the
@@ -313,8 +228,7 @@ func (r *Relay) joinUpstream() {
 // sends them upstream when the node's last rank contributed: the
 // coordinator then handles one message per node instead of one per rank.
 func (r *Relay) collective(cn *conn, x *wire.Collective) {
-	if r.phase != Running {
-		r.protocolError(cn, 0, fmt.Sprintf("collective while the job is %s", r.phase))
+	if !r.running(cn, "collective") {
 		return
 	}
 	if r.contribs == nil {
@@ -363,8 +277,7 @@ func (r *Relay) flush() {
 
 // leave applies the coordinator's rules to a local Leave and forwards it.
 func (r *Relay) leave(cn *conn, x *wire.Leave) {
-	if r.phase != Running {
-		r.protocolError(cn, 0, fmt.Sprintf("leave while the job is %s", r.phase))
+	if !r.running(cn, "leave") {
 		return
 	}
 	if p := r.t.leave(cn, x.Ranks); p != nil {
@@ -521,27 +434,11 @@ func (r *Relay) fromUpstream(msg wire.Msg) {
 	}
 }
 
-// broadcast sends msg to every joined local connection.
-func (r *Relay) broadcast(msg wire.Msg) {
-	for _, c := range r.conns {
-		if c.joined {
-			r.send(c, msg)
-		}
-	}
-}
-
 // end forwards the coordinator's last word (Refused or Abort) to the
 // joined local connections and closes everything.
 func (r *Relay) end(last wire.Msg, reason string) {
-	r.phase = Aborted
-	r.reason = reason
-	for _, c := range r.conns {
-		if c.joined {
-			r.send(c, last)
-		}
-		r.rd.Closes = append(r.rd.Closes, Close{Conn: c.id, Reason: "job aborted"})
-	}
-	r.clearConns()
+	r.abortConns(reason, last, false)
+	r.clearPending()
 	r.closeUp("job aborted")
 	r.notice(Notice{Kind: NoticeAborted, Reason: reason})
 }
@@ -563,23 +460,9 @@ func (r *Relay) problem(cn *conn, p *problem) {
 	}
 }
 
-// protocolError answers a local request that breaks the protocol with
-// Error and drops the connection, which fails the node's job if it holds
-// ranks that have not left.
-func (r *Relay) protocolError(cn *conn, req uint64, why string) {
-	r.send(cn, &wire.Error{Req: req, Reason: clip(why)})
-	r.lose(cn, "protocol error: "+why, true)
-}
-
-func (r *Relay) closeConn(cn *conn, reason string) {
-	r.forget(cn)
-	r.rd.Closes = append(r.rd.Closes, Close{Conn: cn.id, Reason: reason})
-}
-
-func (r *Relay) forget(cn *conn) {
-	delete(r.byID, cn.id)
-	r.conns = removeConn(r.conns, cn)
-}
+// forgot: what the relay holds for a connection (forwarded requests,
+// queued ones) it drops when their answers come or when lose says.
+func (*Relay) forgot(*conn) {}
 
 // lose handles the end of a local connection, as Machine.lose does: before
 // the node joined upstream its ranks are free again; after, the loss of a
@@ -628,22 +511,14 @@ func (r *Relay) failLocal(ranks []int32, cause string) {
 // abortLocal aborts the node: every local connection gets Abort and is
 // closed.
 func (r *Relay) abortLocal(reason string) {
-	r.phase = Aborted
-	r.reason = reason
-	a := &wire.Abort{Reason: reason}
-	for _, c := range r.conns {
-		r.send(c, a)
-		r.rd.Closes = append(r.rd.Closes, Close{Conn: c.id, Reason: "job aborted"})
-	}
-	r.clearConns()
+	r.abortConns(reason, &wire.Abort{Reason: reason}, true)
+	r.clearPending()
 	r.notice(Notice{Kind: NoticeAborted, Reason: reason})
 }
 
-// clearConns forgets every local connection and what was pending for them.
-func (r *Relay) clearConns() {
-	clear(r.byID)
-	clear(r.conns)
-	r.conns = r.conns[:0]
+// clearPending forgets what was pending for the local connections, which
+// the abort closed.
+func (r *Relay) clearPending() {
 	r.contribs, r.leaves, r.queue = nil, nil, nil
 	clear(r.reqs)
 }

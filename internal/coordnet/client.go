@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/group"
+	"github.com/ckpt/ckpt/internal/tcp"
 	"github.com/ckpt/ckpt/internal/wire"
 )
 
@@ -92,7 +93,7 @@ func Dial(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("coordnet: rank %d: %w", cfg.Rank, err)
 	}
-	setNoDelay(nc)
+	tcp.NoDelay(nc)
 	c := &Client{
 		cfg: cfg, nc: nc, bw: bufio.NewWriterSize(nc, connBuffer), size: cfg.Size,
 		results: make(map[uint64]chan *wire.Result),

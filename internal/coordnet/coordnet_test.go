@@ -261,17 +261,38 @@ func TestHungRankTimesOut(t *testing.T) {
 	}
 }
 
+// Both listeners, the coordinator's and a node's sub-coordinator's, drop a
+// connection that sends a malformed frame, and go on serving.
 func TestMalformedInput(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	co := startCoord(t, coord.Config{Size: 1})
+	relay := startRelay(t, co, "n0", []int32{0})
+	for _, addr := range []string{co.Addr(), relay.Addr()} {
+		malformed(t, addr)
+	}
+	// The coordinator, through the relay, still serves a well-behaved rank.
+	c, err := Dial(ctx, ClientConfig{Addr: relay.Addr(), Token: token, Rank: 0, Size: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Barrier(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Leave()
+}
+
+// malformed sends malformed frames to the listener at addr, each on a
+// connection of its own, and checks that each connection is closed.
+func malformed(t *testing.T, addr string) {
+	t.Helper()
 	for _, frame := range [][]byte{
 		append(binary.LittleEndian.AppendUint32(nil, 1<<30), byte(wire.TypeHello)), // oversized length
 		{3, 0, 0, 0, 99, 1, 2, 3},                              // unknown type
 		{1, 0, 0, 0, byte(wire.TypeHello), 0xff},               // a payload that does not decode
 		append(binary.LittleEndian.AppendUint32(nil, 3), 1, 7), // the stream ends inside a frame
 	} {
-		nc, err := net.Dial("tcp", co.Addr())
+		nc, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,22 +306,13 @@ func TestMalformedInput(t *testing.T) {
 			if _, err := nc.Read(buf); err != nil {
 				var ne net.Error
 				if errors.As(err, &ne) && ne.Timeout() {
-					t.Errorf("frame %x: the coordinator kept the connection open", frame)
+					t.Errorf("%s: frame %x: the listener kept the connection open", addr, frame)
 				}
 				break
 			}
 		}
 		nc.Close()
 	}
-	// The coordinator still serves a well-behaved rank.
-	c, err := Dial(ctx, ClientConfig{Addr: co.Addr(), Token: token, Rank: 0, Size: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Barrier(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c.Leave()
 }
 
 func TestCoordinatorLost(t *testing.T) {

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/coord"
+	"github.com/ckpt/ckpt/internal/tcp"
 	"github.com/ckpt/ckpt/internal/wire"
 )
 
@@ -169,35 +170,10 @@ func (s *Server) post(ev event) {
 
 func (s *Server) accept() {
 	defer s.wg.Done()
-	backoff := 5 * time.Millisecond
-	for {
-		nc, err := s.ln.Accept()
-		if err != nil {
-			select {
-			case <-s.quit:
-				return
-			default:
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			// Out of file descriptors or a transient error: wait and go
-			// on, as net/http does.
-			time.Sleep(backoff)
-			backoff = min(2*backoff, time.Second)
-			continue
-		}
-		backoff = 5 * time.Millisecond
-		setNoDelay(nc)
-		c := &netConn{nc: nc, out: make(chan []byte, s.opts.QueueFrames)}
-		s.post(event{kind: evConnect, c: c})
-	}
-}
-
-func setNoDelay(nc net.Conn) {
-	if tc, ok := nc.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
-	}
+	tcp.Accept(s.ln, s.quit, nil, func(nc net.Conn) {
+		tcp.NoDelay(nc)
+		s.post(event{kind: evConnect, c: &netConn{nc: nc, out: make(chan []byte, s.opts.QueueFrames)}})
+	})
 }
 
 // start begins reading and writing a connection the loop registered.
@@ -388,7 +364,7 @@ func (s *Server) dialUpstream() {
 	if err != nil {
 		return
 	}
-	setNoDelay(nc)
+	tcp.NoDelay(nc)
 	c := &netConn{id: coord.Upstream, nc: nc, out: make(chan []byte, s.opts.QueueFrames)}
 	s.post(event{kind: evConnect, c: c})
 }
@@ -438,7 +414,7 @@ const (
 // jittered, doubling delay between attempts.
 func dialBackoff(ctx context.Context, addr string, rng *rand.Rand) (net.Conn, error) {
 	var d net.Dialer
-	delay := dialFirst
+	b := tcp.Backoff{First: dialFirst, Max: dialMax}
 	for {
 		nc, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
@@ -447,14 +423,9 @@ func dialBackoff(ctx context.Context, addr string, rng *rand.Rand) (net.Conn, er
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("dial %s: %w (last error: %v)", addr, ctx.Err(), err)
 		}
-		// Full jitter: anywhere in [delay/2, delay).
-		wait := delay/2 + time.Duration(rng.Int64N(int64(delay/2)+1))
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
+		if !tcp.Sleep(ctx.Done(), b.Next(rng.Int64N)) {
 			return nil, fmt.Errorf("dial %s: %w (last error: %v)", addr, ctx.Err(), err)
 		}
-		delay = min(2*delay, dialMax)
 	}
 }
 

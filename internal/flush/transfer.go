@@ -7,6 +7,8 @@ import (
 )
 
 // State is where one checkpoint's transfer to the shared tier stands.
+// The staging protocol (internal/stage) sends it as one byte: the values
+// are part of that protocol, never renumber them.
 type State uint8
 
 const (

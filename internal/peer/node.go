@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/redundancy"
+	"github.com/ckpt/ckpt/internal/tcp"
 )
 
 // Errors of this package. Peer failure, closing and tag mismatches use
@@ -339,40 +340,19 @@ func (n *Node) Close() error {
 	return nil
 }
 
-func (n *Node) isClosed() bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.closed
-}
-
 // accept runs the listener.
 func (n *Node) accept() {
 	defer n.wg.Done()
-	delay := 5 * time.Millisecond
-	for {
-		c, err := n.ln.Accept()
-		if err != nil {
-			if n.isClosed() {
-				return
-			}
-			// Out of file descriptors and the like: back off, retry.
-			n.log.Warn("peer: accept", "err", err)
-			select {
-			case <-time.After(delay):
-			case <-n.ctx.Done():
-				return
-			}
-			delay = min(2*delay, time.Second)
-			continue
-		}
-		delay = 5 * time.Millisecond
+	tcp.Accept(n.ln, n.ctx.Done(), func(err error, _ time.Duration) {
+		n.log.Warn("peer: accept", "err", err)
+	}, func(c net.Conn) {
 		tc, ok := c.(*net.TCPConn)
 		if !ok || !n.goAdd() {
 			c.Close()
-			continue
+			return
 		}
 		go n.serve(tc)
-	}
+	})
 }
 
 // serve runs one inbound connection: the handshake, then its reader.

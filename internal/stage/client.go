@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/manifest"
+	"github.com/ckpt/ckpt/internal/tcp"
 )
 
 // Source is the node's cache as the staging client serves it.
@@ -240,7 +241,7 @@ func (c *Client) send(m Msg) error {
 // until closed or refused.
 func (c *Client) run() {
 	defer close(c.done)
-	backoff := 50 * time.Millisecond
+	backoff := tcp.Backoff{First: 50 * time.Millisecond, Max: 2 * time.Second}
 	for c.ctx.Err() == nil {
 		served, err := c.session()
 		if c.ctx.Err() != nil {
@@ -261,16 +262,12 @@ func (c *Client) run() {
 			return
 		}
 		if served {
-			backoff = 50 * time.Millisecond
+			backoff.Reset()
 		}
 		c.cfg.Logf("stage client: %s: %v; reconnecting", c.cfg.Addr, err)
-		d := backoff/2 + rand.N(backoff/2+1)
-		select {
-		case <-time.After(d):
-		case <-c.ctx.Done():
+		if !tcp.Sleep(c.ctx.Done(), backoff.Next(rand.Int64N)) {
 			return
 		}
-		backoff = min(2*backoff, 2*time.Second)
 	}
 }
 
@@ -290,9 +287,7 @@ func (c *Client) session() (served bool, err error) {
 	// Close ends the handshake too (c.nc is set only after it).
 	stop := context.AfterFunc(c.ctx, func() { nc.Close() })
 	defer stop()
-	if tc, ok := nc.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
-	}
+	tcp.NoDelay(nc)
 	if err := WriteMsg(nc, &Hello{Version: Version, Token: c.cfg.Token, Node: c.cfg.Node}); err != nil {
 		return false, err
 	}

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/ckpt/ckpt/internal/fields"
+	flushtr "github.com/ckpt/ckpt/internal/flush"
+	"github.com/ckpt/ckpt/internal/framing"
 )
 
 // The staging protocol. A staging client on a compute node connects to its
@@ -19,7 +21,8 @@ import (
 // send straight from the file with sendfile(2) and the server can receive
 // straight into one of its chunk buffers) or PullError.
 //
-// Every frame: 4 bytes little-endian payload length, 1 byte type, payload.
+// Every frame: 4 bytes little-endian payload length, 1 byte type, payload
+// (internal/framing's framing, which the coordinator's protocol shares).
 // Payload fields are uvarints and length-prefixed strings. Decoders refuse
 // anything out of bounds; the reader of a malformed frame drops the
 // connection, since the stream is out of step.
@@ -34,7 +37,7 @@ const (
 	MaxChunk    = 64 << 20 // one Pull's length
 	maxString   = 4096
 	maxRanks    = 1 << 20
-	headerSize  = 5
+	headerSize  = framing.HeaderSize
 )
 
 // ErrProtocol wraps every decoding error: the peer sent something this side
@@ -134,29 +137,18 @@ type PullError struct {
 	Reason string
 }
 
-// State is what a Status reports about a checkpoint.
-type State uint8
+// State is what a Status reports about a checkpoint: the flush's own
+// transfer state, so a staged flush reports it without translation. Its
+// byte on the wire is the flush.State value; flush.State keeps its values
+// in that order for this reason (Decode refuses any above Failed).
+type State = flushtr.State
 
 const (
-	Pending   State = iota // announced, not yet durable
-	Durable                // every file this node serves is durable on the shared tier
-	Committed              // the shared-tier manifest is written: the checkpoint exists there
-	Failed                 // abandoned; Reason says why
+	Pending   = flushtr.Pending   // announced, not yet durable
+	Durable   = flushtr.Durable   // every file this node serves is durable on the shared tier
+	Committed = flushtr.Committed // the shared-tier manifest is written: the checkpoint exists there
+	Failed    = flushtr.Failed    // abandoned; Reason says why
 )
-
-func (s State) String() string {
-	switch s {
-	case Pending:
-		return "pending"
-	case Durable:
-		return "durable"
-	case Committed:
-		return "committed"
-	case Failed:
-		return "failed"
-	}
-	return fmt.Sprintf("State(%d)", uint8(s))
-}
 
 // Status reports progress of a checkpoint the client announced.
 type Status struct {
@@ -243,12 +235,14 @@ func clip(reason string) string {
 // Append appends m's frame to buf. Reasons longer than the protocol
 // allows are cut to fit (a reason quotes errors of any length); names and
 // tokens are the caller's to keep within it, and the peer refuses them
-// otherwise.
+// otherwise (as it refuses a manifest over MaxManifest: one beyond the
+// 4 GiB a frame's length can say gets the largest length, which a reader
+// refuses unread).
 func Append(buf []byte, m Msg) []byte {
 	start := len(buf)
-	buf = append(buf, 0, 0, 0, 0, byte(m.Type()))
+	buf = framing.Begin(buf, uint8(m.Type()))
 	buf = m.appendPayload(buf)
-	binary.LittleEndian.PutUint32(buf[start:], uint32(len(buf)-start-headerSize))
+	framing.End(buf, start) // false over 4 GiB: see above
 	return buf
 }
 
@@ -263,31 +257,27 @@ func WriteMsg(w io.Writer, m Msg) error {
 // MaxFrame, every other frame up to MaxFrame; a larger one is refused
 // before it is read. A Data frame's raw bytes are not read: the caller
 // reads exactly Data.Length bytes next.
-func ReadMsg(r *bufio.Reader) (Msg, error) { return readMsg(r, true) }
+func ReadMsg(r *bufio.Reader) (Msg, error) { return readMsg(r, msgLimit) }
 
 // ReadHello reads the first frame of a connection, whose peer is not known
 // yet: at most MaxFrame bytes of any type, so that no peer can make the
 // server hold a large buffer before it has shown the job's token.
-func ReadHello(r *bufio.Reader) (Msg, error) { return readMsg(r, false) }
+func ReadHello(r *bufio.Reader) (Msg, error) { return readMsg(r, helloLimit) }
 
-func readMsg(r *bufio.Reader, large bool) (Msg, error) {
-	var h [headerSize]byte
-	if _, err := io.ReadFull(r, h[:]); err != nil {
-		return nil, err
+func msgLimit(t Type) int {
+	if t == TAnnounce || t == TWelcome {
+		return MaxManifest + MaxFrame
 	}
-	n := binary.LittleEndian.Uint32(h[:])
-	t := Type(h[4])
-	limit := uint32(MaxFrame)
-	if large && (t == TAnnounce || t == TWelcome) {
-		limit = MaxManifest + MaxFrame
-	}
-	if n > limit {
-		return nil, fmt.Errorf("%w: %s frame of %d bytes, limit %d", ErrProtocol, t, n, limit)
-	}
-	p := make([]byte, n)
-	if _, err := io.ReadFull(r, p); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	return MaxFrame
+}
+
+func helloLimit(Type) int { return MaxFrame }
+
+func readMsg(r *bufio.Reader, limit func(Type) int) (Msg, error) {
+	t, p, err := framing.Read(r, limit)
+	if err != nil {
+		if errors.Is(err, framing.ErrTooLarge) {
+			err = fmt.Errorf("%w: %w", ErrProtocol, err)
 		}
 		return nil, err
 	}

@@ -206,3 +206,19 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// A Status carries its State as one byte, the flush.State value: the
+// bytes of every state are pinned here, since the state type is the
+// flush's and the protocol must not change with it.
+func TestStatusBytes(t *testing.T) {
+	for st, b := range map[State]byte{Pending: 0, Durable: 1, Committed: 2, Failed: 3} {
+		got := Append(nil, &Status{Name: "c", State: st, Reason: "r"})
+		want := []byte{5, 0, 0, 0, byte(TStatus), 1, 'c', b, 1, 'r'}
+		if !bytes.Equal(got, want) {
+			t.Errorf("Status %s: % x, want % x", st, got, want)
+		}
+	}
+	if _, err := Decode(TStatus, []byte{1, 'c', byte(Failed) + 1, 0}); !errors.Is(err, ErrProtocol) {
+		t.Errorf("a state beyond Failed decoded: %v", err)
+	}
+}

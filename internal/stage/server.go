@@ -19,6 +19,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/sharedtier"
+	"github.com/ckpt/ckpt/internal/tcp"
 	"github.com/ckpt/ckpt/storage"
 )
 
@@ -205,34 +206,15 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.lns = append(s.lns, ln)
 	s.mu.Unlock()
-	var delay time.Duration
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			if s.ctx.Err() != nil {
-				return nil
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return err
-			}
-			// Out of file descriptors, a connection aborted before it
-			// was accepted: try again, backing off, as net/http does.
-			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-			s.cfg.Logf("stage: accept: %v; retrying in %v", err, delay)
-			select {
-			case <-time.After(delay):
-			case <-s.ctx.Done():
-				return nil
-			}
-			continue
-		}
-		delay = 0
+	return tcp.Accept(ln, s.ctx.Done(), func(err error, retry time.Duration) {
+		s.cfg.Logf("stage: accept: %v; retrying in %v", err, retry)
+	}, func(nc net.Conn) {
 		s.mu.Lock()
 		if s.closed {
 			// Close may be waiting on the group already: add nothing.
 			s.mu.Unlock()
 			nc.Close()
-			return nil
+			return
 		}
 		s.wg.Add(1)
 		s.mu.Unlock()
@@ -240,7 +222,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			defer s.wg.Done()
 			s.handle(nc)
 		}()
-	}
+	})
 }
 
 // Close stops the server: transfers under way are abandoned (their objects
@@ -287,9 +269,7 @@ func (s *Server) handle(nc net.Conn) {
 	// in s.conns yet.
 	stop := context.AfterFunc(s.ctx, func() { nc.Close() })
 	defer stop()
-	if tc, ok := nc.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
-	}
+	tcp.NoDelay(nc)
 	br := bufio.NewReaderSize(nc, 64<<10)
 	nc.SetReadDeadline(time.Now().Add(30 * time.Second))
 	msg, err := ReadHello(br)

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/ckpt/ckpt/internal/fields"
+	"github.com/ckpt/ckpt/internal/framing"
 )
 
 var (
@@ -17,7 +18,7 @@ var (
 	ErrMalformed = errors.New("malformed message")
 	// ErrTooLarge is wrapped by ReadFrame's error for a frame whose length
 	// exceeds the reader's limit. The payload is left unread.
-	ErrTooLarge = errors.New("frame too large")
+	ErrTooLarge = framing.ErrTooLarge
 )
 
 // Encode returns m's frame.
@@ -26,30 +27,25 @@ func Encode(m Msg) ([]byte, error) { return Append(nil, m) }
 // Append appends m's frame to buf. On error buf is returned unchanged.
 func Append(buf []byte, m Msg) ([]byte, error) {
 	start := len(buf)
-	buf = append(buf, 0, 0, 0, 0, byte(m.Type()))
+	buf = framing.Begin(buf, uint8(m.Type()))
 	buf, err := m.appendPayload(buf)
 	if err != nil {
 		return buf[:start], fmt.Errorf("wire: encode %s: %w", m.Type(), err)
 	}
-	n := len(buf) - start - HeaderSize
-	if uint64(n) > math.MaxUint32 {
-		return buf[:start], fmt.Errorf("wire: encode %s: %w: payload of %d bytes", m.Type(), ErrMalformed, n)
+	if !framing.End(buf, start) {
+		return buf[:start], fmt.Errorf("wire: encode %s: %w: payload of %d bytes", m.Type(), ErrMalformed, len(buf)-start-HeaderSize)
 	}
-	binary.LittleEndian.PutUint32(buf[start:], uint32(n))
 	return buf, nil
 }
 
 // Decode decodes one whole frame (header and payload). Byte slices of the
 // message alias frame.
 func Decode(frame []byte) (Msg, error) {
-	if len(frame) < HeaderSize {
-		return nil, fmt.Errorf("wire: %w: frame of %d bytes is shorter than its header", ErrMalformed, len(frame))
+	t, p, err := framing.Split[Type](frame)
+	if err != nil {
+		return nil, fmt.Errorf("wire: %w: %v", ErrMalformed, err)
 	}
-	n := binary.LittleEndian.Uint32(frame)
-	if uint64(n) != uint64(len(frame)-HeaderSize) {
-		return nil, fmt.Errorf("wire: %w: header says %d payload bytes, frame has %d", ErrMalformed, n, len(frame)-HeaderSize)
-	}
-	return decodePayload(Type(frame[4]), frame[HeaderSize:])
+	return decodePayload(t, p)
 }
 
 func decodePayload(t Type, p []byte) (Msg, error) {
@@ -241,13 +237,22 @@ func (m *Refused) appendPayload(b []byte) ([]byte, error) {
 	return appendStr(b, "reason", m.Reason, MaxReason)
 }
 
-func (m *Collective) appendPayload(b []byte) ([]byte, error) {
-	b = binary.AppendUvarint(b, m.Seq)
-	b, err := appendKind(b, m.Kind)
+// appendRound appends what a Collective and a Result start with: the
+// sequence number, the kind and the count of the entries that follow.
+func appendRound(b []byte, seq uint64, k Kind, n int) ([]byte, error) {
+	b = binary.AppendUvarint(b, seq)
+	b, err := appendKind(b, k)
 	if err != nil {
 		return b, err
 	}
-	b = binary.AppendUvarint(b, uint64(len(m.Contribs)))
+	return binary.AppendUvarint(b, uint64(n)), nil
+}
+
+func (m *Collective) appendPayload(b []byte) ([]byte, error) {
+	b, err := appendRound(b, m.Seq, m.Kind, len(m.Contribs))
+	if err != nil {
+		return b, err
+	}
 	for _, c := range m.Contribs {
 		if b, err = appendInt32(b, "contribution rank", c.Rank); err != nil {
 			return b, err
@@ -258,12 +263,10 @@ func (m *Collective) appendPayload(b []byte) ([]byte, error) {
 }
 
 func (m *Result) appendPayload(b []byte) ([]byte, error) {
-	b = binary.AppendUvarint(b, m.Seq)
-	b, err := appendKind(b, m.Kind)
+	b, err := appendRound(b, m.Seq, m.Kind, len(m.Data))
 	if err != nil {
 		return b, err
 	}
-	b = binary.AppendUvarint(b, uint64(len(m.Data)))
 	for _, d := range m.Data {
 		b = fields.AppendBytes(b, d)
 	}

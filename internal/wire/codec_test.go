@@ -246,3 +246,20 @@ func TestResultLimit(t *testing.T) {
 		t.Fatalf("payload %d exceeds ResultLimit %d", got, ResultLimit(n, max))
 	}
 }
+
+// A Collective or Result prints its round and its first eight entries.
+func TestStringLong(t *testing.T) {
+	c := &Collective{Seq: 3, Kind: AllGather}
+	r := &Result{Seq: 3, Kind: AllGather}
+	for i := range 10 {
+		d := []byte(strings.Repeat(string(rune('a'+i)), i+12))
+		c.Contribs = append(c.Contribs, Contrib{Rank: int32(i), Data: d})
+		r.Data = append(r.Data, d)
+	}
+	if got, want := c.String(), `Collective{seq=3 allgather 0:"aaaaaaaaaaaa" 1:"bbbbbbbbbbbbb" 2:"cccccccccccccc" 3:"ddddddddddddddd" 4:"eeeeeeeeeeeeeeee" 5:"ffffffffffffffff"… 6:"gggggggggggggggg"… 7:"hhhhhhhhhhhhhhhh"… …2 more}`; got != want {
+		t.Errorf("Collective.String() = %s\nwant %s", got, want)
+	}
+	if got, want := r.String(), `Result{seq=3 allgather "aaaaaaaaaaaa" "bbbbbbbbbbbbb" "cccccccccccccc" "ddddddddddddddd" "eeeeeeeeeeeeeeee" "ffffffffffffffff"… "gggggggggggggggg"… "hhhhhhhhhhhhhhhh"… …2 more}`; got != want {
+		t.Errorf("Result.String() = %s\nwant %s", got, want)
+	}
+}

@@ -10,7 +10,8 @@
 // and the payload. The length counts the payload only, so a frame is
 // HeaderSize+length bytes. A reader refuses a frame whose length exceeds its
 // limit before reading the payload (ErrTooLarge); the stream is then out of
-// step and the connection must be closed. DefaultLimit (1 MiB) suits
+// step and the connection must be closed. The framing is internal/framing's,
+// which the staging protocol (internal/stage) shares. DefaultLimit (1 MiB) suits
 // requests; results of all-gathers grow with the job and get a larger limit
 // chosen by the driver.
 //

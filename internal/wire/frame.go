@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/ckpt/ckpt/internal/framing"
 )
 
 // WriteFrame encodes m and writes its frame to w in one Write call.
@@ -27,22 +29,14 @@ func WriteFrame(w io.Writer, m Msg) error {
 // r should be buffered (a *bufio.Reader): ReadFrame makes two reads per
 // frame.
 func ReadFrame(r io.Reader, limit int) (Msg, error) {
-	var h [HeaderSize]byte
-	if _, err := io.ReadFull(r, h[:]); err != nil {
-		return nil, err
-	}
-	n := binary.LittleEndian.Uint32(h[:])
-	if uint64(n) > uint64(max(limit, 0)) {
-		return nil, fmt.Errorf("wire: %w: %s frame of %d bytes, limit %d", ErrTooLarge, Type(h[4]), n, limit)
-	}
-	p := make([]byte, n)
-	if _, err := io.ReadFull(r, p); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	t, p, err := framing.Read(r, func(Type) int { return limit })
+	if err != nil {
+		if errors.Is(err, ErrTooLarge) {
+			err = fmt.Errorf("wire: %w", err)
 		}
 		return nil, err
 	}
-	return decodePayload(Type(h[4]), p)
+	return decodePayload(t, p)
 }
 
 // ResultLimit is the largest payload of a Result with n entries of at most

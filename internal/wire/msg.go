@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ckpt/ckpt/internal/framing"
 )
 
 // Type is the one-byte message type of a frame.
@@ -85,7 +87,7 @@ const (
 	MaxReason = 1024     // reasons of Refused, Fail, Abort, Error
 
 	// HeaderSize is the size of a frame header: length and type.
-	HeaderSize = 5
+	HeaderSize = framing.HeaderSize
 	// DefaultLimit is the default payload limit of a frame, for requests.
 	DefaultLimit = 1 << 20
 )
@@ -218,27 +220,25 @@ func (m *Welcome) String() string {
 }
 func (m *Refused) String() string { return fmt.Sprintf("Refused{%s}", m.Reason) }
 func (m *Collective) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Collective{seq=%d %s", m.Seq, m.Kind)
-	for i, c := range m.Contribs {
-		if i == 8 {
-			fmt.Fprintf(&b, " …%d more", len(m.Contribs)-i)
-			break
-		}
-		fmt.Fprintf(&b, " %d:%s", c.Rank, quote(c.Data))
-	}
-	b.WriteString("}")
-	return b.String()
+	return formatRound("Collective", m.Seq, m.Kind, len(m.Contribs), func(i int) string {
+		return fmt.Sprintf("%d:%s", m.Contribs[i].Rank, quote(m.Contribs[i].Data))
+	})
 }
 func (m *Result) String() string {
+	return formatRound("Result", m.Seq, m.Kind, len(m.Data), func(i int) string { return quote(m.Data[i]) })
+}
+
+// formatRound prints a Collective or a Result: its round and the first
+// eight of its n entries.
+func formatRound(name string, seq uint64, k Kind, n int, entry func(int) string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Result{seq=%d %s", m.Seq, m.Kind)
-	for i, d := range m.Data {
+	fmt.Fprintf(&b, "%s{seq=%d %s", name, seq, k)
+	for i := range n {
 		if i == 8 {
-			fmt.Fprintf(&b, " …%d more", len(m.Data)-i)
+			fmt.Fprintf(&b, " …%d more", n-i)
 			break
 		}
-		b.WriteString(" " + quote(d))
+		b.WriteString(" " + entry(i))
 	}
 	b.WriteString("}")
 	return b.String()

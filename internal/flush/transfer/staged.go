@@ -104,19 +104,7 @@ func (s *Staged) State(name string) (flush.State, string, bool) {
 		return 0, "", false
 	}
 	st, reason, ok := c.State(name)
-	return stateOf(st), reason, ok
-}
-
-func stateOf(st stage.State) flush.State {
-	switch st {
-	case stage.Pending:
-		return flush.Pending
-	case stage.Durable:
-		return flush.Durable
-	case stage.Committed:
-		return flush.Committed
-	}
-	return flush.Failed
+	return st, reason, ok
 }
 
 // Latency is how long a finished flush took from its announcement.
