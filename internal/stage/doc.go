@@ -27,7 +27,8 @@
 // # Who uses it
 //
 // `ckpt stage` (cmd/ckpt/stage.go) runs a Server; the launcher starts those
-// processes (internal/launch). The module root's flush (flush.go, job.go)
-// runs a Client when the job has staging servers. internal/bench measures
+// processes (internal/launch). A rank's runtime (internal/rank, through
+// internal/flush/transfer's staged transfer) runs a Client when the job has
+// staging servers. internal/bench measures
 // the server's throughput.
 package stage
