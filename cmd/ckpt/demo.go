@@ -178,7 +178,8 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 	eff := refSecs / runSecs
 	pred := demo.CompareDaly(refSecs, runSecs, m, res.Policy.Cost.Seconds(), res.Attempts)
 	applied := demo.AppliedFailures(res.Elapsed.Seconds(), m, res.Injected)
-	appliedEff, appliedErr := pred.AtApplied(applied, refSecs, runSecs, res.Policy.Cost.Seconds())
+	recovery := demo.MeanRecovery(res.Attempts)
+	appliedEff, appliedErr := pred.AtApplied(applied, refSecs, runSecs, res.Policy.Cost.Seconds(), recovery)
 	if asJSON {
 		if err := writeJSON(c.OutOrStdout(), demo.Report{
 			ResultMatchesReference: match,
@@ -200,6 +201,7 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 			Result:                 res.Result,
 			ReferenceResult:        refRes.Result,
 			FailuresExpected:       report.Float(applied.Expected),
+			RecoverySeconds:        report.Float(recovery),
 			MTTIAppliedSeconds:     report.Float(applied.MTTI),
 			ModelEfficiencyApplied: report.Float(appliedEff),
 			ModelErrorApplied:      report.Float(appliedErr),
@@ -220,8 +222,8 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 		t.row("efficiency", fmt.Sprintf("%.1f%%", 100*eff))
 		t.row("model", fmt.Sprintf("%.1f%% (Daly's run time, Oldfield et al. 2007, eq. 1: δ = %s measured, R = %s measured, M = %gs, τ = %s); measured − model = %+.1f%% of the model",
 			100*pred.Efficiency, sec(res.Policy.Cost.Seconds()), sec(pred.Restart), m, sec(pred.Interval), 100*pred.Err))
-		t.row("", fmt.Sprintf("%.1f%% at the failures met (M = %s: %s); measured − model = %+.1f%% of the model",
-			100*appliedEff, appliedMTTI(applied), "run time over failures injected", 100*appliedErr))
+		t.row("", fmt.Sprintf("%.1f%% at the failures met (M = %s, run time over failures injected; R = %s from the failure); measured − model = %+.1f%% of the model",
+			100*appliedEff, appliedMTTI(applied), sec(recovery), 100*appliedErr))
 		t.row("result", res.Result)
 		t.row("reference", refRes.Result)
 		verdict := "identical to the failure-free run"
@@ -287,7 +289,7 @@ func predict(work, measured, mtti float64, res runResult) prediction {
 	p := prediction{restart: d.Restart, interval: d.Interval, efficiency: d.Efficiency, err: d.Err,
 		applied: a, appliedEfficiency: math.NaN()}
 	if mtti > 0 {
-		p.appliedEfficiency, _ = d.AtApplied(a, work, measured, res.Policy.Cost.Seconds())
+		p.appliedEfficiency, _ = d.AtApplied(a, work, measured, res.Policy.Cost.Seconds(), demo.MeanRecovery(res.Attempts))
 	}
 	return p
 }

@@ -31,6 +31,7 @@ type flushRun struct {
 	// model's efficiency at its MTTI.
 	applied    demo.Applied
 	appliedEff float64
+	recovery   float64
 }
 
 // runFlushVariants runs the job flushing in each mode (the same seed of
@@ -61,7 +62,8 @@ func runFlushVariants(ctx context.Context, modes []string, d demo.Settings, mtti
 		r := flushRun{mode: mode, res: res, secs: secs, eff: refSecs / secs}
 		r.Markov = demo.CompareMarkov(mode != "blocking", d, mtti, flush.Stats(res.Flush), res.Staged, res.Attempts)
 		r.applied = demo.AppliedFailures(res.Elapsed.Seconds(), mtti, res.Injected)
-		r.appliedEff = demo.CompareMarkov(mode != "blocking", d, r.applied.MTTI, flush.Stats(res.Flush), res.Staged, res.Attempts).Efficiency
+		ap := demo.CompareMarkovApplied(mode != "blocking", d, r.applied, flush.Stats(res.Flush), res.Staged, res.Attempts)
+		r.appliedEff, r.recovery = ap.Efficiency, ap.Restart
 		out = append(out, r)
 	}
 	return out, nil
@@ -102,6 +104,7 @@ func flushRunReport(r flushRun, ref string) *demo.FlushRun {
 		RestartSeconds:          f(r.Restart),
 		Flush:                   flushJSON(r.res),
 		FailuresExpected:        f(r.applied.Expected),
+		RecoverySeconds:         f(r.recovery),
 		MTTIAppliedSeconds:      f(r.applied.MTTI),
 		MarkovEfficiencyApplied: f(r.appliedEff),
 		MarkovErrorApplied:      f((r.eff - r.appliedEff) / r.appliedEff),

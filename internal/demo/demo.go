@@ -38,6 +38,27 @@ func MeanRestart(attempts []launch.Attempt) float64 {
 	return 0
 }
 
+// MeanRecovery is the mean time from an injected failure to the state the
+// next attempt restored: MeanRestart's restart plus the time the failed
+// attempt took to end (noticing the failure, killing and reaping its
+// ranks). That is the R of Daly's model, which starts the restart at the
+// failure; the injector's clock counts it too. MeanRestart when no injected
+// failure was followed by a restore.
+func MeanRecovery(attempts []launch.Attempt) float64 {
+	var sum float64
+	n := 0
+	for i, a := range attempts[min(1, len(attempts)):] {
+		if prev := attempts[i]; prev.Injected && a.RestoredAt > 0 {
+			sum += (a.RestoredAt - prev.InjectedAt).Seconds()
+			n++
+		}
+	}
+	if n == 0 {
+		return MeanRestart(attempts)
+	}
+	return sum / float64(n)
+}
+
 // StagedLatency is the mean time the staging servers took per flush, from
 // its announcement to its commit (NaN if none finished): ℓ2 as measured.
 func StagedLatency(evs []launch.StageEvent) float64 {
@@ -128,12 +149,13 @@ func DalyEfficiency(interval, cost, restart, mtti float64) float64 {
 	return eff
 }
 
-// AtApplied is Daly's model of the run at the MTTI it really met (a.MTTI)
-// and the interval it checkpointed at (d.Interval, Daly's for the
-// configured MTTI), and the measured efficiency's relative error against
-// it (NaN without the failure-free run's time).
-func (d Daly) AtApplied(a Applied, work, measured, cost float64) (efficiency, relErr float64) {
-	efficiency = DalyEfficiency(d.Interval, cost, d.Restart, a.MTTI)
+// AtApplied is Daly's model of the run at the MTTI it really met (a.MTTI),
+// the interval it checkpointed at (d.Interval, Daly's for the configured
+// MTTI) and the restart measured from the failures (recovery,
+// MeanRecovery), and the measured efficiency's relative error against it
+// (NaN without the failure-free run's time).
+func (d Daly) AtApplied(a Applied, work, measured, cost, recovery float64) (efficiency, relErr float64) {
+	efficiency = DalyEfficiency(d.Interval, cost, recovery, a.MTTI)
 	relErr = math.NaN()
 	if work > 0 && measured > 0 {
 		relErr = (work/measured - efficiency) / efficiency
@@ -167,6 +189,17 @@ type Markov struct {
 // and the injector's rate of node failures — all of level 1, since XOR
 // across the nodes survives any one node (λ2 = 0).
 func CompareMarkov(nonblocking bool, s Settings, mtti float64, f flush.Stats, staged []launch.StageEvent, attempts []launch.Attempt) Markov {
+	return compareMarkov(nonblocking, s, mtti, f, staged, MeanRestart(attempts))
+}
+
+// CompareMarkovApplied is CompareMarkov at the failure process the run
+// really met: the MTTI a.MTTI, and the restart measured from the failures
+// (MeanRecovery).
+func CompareMarkovApplied(nonblocking bool, s Settings, a Applied, f flush.Stats, staged []launch.StageEvent, attempts []launch.Attempt) Markov {
+	return compareMarkov(nonblocking, s, a.MTTI, f, staged, MeanRecovery(attempts))
+}
+
+func compareMarkov(nonblocking bool, s Settings, mtti float64, f flush.Stats, staged []launch.StageEvent, restart float64) Markov {
 	r := Markov{Efficiency: math.NaN(), ModelAlpha: math.NaN()}
 	r.C1 = f.Level1Cost()
 	r.C2 = r.C1 + f.MeanSeconds()
@@ -174,7 +207,7 @@ func CompareMarkov(nonblocking bool, s Settings, mtti float64, f flush.Stats, st
 	if r.Alpha < 0 {
 		r.Alpha = 0 // noise: a flush does not speed the application up
 	}
-	r.Restart = MeanRestart(attempts)
+	r.Restart = restart
 	if math.IsNaN(r.C1) || r.Restart <= 0 {
 		r.Why = "the run measured no checkpoint or restart"
 		return r
@@ -229,6 +262,7 @@ type Report struct {
 	ReferenceResult        string       `json:"reference_result"`
 	// Added with the failure process a run met (Applied).
 	FailuresExpected       report.Float `json:"failures_expected"`
+	RecoverySeconds        report.Float `json:"recovery_seconds"`
 	MTTIAppliedSeconds     report.Float `json:"mtti_applied_seconds"`
 	ModelEfficiencyApplied report.Float `json:"model_efficiency_applied"`
 	ModelErrorApplied      report.Float `json:"model_error_applied"`
@@ -279,6 +313,7 @@ type FlushRun struct {
 	Flush launch.FlushReport `json:"flush"`
 	// Added with the failure process a run met (Applied).
 	FailuresExpected        report.Float `json:"failures_expected"`
+	RecoverySeconds         report.Float `json:"recovery_seconds"`
 	MTTIAppliedSeconds      report.Float `json:"mtti_applied_seconds"`
 	MarkovEfficiencyApplied report.Float `json:"markov_efficiency_applied"`
 	MarkovErrorApplied      report.Float `json:"markov_error_applied"`

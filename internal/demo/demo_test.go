@@ -123,16 +123,16 @@ func TestDalyEfficiency(t *testing.T) {
 func TestAtApplied(t *testing.T) {
 	const cost, mtti = 0.05, 2.5
 	d := CompareDaly(10, 12, mtti, cost, attempts())
-	same, errSame := d.AtApplied(AppliedFailures(10, mtti, 4), 10, 12, cost)
+	same, errSame := d.AtApplied(AppliedFailures(10, mtti, 4), 10, 12, cost, d.Restart)
 	if math.Abs(same-d.Efficiency) > 1e-12 || math.Abs(errSame-d.Err) > 1e-9 {
 		t.Errorf("the expected count met: %g (error %g), want the configured model's %g (%g)", same, errSame, d.Efficiency, d.Err)
 	}
-	more, _ := d.AtApplied(AppliedFailures(10, mtti, 8), 10, 12, cost)
-	fewer, _ := d.AtApplied(AppliedFailures(10, mtti, 1), 10, 12, cost)
+	more, _ := d.AtApplied(AppliedFailures(10, mtti, 8), 10, 12, cost, d.Restart)
+	fewer, _ := d.AtApplied(AppliedFailures(10, mtti, 1), 10, 12, cost, d.Restart)
 	if !(more < d.Efficiency && d.Efficiency < fewer) {
 		t.Errorf("8, 4, 1 failures in 10 s: efficiencies %g, %g, %g, want increasing", more, d.Efficiency, fewer)
 	}
-	if _, e := d.AtApplied(AppliedFailures(10, mtti, 4), 0, 12, cost); !math.IsNaN(e) {
+	if _, e := d.AtApplied(AppliedFailures(10, mtti, 4), 0, 12, cost, d.Restart); !math.IsNaN(e) {
 		t.Errorf("no reference: error %g, want NaN", e)
 	}
 }
@@ -147,5 +147,24 @@ func TestCompareMarkovNoFailure(t *testing.T) {
 	want := 3 / (3 + 2*0.05 + 0.35)
 	if math.Abs(r.Efficiency-want) > 1e-9 {
 		t.Errorf("no failure: efficiency %g (%s), want %g", r.Efficiency, r.Why, want)
+	}
+}
+
+// MeanRecovery starts each restart at the injected failure, not at the end
+// of the attempt it killed.
+func TestMeanRecovery(t *testing.T) {
+	at := attempts()
+	at[0].Injected, at[0].InjectedAt = true, 2800*time.Millisecond
+	// The second attempt's failure was not injected: MeanRecovery leaves
+	// its restart out.
+	if got := MeanRecovery(at); math.Abs(got-0.6) > 1e-12 {
+		t.Errorf("MeanRecovery = %g, want 0.6 (from the failure at 2.8 s to the restore at 3.4 s)", got)
+	}
+	at[1].Injected, at[1].InjectedAt = true, 6900*time.Millisecond
+	if got := MeanRecovery(at); math.Abs(got-0.65) > 1e-12 {
+		t.Errorf("MeanRecovery = %g, want 0.65 (0.6 and 0.7)", got)
+	}
+	if got, want := MeanRecovery(attempts()), MeanRestart(attempts()); got != want {
+		t.Errorf("no injected failure: %g, want MeanRestart's %g", got, want)
 	}
 }

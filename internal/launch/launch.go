@@ -172,6 +172,12 @@ type Attempt struct {
 	// Flush is what rank 0 last published under jobenv.KeyFlush (zero if
 	// nothing, or nothing that decodes).
 	Flush jobenv.FlushStats
+	// Injected: a failure was injected into the attempt; InjectedAt is
+	// when the first one struck (since the job's first launch). From then
+	// to the next attempt's RestoredAt is what the failure cost beyond the
+	// lost work: Daly's restart R, the teardown included.
+	Injected   bool
+	InjectedAt time.Duration
 }
 
 // Report is what Run did.
@@ -344,8 +350,10 @@ type attempt struct {
 	procs  []*exec.Cmd
 	result string
 	halted bool
-	// injected describes the failure injected into this attempt, if any.
-	injected string
+	// injected describes the failure injected into this attempt, if any,
+	// and injectedAt is when it struck.
+	injected   string
+	injectedAt time.Duration
 	// killed[r]: the launcher sent rank r a fatal signal.
 	killed []bool
 	// outs[r] is rank r's output, which remembers its last line.
@@ -538,6 +546,7 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 	}
 	att.End = a.since()
 	att.Failure = failure
+	att.Injected, att.InjectedAt = a.injected != "", a.injectedAt
 	if ctx.Err() != nil {
 		return att, ctx.Err()
 	}
@@ -622,6 +631,7 @@ func (a *attempt) inject(target int, injected *int) {
 		os.RemoveAll(filepath.Join(cfg.CacheRoot, fmt.Sprintf("node%d", target)))
 	}
 	if a.injected == "" {
+		a.injectedAt = ev.At
 		switch {
 		case cfg.NodeFailures:
 			a.injected = fmt.Sprintf("injected failure: node %d lost with its cache", target)

@@ -500,6 +500,9 @@ func TestRunInjectedFailureDueBetweenLaunches(t *testing.T) {
 	if inj == nil || inj.Incarnation != 1 {
 		t.Fatalf("inject event %+v: want one in the second launch", inj)
 	}
+	if a0.Injected || !a1.Injected || a1.InjectedAt != inj.At {
+		t.Errorf("attempts say injected %v, %v at %v; want only the second, at %v", a0.Injected, a1.Injected, a1.InjectedAt, inj.At)
+	}
 	// A clock that stopped between launches would fire due − a0.End (at
 	// least 1 s) after the second launch started.
 	if late := inj.At - a1.Start; late > time.Second/2 {
