@@ -270,7 +270,7 @@ func TestDemoJSON(t *testing.T) {
 	checkKeys(t, obj, []string{"failures_injected", "failures_expected", "restarts_from_cache", "restarts_from_rebuild",
 		"restarts_from_shared", "restarts_from_scratch", "scratch_no_checkpoint", "scratch_unrecoverable",
 		"efficiency", "attempts", "run_seconds", "reference_seconds", "checkpoint_seconds", "restart_seconds",
-		"mtti_seconds", "mtti_applied_seconds"},
+		"mtti_seconds", "mtti_applied_seconds", "recovery_seconds"},
 		// The model's figures are null when the run took no checkpoint.
 		[]string{"result_matches_reference", "result", "reference_result", "interval_seconds", "model_efficiency", "model_error",
 			"model_efficiency_applied", "model_error_applied"})
@@ -296,6 +296,11 @@ func TestDemoJSON(t *testing.T) {
 	}
 	if m := getNum(t, obj, "mtti_applied_seconds"); m <= 0 || m > runSecs+1e-3 {
 		t.Errorf("mtti_applied_seconds %v for one failure in %v s", m, runSecs)
+	}
+	// The restart from the failure includes the restart from the failed
+	// launch's end.
+	if rec, rs := getNum(t, obj, "recovery_seconds"), getNum(t, obj, "restart_seconds"); rec < rs || rec > runSecs {
+		t.Errorf("recovery_seconds %v, restart_seconds %v", rec, rs)
 	}
 	restarts := getNum(t, obj, "restarts_from_cache") + getNum(t, obj, "restarts_from_rebuild") +
 		getNum(t, obj, "restarts_from_shared") + getNum(t, obj, "restarts_from_scratch")
