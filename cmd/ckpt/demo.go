@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -176,6 +177,9 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 	match := res.Result != "" && res.Result == refRes.Result
 	eff := refSecs / runSecs
 	pred := demo.CompareDaly(refSecs, runSecs, m, res.Policy.Cost.Seconds(), res.Attempts)
+	applied := demo.AppliedFailures(res.Elapsed.Seconds(), m, res.Injected)
+	recovery := demo.MeanRecovery(res.Attempts)
+	appliedEff, appliedErr := pred.AtApplied(applied, refSecs, runSecs, res.Policy.Cost.Seconds(), recovery)
 	if asJSON {
 		if err := writeJSON(c.OutOrStdout(), demo.Report{
 			ResultMatchesReference: match,
@@ -196,13 +200,20 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 			ModelError:             report.Float(pred.Err),
 			Result:                 res.Result,
 			ReferenceResult:        refRes.Result,
+			FailuresExpected:       report.Float(applied.Expected),
+			RecoverySeconds:        report.Float(recovery),
+			MTTIAppliedSeconds:     report.Float(applied.MTTI),
+			ModelEfficiencyApplied: report.Float(appliedEff),
+			ModelErrorApplied:      report.Float(appliedErr),
+			ScratchNoCheckpoint:    res.Account.ScratchNoCheckpoint,
+			ScratchUnrecoverable:   res.Account.ScratchUnrecoverable,
 		}); err != nil {
 			return err
 		}
 	} else {
 		w := c.OutOrStdout()
 		t := newTable(w)
-		t.row("failures injected", fmt.Sprint(res.Injected))
+		t.row("failures injected", fmt.Sprint(res.Injected), expectedNote(applied, m))
 		t.row("restarts", fmt.Sprintf("from cache %d, rebuilt from parity %d, from the shared tier %d, from scratch %d",
 			res.Restarts["cache"], res.Restarts["rebuild"], res.Restarts["shared"], res.Restarts["none"]))
 		t.row("failures", res.Account.String())
@@ -211,6 +222,8 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 		t.row("efficiency", fmt.Sprintf("%.1f%%", 100*eff))
 		t.row("model", fmt.Sprintf("%.1f%% (Daly's run time, Oldfield et al. 2007, eq. 1: δ = %s measured, R = %s measured, M = %gs, τ = %s); measured − model = %+.1f%% of the model",
 			100*pred.Efficiency, sec(res.Policy.Cost.Seconds()), sec(pred.Restart), m, sec(pred.Interval), 100*pred.Err))
+		t.row("", fmt.Sprintf("%.1f%% at the failures met (M = %s, run time over failures injected; R = %s from the failure); measured − model = %+.1f%% of the model",
+			100*appliedEff, appliedMTTI(applied), sec(recovery), 100*appliedErr))
 		t.row("result", res.Result)
 		t.row("reference", refRes.Result)
 		verdict := "identical to the failure-free run"
@@ -247,13 +260,36 @@ func demoSpec(exe string, args []string, interval string, mtti float64, seed uin
 	return s, nil
 }
 
+// expectedNote sets the failures a run met beside those its MTTI expects
+// on the injector's clock.
+func expectedNote(a demo.Applied, mtti float64) string {
+	return fmt.Sprintf("(%.1f expected: %.2f s of job time / MTTI %gs)", a.Expected, a.Expected*mtti, mtti)
+}
+
+// appliedMTTI is the MTTI a run met, for a table.
+func appliedMTTI(a demo.Applied) string {
+	if math.IsInf(a.MTTI, 1) {
+		return "∞, no failure"
+	}
+	return sec(a.MTTI)
+}
+
 // prediction is Daly's model of a run (demo.CompareDaly), as printRun
-// takes it.
+// takes it: at the configured MTTI, and at the failures the run met
+// (applied; demo.AppliedFailures).
 type prediction struct {
 	restart, interval, efficiency, err float64
+	applied                            demo.Applied
+	appliedEfficiency                  float64
 }
 
 func predict(work, measured, mtti float64, res runResult) prediction {
 	d := demo.CompareDaly(work, measured, mtti, res.Policy.Cost.Seconds(), res.Attempts)
-	return prediction{restart: d.Restart, interval: d.Interval, efficiency: d.Efficiency, err: d.Err}
+	a := demo.AppliedFailures(res.Elapsed.Seconds(), mtti, res.Injected)
+	p := prediction{restart: d.Restart, interval: d.Interval, efficiency: d.Efficiency, err: d.Err,
+		applied: a, appliedEfficiency: math.NaN()}
+	if mtti > 0 {
+		p.appliedEfficiency, _ = d.AtApplied(a, work, measured, res.Policy.Cost.Seconds(), demo.MeanRecovery(res.Attempts))
+	}
+	return p
 }

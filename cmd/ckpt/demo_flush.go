@@ -27,6 +27,11 @@ type flushRun struct {
 	secs float64
 	eff  float64
 	demo.Markov
+	// applied is the failure process the run met, and appliedEff the
+	// model's efficiency at its MTTI.
+	applied    demo.Applied
+	appliedEff float64
+	recovery   float64
 }
 
 // runFlushVariants runs the job flushing in each mode (the same seed of
@@ -56,6 +61,9 @@ func runFlushVariants(ctx context.Context, modes []string, d demo.Settings, mtti
 		}
 		r := flushRun{mode: mode, res: res, secs: secs, eff: refSecs / secs}
 		r.Markov = demo.CompareMarkov(mode != "blocking", d, mtti, flush.Stats(res.Flush), res.Staged, res.Attempts)
+		r.applied = demo.AppliedFailures(res.Elapsed.Seconds(), mtti, res.Injected)
+		ap := demo.CompareMarkovApplied(mode != "blocking", d, r.applied, flush.Stats(res.Flush), res.Staged, res.Attempts)
+		r.appliedEff, r.recovery = ap.Efficiency, ap.Restart
 		out = append(out, r)
 	}
 	return out, nil
@@ -95,6 +103,11 @@ func flushRunReport(r flushRun, ref string) *demo.FlushRun {
 		MarkovAlpha:             f(r.ModelAlpha),
 		RestartSeconds:          f(r.Restart),
 		Flush:                   flushJSON(r.res),
+		FailuresExpected:        f(r.applied.Expected),
+		RecoverySeconds:         f(r.recovery),
+		MTTIAppliedSeconds:      f(r.applied.MTTI),
+		MarkovEfficiencyApplied: f(r.appliedEff),
+		MarkovErrorApplied:      f((r.eff - r.appliedEff) / r.appliedEff),
 	}
 }
 
@@ -112,7 +125,9 @@ func printFlushRuns(w io.Writer, runs []flushRun, d demo.Settings, mtti, refSecs
 		}
 		t.row(cells...)
 	}
-	row("failures injected", func(r flushRun) string { return fmt.Sprint(r.res.Injected) })
+	row("failures injected", func(r flushRun) string {
+		return fmt.Sprint(r.res.Injected) + " " + expectedNote(r.applied, mtti)
+	})
 	row("restarts", func(r flushRun) string {
 		return fmt.Sprintf("cache %d, rebuild %d, shared %d, scratch %d", r.res.Restarts["cache"], r.res.Restarts["rebuild"], r.res.Restarts["shared"], r.res.Restarts["none"])
 	})
@@ -124,6 +139,12 @@ func printFlushRuns(w io.Writer, runs []flushRun, d demo.Settings, mtti, refSecs
 			return "n/a: " + r.Why
 		}
 		return fmt.Sprintf("%.1f%% (measured − model %+.1f%%)", 100*r.Efficiency, 100*(r.eff-r.Efficiency)/r.Efficiency)
+	})
+	row("at the failures met", func(r flushRun) string {
+		if math.IsNaN(r.appliedEff) {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.1f%% at M = %s (measured − model %+.1f%%)", 100*r.appliedEff, appliedMTTI(r.applied), 100*(r.eff-r.appliedEff)/r.appliedEff)
 	})
 	row("level-1 cost c1", func(r flushRun) string { return sec(r.C1) })
 	row("flush", func(r flushRun) string {

@@ -543,6 +543,8 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 			{"checkpoint_seconds", num(r.Policy.Cost.Seconds())},
 			{"restart_seconds", num(pred.restart)},
 			{"model_efficiency", num(pred.efficiency)},
+			{"failures_expected", num(pred.applied.Expected)},
+			{"model_efficiency_applied", num(pred.appliedEfficiency)},
 			{"flush", flushJSON(r)},
 			{"error", nullIfEmpty(r.Err)},
 		})

@@ -246,18 +246,19 @@ func TestRunBadInput(t *testing.T) {
 
 func TestDemoJSON(t *testing.T) {
 	t.Setenv(asCkpt, "1")
-	// The seeded schedule of MTTI 20 s and seed 2542 has its first failure
-	// at 3.6 s of job time and the second only at 105 s: one failure to
-	// recover from, however slow the machine. A short MTTI (1.5 s) let
-	// failures come faster than a busy machine relaunched the job, which
-	// never got ahead and ran out of relaunches.
-	const mtti, seed = 20 * time.Second, 2542
+	// The seeded schedule of MTTI 20 s and seed 474644 has its first
+	// failure at 0.06 s of job time, which strikes the first launch as soon
+	// as it is up however fast or slow the machine, and the second only at
+	// 151 s: exactly one failure to recover from. (A seed whose first
+	// failure came seconds in let a fast machine finish before it, and a
+	// short MTTI let failures come faster than a busy machine relaunched.)
+	const mtti, seed = 20 * time.Second, 474644
 	sched, err := inject.NewSchedule(inject.Config{MTTI: mtti, Kind: inject.Node, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
 	first, second := sched.Next(4).At.Seconds(), sched.Next(4).At.Seconds()
-	if first > 5 || second < 60 {
+	if first > 0.1 || second < 150 {
 		t.Fatalf("the schedule changed: failures at %.2f s and %.2f s; pick another seed", first, second)
 	}
 	code, stdout, stderr := runCLI(t, "demo", "--size", "xs", "--iterations", "150",
@@ -266,31 +267,45 @@ func TestDemoJSON(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	obj := decodeOne(t, stdout)
-	checkKeys(t, obj, []string{"failures_injected", "restarts_from_cache", "restarts_from_rebuild",
-		"restarts_from_shared", "restarts_from_scratch", "efficiency", "attempts", "run_seconds",
-		"reference_seconds", "checkpoint_seconds", "restart_seconds", "mtti_seconds"},
+	checkKeys(t, obj, []string{"failures_injected", "failures_expected", "restarts_from_cache", "restarts_from_rebuild",
+		"restarts_from_shared", "restarts_from_scratch", "scratch_no_checkpoint", "scratch_unrecoverable",
+		"efficiency", "attempts", "run_seconds", "reference_seconds", "checkpoint_seconds", "restart_seconds",
+		"mtti_seconds", "mtti_applied_seconds", "recovery_seconds"},
 		// The model's figures are null when the run took no checkpoint.
-		[]string{"result_matches_reference", "result", "reference_result", "interval_seconds", "model_efficiency", "model_error"})
+		[]string{"result_matches_reference", "result", "reference_result", "interval_seconds", "model_efficiency", "model_error",
+			"model_efficiency_applied", "model_error_applied"})
 	if obj["result_matches_reference"] != true {
 		t.Errorf("result_matches_reference = %v\n%s", obj["result_matches_reference"], stderr)
 	}
-	// The first failure comes at a known job time. A run that lasted well
-	// past it (with the race detector, ranks are slow enough) must have
-	// seen it.
+	runSecs := getNum(t, obj, "run_seconds")
+	if runSecs >= second {
+		t.Fatalf("the run took %v s, past the second failure at %.0f s", runSecs, second)
+	}
+	// The first failure was due before the job even started: it must
+	// have struck the first launch, and only it.
+	if n := getNum(t, obj, "failures_injected"); n != 1 {
+		t.Errorf("%v failures injected, want 1 (at %.2f s; the next at %.0f s)\n%s", n, first, second, stderr)
+	}
+	if !strings.Contains(stderr, "inject: node") {
+		t.Errorf("progress shows no injected failure:\n%s", stderr)
+	}
+	// The failures expected are the injector's job time over the MTTI:
+	// the launcher's run, which the demo's run time encloses.
+	if e := getNum(t, obj, "failures_expected"); e <= 0 || e*mtti.Seconds() > runSecs+1e-3 {
+		t.Errorf("failures_expected %v for a run of %v s at MTTI %v", e, runSecs, mtti)
+	}
+	if m := getNum(t, obj, "mtti_applied_seconds"); m <= 0 || m > runSecs+1e-3 {
+		t.Errorf("mtti_applied_seconds %v for one failure in %v s", m, runSecs)
+	}
+	// The restart from the failure includes the restart from the failed
+	// launch's end.
+	if rec, rs := getNum(t, obj, "recovery_seconds"), getNum(t, obj, "restart_seconds"); rec < rs || rec > runSecs {
+		t.Errorf("recovery_seconds %v, restart_seconds %v", rec, rs)
+	}
 	restarts := getNum(t, obj, "restarts_from_cache") + getNum(t, obj, "restarts_from_rebuild") +
 		getNum(t, obj, "restarts_from_shared") + getNum(t, obj, "restarts_from_scratch")
-	if getNum(t, obj, "run_seconds") > first+1 {
-		if getNum(t, obj, "failures_injected") < 1 {
-			t.Errorf("no failure injected in %v s (the first was due at %.2f s)\n%s", getNum(t, obj, "run_seconds"), first, stderr)
-		}
-		if !strings.Contains(stderr, "inject: node") {
-			t.Errorf("progress shows no injected failure:\n%s", stderr)
-		}
-		if restarts < 1 {
-			t.Errorf("no restart after failures")
-		}
-	} else {
-		t.Logf("the run took %v s, before the first failure at %.2f s", getNum(t, obj, "run_seconds"), first)
+	if restarts < 1 {
+		t.Errorf("no restart after the failure")
 	}
 	// An attempt killed before it restored anything counts in none.
 	if restarts > getNum(t, obj, "attempts")-1 {
@@ -299,8 +314,8 @@ func TestDemoJSON(t *testing.T) {
 	if e := getNum(t, obj, "efficiency"); e <= 0 || e > 1.5 {
 		t.Errorf("efficiency %v", e)
 	}
-	t.Logf("%v failures injected, %v restarts in %v attempts, %v s (reference %v s)", getNum(t, obj, "failures_injected"),
-		restarts, getNum(t, obj, "attempts"), getNum(t, obj, "run_seconds"), getNum(t, obj, "reference_seconds"))
+	t.Logf("%v failures injected (%.3f expected), %v restarts in %v attempts, %v s (reference %v s)", getNum(t, obj, "failures_injected"),
+		getNum(t, obj, "failures_expected"), restarts, getNum(t, obj, "attempts"), runSecs, getNum(t, obj, "reference_seconds"))
 }
 
 // TestCoordinatorForAnotherLauncher runs `ckpt coordinator` and two ranks

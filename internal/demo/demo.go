@@ -38,6 +38,27 @@ func MeanRestart(attempts []launch.Attempt) float64 {
 	return 0
 }
 
+// MeanRecovery is the mean time from an injected failure to the state the
+// next attempt restored: MeanRestart's restart plus the time the failed
+// attempt took to end (noticing the failure, killing and reaping its
+// ranks). That is the R of Daly's model, which starts the restart at the
+// failure; the injector's clock counts it too. MeanRestart when no injected
+// failure was followed by a restore.
+func MeanRecovery(attempts []launch.Attempt) float64 {
+	var sum float64
+	n := 0
+	for i, a := range attempts[min(1, len(attempts)):] {
+		if prev := attempts[i]; prev.Injected && a.RestoredAt > 0 {
+			sum += (a.RestoredAt - prev.InjectedAt).Seconds()
+			n++
+		}
+	}
+	if n == 0 {
+		return MeanRestart(attempts)
+	}
+	return sum / float64(n)
+}
+
 // StagedLatency is the mean time the staging servers took per flush, from
 // its announcement to its commit (NaN if none finished): ℓ2 as measured.
 func StagedLatency(evs []launch.StageEvent) float64 {
@@ -84,6 +105,64 @@ func CompareDaly(work, measured, mtti, cost float64, attempts []launch.Attempt) 
 	return d
 }
 
+// Applied is the failure process a run really met, on the injector's
+// clock (the job's wall clock from its first launch to its end, launch's
+// Report.Elapsed): the failures its MTTI expects there, those injected, and
+// the MTTI they amount to. The injector strikes at rate 1/MTTI on that
+// clock (package inject), so Injected is Poisson with mean Expected; one
+// run's count still strays from it by about √Expected, and so does its
+// efficiency from the model's at the configured MTTI. The model at MTTI
+// (this run's applied MTTI) takes the failures the run met, leaving the
+// model's accounting of their cost (checkpoints, lost work, restarts) to
+// be compared.
+type Applied struct {
+	Expected float64 // elapsed / MTTI
+	Injected int
+	MTTI     float64 // elapsed / Injected; +Inf without a failure
+}
+
+// AppliedFailures is the failure process of a run that lasted elapsed
+// seconds on the injector's clock, with mtti configured and injected
+// failures.
+func AppliedFailures(elapsed, mtti float64, injected int) Applied {
+	a := Applied{Expected: math.NaN(), Injected: injected, MTTI: math.Inf(1)}
+	if mtti > 0 {
+		a.Expected = elapsed / mtti
+	}
+	if injected > 0 {
+		a.MTTI = elapsed / float64(injected)
+	}
+	return a
+}
+
+// DalyEfficiency is the efficiency of Daly's run time (Oldfield et al.
+// 2007, eq. 1) at interval τ, cost δ, restart R and MTTI M, including its
+// limit without failures (M = +Inf), τ/(τ + δ). NaN without τ, δ > 0.
+func DalyEfficiency(interval, cost, restart, mtti float64) float64 {
+	if !(interval > 0) || !(cost > 0) || !(mtti > 0) {
+		return math.NaN()
+	}
+	if math.IsInf(mtti, 1) {
+		return interval / (interval + cost)
+	}
+	_, eff := model.DalyRuntime(model.RuntimeInput{Work: 1, Interval: interval, Cost: cost, MTTI: mtti, Restart: restart})
+	return eff
+}
+
+// AtApplied is Daly's model of the run at the MTTI it really met (a.MTTI),
+// the interval it checkpointed at (d.Interval, Daly's for the configured
+// MTTI) and the restart measured from the failures (recovery,
+// MeanRecovery), and the measured efficiency's relative error against it
+// (NaN without the failure-free run's time).
+func (d Daly) AtApplied(a Applied, work, measured, cost, recovery float64) (efficiency, relErr float64) {
+	efficiency = DalyEfficiency(d.Interval, cost, recovery, a.MTTI)
+	relErr = math.NaN()
+	if work > 0 && measured > 0 {
+		relErr = (work/measured - efficiency) / efficiency
+	}
+	return efficiency, relErr
+}
+
 // Settings are what the flushing runs share.
 type Settings struct {
 	Interval  float64 // seconds of computation between checkpoints
@@ -110,6 +189,17 @@ type Markov struct {
 // and the injector's rate of node failures — all of level 1, since XOR
 // across the nodes survives any one node (λ2 = 0).
 func CompareMarkov(nonblocking bool, s Settings, mtti float64, f flush.Stats, staged []launch.StageEvent, attempts []launch.Attempt) Markov {
+	return compareMarkov(nonblocking, s, mtti, f, staged, MeanRestart(attempts))
+}
+
+// CompareMarkovApplied is CompareMarkov at the failure process the run
+// really met: the MTTI a.MTTI, and the restart measured from the failures
+// (MeanRecovery).
+func CompareMarkovApplied(nonblocking bool, s Settings, a Applied, f flush.Stats, staged []launch.StageEvent, attempts []launch.Attempt) Markov {
+	return compareMarkov(nonblocking, s, a.MTTI, f, staged, MeanRecovery(attempts))
+}
+
+func compareMarkov(nonblocking bool, s Settings, mtti float64, f flush.Stats, staged []launch.StageEvent, restart float64) Markov {
 	r := Markov{Efficiency: math.NaN(), ModelAlpha: math.NaN()}
 	r.C1 = f.Level1Cost()
 	r.C2 = r.C1 + f.MeanSeconds()
@@ -117,7 +207,7 @@ func CompareMarkov(nonblocking bool, s Settings, mtti float64, f flush.Stats, st
 	if r.Alpha < 0 {
 		r.Alpha = 0 // noise: a flush does not speed the application up
 	}
-	r.Restart = MeanRestart(attempts)
+	r.Restart = restart
 	if math.IsNaN(r.C1) || r.Restart <= 0 {
 		r.Why = "the run measured no checkpoint or restart"
 		return r
@@ -170,6 +260,14 @@ type Report struct {
 	ModelError             report.Float `json:"model_error"`
 	Result                 string       `json:"result"`
 	ReferenceResult        string       `json:"reference_result"`
+	// Added with the failure process a run met (Applied).
+	FailuresExpected       report.Float `json:"failures_expected"`
+	RecoverySeconds        report.Float `json:"recovery_seconds"`
+	MTTIAppliedSeconds     report.Float `json:"mtti_applied_seconds"`
+	ModelEfficiencyApplied report.Float `json:"model_efficiency_applied"`
+	ModelErrorApplied      report.Float `json:"model_error_applied"`
+	ScratchNoCheckpoint    int          `json:"scratch_no_checkpoint"`
+	ScratchUnrecoverable   int          `json:"scratch_unrecoverable"`
 }
 
 // FlushReport is `ckpt demo --flush MODE --json`. `ckpt model multilevel
@@ -213,4 +311,10 @@ type FlushRun struct {
 	// Flush is the run's flush statistics as `ckpt run --json` reports
 	// them.
 	Flush launch.FlushReport `json:"flush"`
+	// Added with the failure process a run met (Applied).
+	FailuresExpected        report.Float `json:"failures_expected"`
+	RecoverySeconds         report.Float `json:"recovery_seconds"`
+	MTTIAppliedSeconds      report.Float `json:"mtti_applied_seconds"`
+	MarkovEfficiencyApplied report.Float `json:"markov_efficiency_applied"`
+	MarkovErrorApplied      report.Float `json:"markov_error_applied"`
 }

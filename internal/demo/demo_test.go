@@ -81,3 +81,90 @@ func TestCompareMarkov(t *testing.T) {
 		t.Errorf("nothing measured: %+v", r)
 	}
 }
+
+// AppliedFailures sets the failures a run met beside those its MTTI
+// expects on the injector's clock.
+func TestAppliedFailures(t *testing.T) {
+	a := AppliedFailures(10, 2.5, 5)
+	if a.Expected != 4 || a.Injected != 5 || a.MTTI != 2 {
+		t.Errorf("10 s, MTTI 2.5 s, 5 failures: %+v, want 4 expected, applied MTTI 2 s", a)
+	}
+	if a := AppliedFailures(10, 2.5, 0); !math.IsInf(a.MTTI, 1) || a.Expected != 4 {
+		t.Errorf("no failure: %+v, want an infinite applied MTTI", a)
+	}
+	if a := AppliedFailures(10, 0, 0); !math.IsNaN(a.Expected) {
+		t.Errorf("no injector: %+v, want nothing expected (NaN)", a)
+	}
+}
+
+// DalyEfficiency is eq. 1's efficiency, and without failures its limit
+// τ/(τ + δ), which eq. 1 approaches as M grows.
+func TestDalyEfficiency(t *testing.T) {
+	const tau, cost, r = 0.9, 0.1, 0.5
+	_, want := model.DalyRuntime(model.RuntimeInput{Work: 1, Interval: tau, Cost: cost, MTTI: 3, Restart: r})
+	if got := DalyEfficiency(tau, cost, r, 3); got != want {
+		t.Errorf("M = 3 s: %g, want eq. 1's %g", got, want)
+	}
+	limit := DalyEfficiency(tau, cost, r, math.Inf(1))
+	if limit != tau/(tau+cost) {
+		t.Errorf("M = ∞: %g, want τ/(τ+δ) = %g", limit, tau/(tau+cost))
+	}
+	if near := DalyEfficiency(tau, cost, r, 1e9); math.Abs(near-limit) > 1e-8 {
+		t.Errorf("M = 1e9 s: %g, not near the limit %g", near, limit)
+	}
+	if got := DalyEfficiency(tau, 0, r, 3); !math.IsNaN(got) {
+		t.Errorf("no cost: %g, want NaN", got)
+	}
+}
+
+// AtApplied evaluates eq. 1 at the run's own interval and the MTTI it met:
+// more failures than expected lower the model's efficiency below the one
+// at the configured MTTI, fewer raise it.
+func TestAtApplied(t *testing.T) {
+	const cost, mtti = 0.05, 2.5
+	d := CompareDaly(10, 12, mtti, cost, attempts())
+	same, errSame := d.AtApplied(AppliedFailures(10, mtti, 4), 10, 12, cost, d.Restart)
+	if math.Abs(same-d.Efficiency) > 1e-12 || math.Abs(errSame-d.Err) > 1e-9 {
+		t.Errorf("the expected count met: %g (error %g), want the configured model's %g (%g)", same, errSame, d.Efficiency, d.Err)
+	}
+	more, _ := d.AtApplied(AppliedFailures(10, mtti, 8), 10, 12, cost, d.Restart)
+	fewer, _ := d.AtApplied(AppliedFailures(10, mtti, 1), 10, 12, cost, d.Restart)
+	if !(more < d.Efficiency && d.Efficiency < fewer) {
+		t.Errorf("8, 4, 1 failures in 10 s: efficiencies %g, %g, %g, want increasing", more, d.Efficiency, fewer)
+	}
+	if _, e := d.AtApplied(AppliedFailures(10, mtti, 4), 0, 12, cost, d.Restart); !math.IsNaN(e) {
+		t.Errorf("no reference: error %g, want NaN", e)
+	}
+}
+
+// The Markov model at the MTTI a run without failures met (+Inf) is the
+// model without failures: a rate of 0, checkpoints and flushes only.
+func TestCompareMarkovNoFailure(t *testing.T) {
+	s := Settings{Interval: 1, Every: 3}
+	f := flush.Stats{Mode: "blocking", Started: 2, Seconds: 0.6, Level1: 4, Level1Seconds: 0.2}
+	r := CompareMarkov(false, s, math.Inf(1), f, nil, attempts())
+	// Three checkpoints of 1 s each: two of level 1 (0.05 s), one flushed (0.35 s).
+	want := 3 / (3 + 2*0.05 + 0.35)
+	if math.Abs(r.Efficiency-want) > 1e-9 {
+		t.Errorf("no failure: efficiency %g (%s), want %g", r.Efficiency, r.Why, want)
+	}
+}
+
+// MeanRecovery starts each restart at the injected failure, not at the end
+// of the attempt it killed.
+func TestMeanRecovery(t *testing.T) {
+	at := attempts()
+	at[0].Injected, at[0].InjectedAt = true, 2800*time.Millisecond
+	// The second attempt's failure was not injected: MeanRecovery leaves
+	// its restart out.
+	if got := MeanRecovery(at); math.Abs(got-0.6) > 1e-12 {
+		t.Errorf("MeanRecovery = %g, want 0.6 (from the failure at 2.8 s to the restore at 3.4 s)", got)
+	}
+	at[1].Injected, at[1].InjectedAt = true, 6900*time.Millisecond
+	if got := MeanRecovery(at); math.Abs(got-0.65) > 1e-12 {
+		t.Errorf("MeanRecovery = %g, want 0.65 (0.6 and 0.7)", got)
+	}
+	if got, want := MeanRecovery(attempts()), MeanRestart(attempts()); got != want {
+		t.Errorf("no injected failure: %g, want MeanRestart's %g", got, want)
+	}
+}

@@ -21,25 +21,21 @@
 //
 // # Job time
 //
-// Event times are job time: the running time of the job summed over its
-// launches, from the start of the first. The time between a launch's end
-// and the next launch's start (tearing down, choosing the checkpoint,
-// starting processes) does not count, because there is no application to
-// kill then; restart work done by the new processes (reading the
-// checkpoint) does count, as Daly's model also lets failures strike during
-// a restart. A launch ended by an injected failure consumes job time up to
-// that failure's At exactly, whatever its teardown took; a launch that ends
-// otherwise consumes its running time. So the launcher keeps base, the job
-// time at which the current launch started, and fires event e at
-// e.Delay(base) after the launch started. An event whose time has already
-// passed (two failures closer together than a launch's start) fires as soon
-// as the launch is up.
+// Event times are job time: the job's wall clock from the start of its
+// first launch, running through its launches and the gaps between them
+// (tearing down a failed launch, choosing the checkpoint, starting the
+// processes again) alike. That is the clock of the models the demo compares
+// with: Daly's run time (000 eq. 1), Fialho et al.'s overhead (003 eq. 10)
+// and the Markov model let failures strike at their rate during
+// computation, checkpoints and restarts, and a restart runs from the
+// failure to the restored state, gap included. So the launcher fires event
+// e at e.Delay(now), now the job time; an event due while no launch runs
+// (there is no application to kill then) fires as soon as the next launch
+// is up, and the count of failures injected over a job of length T is
+// Poisson with mean T/MTTI (rate_test.go checks it on a simulated job).
 //
-// Counting only running time keeps the injected rate equal to the rate the
-// application sees: the MTTI given here is Daly's M (000 eq. 2), and the
-// policy package's MTTI estimate from failures and run time converges to it.
-// 003's injector runs on the application's wall clock; while the
-// application runs the two agree.
+// The MTTI given here is thus Daly's M (000 eq. 2), and the policy
+// package's MTTI estimate from failures and run time converges to it.
 //
 // # Reproducibility
 //

@@ -69,10 +69,11 @@ type Coordinator interface {
 // Failures is the fault injector's schedule (package inject provides one).
 type Failures interface {
 	// Next returns the job time of the next failure, and the index of the
-	// target it hits among live targets. Job time is the time attempts
-	// ran, summed: the gaps between one attempt's end and the next one's
-	// start do not count, the restart work inside an attempt does (the
-	// convention of package inject).
+	// target it hits among live targets. Job time is the job's wall clock
+	// from its first launch: attempts, their restart work and the gaps
+	// between one attempt's end and the next one's start all count, as in
+	// the models (the convention of package inject). A failure due while
+	// no attempt runs strikes the next attempt as soon as it is launched.
 	Next(live int) (at time.Duration, target int)
 }
 
@@ -171,6 +172,12 @@ type Attempt struct {
 	// Flush is what rank 0 last published under jobenv.KeyFlush (zero if
 	// nothing, or nothing that decodes).
 	Flush jobenv.FlushStats
+	// Injected: a failure was injected into the attempt; InjectedAt is
+	// when the first one struck (since the job's first launch). From then
+	// to the next attempt's RestoredAt is what the failure cost beyond the
+	// lost work: Daly's restart R, the teardown included.
+	Injected   bool
+	InjectedAt time.Duration
 }
 
 // Report is what Run did.
@@ -249,7 +256,6 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	start := time.Now()
 	since := func() time.Duration { return time.Since(start) }
 	defer func() { rep.Elapsed = since() }()
-	var ran time.Duration // job time before the current attempt
 	// The next injected failure, in job time; it carries over relaunches.
 	nextFailure, target := time.Duration(-1), 0
 	live := cfg.Ranks
@@ -270,7 +276,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	for inc := uint64(0); ; inc++ {
 		job := cfg.Job
 		job.FlushPrior = rep.Flush
-		a := &attempt{cfg: &cfg, inc: inc, since: since, ran: ran, job: job, env: cfg.Env}
+		a := &attempt{cfg: &cfg, inc: inc, since: since, job: job, env: cfg.Env}
 		if cfg.AttemptEnv != nil {
 			a.env = append(slices.Clone(cfg.Env), cfg.AttemptEnv(rep.Attempts)...)
 		}
@@ -294,7 +300,6 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		prevApp = v.Class == ClassApplication
 		rep.Attempts = append(rep.Attempts, att)
 		rep.Flush = rep.Flush.Add(att.Flush)
-		ran += att.End - att.Start
 		if err != nil {
 			return rep, err
 		}
@@ -334,18 +339,21 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 
 // attempt is one launch of the job.
 type attempt struct {
-	cfg    *Config
-	inc    uint64
-	since  func() time.Duration // wall time since the job's first launch
-	ran    time.Duration        // job time before this attempt
-	job    jobenv.Env           // the job's environment for this attempt
-	env    []string             // added to every rank's environment after job's
+	cfg *Config
+	inc uint64
+	// since is the wall time since the job's first launch: the injector's
+	// job time (see Failures).
+	since  func() time.Duration
+	job    jobenv.Env // the job's environment for this attempt
+	env    []string   // added to every rank's environment after job's
 	coord  Coordinator
 	procs  []*exec.Cmd
 	result string
 	halted bool
-	// injected describes the failure injected into this attempt, if any.
-	injected string
+	// injected describes the failure injected into this attempt, if any,
+	// and injectedAt is when it struck.
+	injected   string
+	injectedAt time.Duration
 	// killed[r]: the launcher sent rank r a fatal signal.
 	killed []bool
 	// outs[r] is rank r's output, which remembers its last line.
@@ -384,8 +392,6 @@ func (a *attempt) rankExit(e exit) RankExit {
 func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *int, injected *int) (Attempt, error) {
 	cfg := a.cfg
 	att := Attempt{Incarnation: a.inc, Start: a.since()}
-	attemptStart := time.Now()
-	jobTime := func() time.Duration { return a.ran + time.Since(attemptStart) }
 	token := newToken()
 	coord, err := cfg.NewCoordinator(a.inc, token)
 	if err != nil {
@@ -458,7 +464,7 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 	for exited < cfg.Ranks {
 		var injectC <-chan time.Time
 		if *nextFailure >= 0 && failure == "" {
-			injectC = time.After(max(*nextFailure-jobTime(), 0))
+			injectC = time.After(max(*nextFailure-a.since(), 0))
 		}
 		select {
 		case e := <-exits:
@@ -540,6 +546,7 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 	}
 	att.End = a.since()
 	att.Failure = failure
+	att.Injected, att.InjectedAt = a.injected != "", a.injectedAt
 	if ctx.Err() != nil {
 		return att, ctx.Err()
 	}
@@ -624,6 +631,7 @@ func (a *attempt) inject(target int, injected *int) {
 		os.RemoveAll(filepath.Join(cfg.CacheRoot, fmt.Sprintf("node%d", target)))
 	}
 	if a.injected == "" {
+		a.injectedAt = ev.At
 		switch {
 		case cfg.NodeFailures:
 			a.injected = fmt.Sprintf("injected failure: node %d lost with its cache", target)

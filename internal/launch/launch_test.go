@@ -131,6 +131,16 @@ func fakeRank(mode string) int {
 		// A program that always fails, restoring nothing.
 		os.Remove(filepath.Join(dir, fmt.Sprintf("ckpt_restored.%d", inc)))
 		return 1
+	case "die-first-hang-second":
+		if inc == 0 && rank == 1 {
+			self, _ := os.FindProcess(os.Getpid())
+			self.Kill()
+			time.Sleep(time.Minute)
+		}
+		if inc == 1 {
+			time.Sleep(time.Minute) // until the injected failure
+		}
+		return leave()
 	case "hang-first":
 		if inc == 0 {
 			time.Sleep(time.Minute)
@@ -453,6 +463,51 @@ func TestRunInjectsNodeFailure(t *testing.T) {
 	}
 	if sched.lives[0] != 2 {
 		t.Errorf("schedule asked with %d live targets, want 2 nodes", sched.lives[0])
+	}
+}
+
+// Injected failures strike on the job's wall clock, the gap between
+// launches included, as the models assume: a failure that comes due while
+// the launcher waits to relaunch strikes the next launch as soon as it is
+// up, not a gap's length later.
+func TestRunInjectedFailureDueBetweenLaunches(t *testing.T) {
+	f := newFixture(t, "die-first-hang-second", 2, 1)
+	f.cfg.Retries = 3
+	// The first launch dies by itself (so the relaunch waits the backoff,
+	// 5 s); the failure is due 2.5 s into the job, inside that wait.
+	const due, wait = 2500 * time.Millisecond, 5 * time.Second
+	f.cfg.Backoff, f.cfg.MaxBackoff = wait, wait
+	f.cfg.Failures = &schedule{at: []time.Duration{due}, targets: []int{0}}
+	rep, err := Run(t.Context(), f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Injected != 1 || len(rep.Attempts) != 3 {
+		t.Fatalf("injected %d, %d attempts: %+v", rep.Injected, len(rep.Attempts), rep.Attempts)
+	}
+	a0, a1 := rep.Attempts[0], rep.Attempts[1]
+	if a0.End > due-time.Second {
+		t.Fatalf("the first launch lasted %v: too close to the failure due at %v for this test", a0.End, due)
+	}
+	var inj *Event
+	f.mu.Lock()
+	for i, e := range f.events {
+		if e.Kind == "inject" {
+			inj = &f.events[i]
+		}
+	}
+	f.mu.Unlock()
+	if inj == nil || inj.Incarnation != 1 {
+		t.Fatalf("inject event %+v: want one in the second launch", inj)
+	}
+	if a0.Injected || !a1.Injected || a1.InjectedAt != inj.At {
+		t.Errorf("attempts say injected %v, %v at %v; want only the second, at %v", a0.Injected, a1.Injected, a1.InjectedAt, inj.At)
+	}
+	// A clock that stopped between launches would fire due − a0.End (at
+	// least 1 s) after the second launch started.
+	if late := inj.At - a1.Start; late > time.Second/2 {
+		t.Errorf("the failure due at %v struck %v after the second launch started at %v (the first ended at %v): the gap between launches was not counted",
+			due, late, a1.Start, a0.End)
 	}
 }
 
