@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"math"
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt"
 	"github.com/ckpt/ckpt/internal/launch"
 )
 
@@ -72,7 +70,7 @@ func TestAccountAddsUp(t *testing.T) {
 	}
 
 	// ckpt run's summary prints it.
-	r := runResult{Report: launch.Report{Attempts: atts, Result: "ok"}, Restarts: map[string]int{}, Account: launch.Account(atts, commits)}
+	r := runResult{Outcome: launch.Outcome{Report: launch.Report{Attempts: atts, Result: "ok"}, Restarts: map[string]int{}, Account: launch.Account(atts, commits)}}
 	var b bytes.Buffer
 	if err := printRun(&b, r, predict(0, 0, 0, r), false); err != nil {
 		t.Fatal(err)
@@ -96,39 +94,5 @@ func TestAccountAddsUp(t *testing.T) {
 	}
 	if getNum(t, obj, "scratch_no_checkpoint") != 1 || getNum(t, obj, "scratch_unrecoverable") != 0 {
 		t.Errorf("ckpt run --json: scratch_no_checkpoint %v, scratch_unrecoverable %v; want 1, 0", obj["scratch_no_checkpoint"], obj["scratch_unrecoverable"])
-	}
-}
-
-// TestWithStaged: the summary said "0 failed" flushes while the progress
-// lines showed the staging servers failing 3: rank 0 publishes its counts
-// as it goes, and flushes failed because a node was lost are failed after
-// rank 0 was killed. The counts are now the servers'.
-func TestWithStaged(t *testing.T) {
-	rank0 := ckpt.FlushStats{Mode: "nonblocking", K: 2, Due: 8, Started: 8, Durable: 4, Latency: 8} // 2 s each
-	evs := []launch.StageEvent{
-		{Name: "c2", State: "durable", Seconds: 1}, {Name: "c2", State: "committed", Seconds: 2},
-		{Name: "c4", State: "failed", Reason: "node node1 lost"},
-		{Name: "c6", State: "committed", Seconds: 2},
-		{Name: "c8", State: "durable", Seconds: 2}, {Name: "c8", State: "failed", Reason: "node node2 lost"},
-		{Name: "c10", State: "failed", Reason: "node node3 lost"}, {Server: 1, State: "restarted"},
-		{Name: "c12", State: "committed", Seconds: 2},
-	}
-	f := withStaged(rank0, evs)
-	if f.Failed != 3 || f.Durable != 3 || f.LastFailure != "node node3 lost" {
-		t.Errorf("withStaged: %d failed, %d durable, last failure %q; want 3, 3, node node3 lost", f.Failed, f.Durable, f.LastFailure)
-	}
-	if m := f.MeanLatency(); math.Abs(m-2) > 1e-12 {
-		t.Errorf("mean latency %g, want rank 0's 2 s", m)
-	}
-	// Rank 0's counts lost with it: what the servers finished was
-	// announced and due.
-	f = withStaged(ckpt.FlushStats{Mode: "nonblocking", Due: 2, Started: 2, Skipped: 1}, evs)
-	if f.Started != 6 || f.Due != 7 {
-		t.Errorf("withStaged: %d started, %d due; want 6 (3 durable + 3 failed) and 7 (+1 skipped)", f.Started, f.Due)
-	}
-	// Blocking flushes have no servers: unchanged.
-	b := ckpt.FlushStats{Mode: "blocking", Started: 3, Failed: 0}
-	if got := withStaged(b, evs); got != b {
-		t.Errorf("blocking stats changed: %+v", got)
 	}
 }

@@ -13,7 +13,7 @@ import (
 // and the Markov model at the MTTI it met beside the one at the injector's.
 func TestFlushRunReportApplied(t *testing.T) {
 	r := flushRun{mode: "blocking", secs: 12, eff: 0.6,
-		res:     runResult{Report: launch.Report{Injected: 6}, Restarts: map[string]int{}},
+		res:     runResult{Outcome: launch.Outcome{Report: launch.Report{Injected: 6}, Restarts: map[string]int{}}},
 		Markov:  demo.Markov{Efficiency: 0.5},
 		applied: demo.AppliedFailures(12, 2.5, 6), appliedEff: 0.55, recovery: 0.4}
 	var b bytes.Buffer

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/ckpt/ckpt/internal/jobdir"
-	"github.com/ckpt/ckpt/internal/launch"
 )
 
 // A job's identity and directory on the side of `ckpt run`: which
@@ -72,15 +71,6 @@ func (s *runSpec) claim() error {
 	}
 	s.lock = l
 	return nil
-}
-
-// track starts the tracker of the job's status (launch.Track).
-func (s runSpec) track(cfg *launch.Config, coords *launch.Coordinators) *launch.Tracker {
-	redundancy := s.redundancy
-	if redundancy == "" {
-		redundancy = "default"
-	}
-	return launch.Track(s.dir(), s.interval.String(), redundancy, cfg, coords)
 }
 
 // statusLine says in a few words what a job's status is.

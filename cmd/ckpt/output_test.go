@@ -28,8 +28,8 @@ func TestOrdinal(t *testing.T) {
 // never "every 2-th".
 func TestPrintRunOrdinal(t *testing.T) {
 	for _, mode := range []string{"blocking", "nonblocking"} {
-		r := runResult{Report: launch.Report{Attempts: []launch.Attempt{{}}, Result: "ok"},
-			Restarts: map[string]int{}, Flush: ckpt.FlushStats{Mode: mode, K: 2, Due: 3, Started: 3, Durable: 3}}
+		r := runResult{Outcome: launch.Outcome{Report: launch.Report{Attempts: []launch.Attempt{{}}, Result: "ok"},
+			Restarts: map[string]int{}, Flush: ckpt.FlushStats{Mode: mode, K: 2, Due: 3, Started: 3, Durable: 3}}}
 		var b bytes.Buffer
 		if err := printRun(&b, r, predict(0, 0, 0, r), false); err != nil {
 			t.Fatal(err)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ckpt/ckpt"
 	"github.com/ckpt/ckpt/internal/inject"
 	"github.com/ckpt/ckpt/internal/jobdir"
 	"github.com/ckpt/ckpt/internal/launch"
@@ -57,24 +56,10 @@ type runSpec struct {
 	stop <-chan struct{} // closed: checkpoint, then stop (a signal)
 }
 
-// runResult is what a job did.
+// runResult is what a job did, and why it did not finish ("" if it did).
 type runResult struct {
-	launch.Report
-	Policy policy.State // what the checkpoint policy measured
-	// Restarts counts the attempts after the first by where they restored
-	// from: cache, rebuild, shared, none.
-	Restarts map[string]int
-	// Flush sums what the flushes to the shared tier did over the attempts
-	// (non-blocking: the outcomes as the staging servers reported them).
-	Flush ckpt.FlushStats
-	// Account says where every failure went.
-	Account launch.Accounting
-	// Err is why the job did not finish ("" if it did).
+	launch.Outcome
 	Err string
-	// Staged lists the flushes the staging servers finished, and
-	// StagingRestarts counts the servers started again after dying.
-	Staged          []launch.StageEvent
-	StagingRestarts int
 }
 
 func (s runSpec) haltFile() string { return s.dir().File(jobdir.HaltFile) }
@@ -129,64 +114,35 @@ func (s runSpec) run(ctx context.Context) (runResult, error) {
 	return s.launch(ctx, cfg, coords)
 }
 
-// launch runs the job the launcher is configured for.
+// launch runs the job the launcher is configured for, in the job's
+// directory (claimed first).
 func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.Coordinators) (runResult, error) {
-	res := runResult{Restarts: map[string]int{}}
 	if err := s.claim(); err != nil {
-		return res, err
+		return runResult{}, err
 	}
-	tracker := s.track(&cfg, coords)
-	var st *launch.Staging
-	if s.stagingServers > 0 {
-		var err error
-		if st, err = s.startStaging(); err != nil {
-			tracker.Finish(launch.Report{}, err)
-			s.lock.Release()
-			return res, err
-		}
-		if s.onStaging != nil {
-			s.onStaging(st)
-		}
-		defer st.Stop()
-		s.launchJob().UseStaging(&cfg, st, s.stageToken)
+	redundancy := s.redundancy
+	if redundancy == "" {
+		redundancy = "default"
 	}
-	var commits launch.CommitLog
-	commits.Watch(coords)
-	rep, err := launch.Run(ctx, cfg)
-	tracker.Finish(rep, err)
-	res.Report, res.Policy = rep, coords.State()
+	if s.stageToken == "" {
+		s.stageToken = launch.NewToken()
+	}
+	out, err := launch.Session{Job: s.launchJob(), Lock: s.lock, Config: cfg, Coords: coords,
+		Interval: s.interval.String(), Redundancy: redundancy, StartStaging: s.startStaging,
+		StageToken: s.stageToken, OnStaging: s.onStaging, KeepCache: s.keepCache}.Run(ctx)
+	res := runResult{Outcome: out}
 	if err != nil {
 		res.Err = oneLine(err.Error())
 	}
-	if st != nil {
-		// The job is over: what the servers still pull has no one to
-		// serve it.
-		st.Stop()
-		res.Staged, res.StagingRestarts = st.Events(), st.Restarts()
-	}
-	res.Flush = withStaged(ckpt.FlushStats(rep.Flush), res.Staged)
-	res.Account = launch.Account(rep.Attempts, commits.Counts())
-	if err == nil && !s.keepCache && !rep.Halted {
-		// The job is done: its cached checkpoints served their purpose
-		// (what it flushed to the shared tier stays). Only what it made
-		// goes: never another job's, nor anything else in the directory.
-		s.lock.Remove()
-	} else {
-		s.lock.Release()
-	}
-	res.Restarts = rep.Restarts()
 	return res, err
 }
 
 // startStaging starts the job's staging servers: `ckpt stage` processes
 // of this binary, with their journals under the cache root.
-func (s *runSpec) startStaging() (*launch.Staging, error) {
+func (s runSpec) startStaging() (*launch.Staging, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
-	}
-	if s.stageToken == "" {
-		s.stageToken = launch.NewToken()
 	}
 	return launch.StartStaging(s.launchJob().StagingConfig(exe, s.cacheRoot, s.stageToken, s.progress,
 		func(e launch.StageEvent) {

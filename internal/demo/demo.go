@@ -59,23 +59,6 @@ func MeanRecovery(attempts []launch.Attempt) float64 {
 	return sum / float64(n)
 }
 
-// StagedLatency is the mean time the staging servers took per flush, from
-// its announcement to its commit (NaN if none finished): ℓ2 as measured.
-func StagedLatency(evs []launch.StageEvent) float64 {
-	var sum float64
-	n := 0
-	for _, e := range evs {
-		if e.State == "committed" || e.State == "durable" {
-			sum += e.Seconds
-			n++
-		}
-	}
-	if n == 0 {
-		return math.NaN()
-	}
-	return sum / float64(n)
-}
-
 // Daly is what Daly's model expects of a run with failures, from what the
 // run measured.
 type Daly struct {
@@ -203,7 +186,7 @@ func compareMarkov(nonblocking bool, s Settings, mtti float64, f flush.Stats, st
 	r := Markov{Efficiency: math.NaN(), ModelAlpha: math.NaN()}
 	r.C1 = f.Level1Cost()
 	r.C2 = r.C1 + f.MeanSeconds()
-	r.Latency, r.Alpha = StagedLatency(staged), f.Alpha()
+	r.Latency, r.Alpha = launch.StagedLatency(staged), f.Alpha()
 	if r.Alpha < 0 {
 		r.Alpha = 0 // noise: a flush does not speed the application up
 	}

@@ -1,20 +1,18 @@
-package main
+package launch
 
 import (
 	"math"
 
-	"github.com/ckpt/ckpt"
-	"github.com/ckpt/ckpt/internal/demo"
-	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/flushstats"
 )
 
-// withStaged makes the non-blocking flush counts those the staging servers
+// WithStaged makes the non-blocking flush counts those the staging servers
 // reported: rank 0 publishes its counts as it goes, and a flush the servers
 // fail because the attempt is ending (a node lost mid-pull) is failed after
 // rank 0 was killed, so its count never reached the summary while the
 // progress lines showed it. Per checkpoint, the last outcome counts: failed,
 // or durable (committed or durable).
-func withStaged(f ckpt.FlushStats, evs []launch.StageEvent) ckpt.FlushStats {
+func WithStaged(f flushstats.Stats, evs []StageEvent) flushstats.Stats {
 	if f.Mode != "nonblocking" {
 		return f
 	}
@@ -36,7 +34,7 @@ func withStaged(f ckpt.FlushStats, evs []launch.StageEvent) ckpt.FlushStats {
 	// finish) over the recounted flushes.
 	mean := f.MeanLatency()
 	if math.IsNaN(mean) {
-		mean = demo.StagedLatency(evs)
+		mean = StagedLatency(evs)
 	}
 	f.Durable, f.Failed, f.Latency = 0, 0, 0
 	for _, o := range outcome {
@@ -54,4 +52,21 @@ func withStaged(f ckpt.FlushStats, evs []launch.StageEvent) ckpt.FlushStats {
 	f.Started = max(f.Started, f.Durable+f.Failed)
 	f.Due = max(f.Due, f.Started+f.Skipped)
 	return f
+}
+
+// StagedLatency is the mean time the staging servers took per flush, from
+// its announcement to its commit (NaN if none finished): ℓ2 as measured.
+func StagedLatency(evs []StageEvent) float64 {
+	var sum float64
+	n := 0
+	for _, e := range evs {
+		if e.State == "committed" || e.State == "durable" {
+			sum += e.Seconds
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
 }
