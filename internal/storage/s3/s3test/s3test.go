@@ -201,9 +201,13 @@ func (s *Server) Restart() error {
 	return nil
 }
 
-// waitReady polls the liveness endpoint until it answers 200.
+// waitReady polls until the server serves S3 requests. The liveness
+// endpoint answers 200 as soon as the process listens, but until the
+// object layer is up every request fails with 503 "Server not initialized
+// yet" (a list right after Restart did, on a busy machine). An anonymous
+// request to the service shows that as well as a signed one: 503 before,
+// an access error after.
 func (s *Server) waitReady(timeout time.Duration) error {
-	url := "http://" + s.Endpoint + "/minio/health/live"
 	client := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(timeout)
 	for {
@@ -212,18 +216,27 @@ func (s *Server) waitReady(timeout time.Duration) error {
 			return fmt.Errorf("s3test: minio exited before it served: %v", s.err)
 		default:
 		}
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+		status, err := s.probe(client, "/minio/health/live")
+		if err == nil && status == http.StatusOK {
+			if status, err = s.probe(client, "/"); err == nil && status != http.StatusServiceUnavailable {
 				return nil
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("s3test: minio not ready at %s after %v (last: %v)", url, timeout, err)
+			return fmt.Errorf("s3test: minio at %s not serving after %v (last: status %d, %v)", s.Endpoint, timeout, status, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// probe is the status of a GET of path on the server.
+func (s *Server) probe(client *http.Client, path string) (int, error) {
+	resp, err := client.Get("http://" + s.Endpoint + path)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
 }
 
 // Kill kills the server (SIGKILL, no shutdown) and waits until it has
