@@ -14,7 +14,6 @@ package cachetier
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/ckpt/ckpt/internal/manifest"
@@ -51,33 +50,24 @@ func Load(ctx context.Context, cache storage.Backend, name string) (*manifest.Ma
 
 // List decodes every manifest in the cache, newest (highest ID) first.
 // Manifests that cannot be read or fail their checksum are skipped: they
-// mark no checkpoint, and restart and verification find the damage when
-// they look at the candidates other nodes offer.
+// mark no checkpoint here, and a restart treats this node as holding none
+// (it writes the manifest back if the checkpoint is used). Scan reports
+// them too.
 func List(ctx context.Context, cache storage.Backend) ([]*manifest.Manifest, error) {
-	var names []string
-	err := cache.List(ctx, "", func(i storage.Info) error {
-		if isManifest(i.Name) {
-			names = append(names, i.Name)
-		}
-		return nil
+	ms, _, err := Scan(ctx, cache)
+	return ms, err
+}
+
+// Scan is List that also returns the manifests it skipped, so that tools
+// can report them as damaged.
+func Scan(ctx context.Context, cache storage.Backend) ([]*manifest.Manifest, []sharedtier.Unreadable, error) {
+	ms, bad, err := sharedtier.ScanManifests(ctx, cache, func(object string) (string, bool) {
+		return strings.TrimSuffix(object, "/manifest"), isManifest(object)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("ckpt: list the cache: %w", err)
+		return nil, nil, fmt.Errorf("ckpt: list the cache: %w", err)
 	}
-	var out []*manifest.Manifest
-	for _, n := range names {
-		b, err := storage.Load(ctx, cache, n)
-		if err != nil {
-			continue
-		}
-		m, err := manifest.Decode(b)
-		if err != nil {
-			continue
-		}
-		out = append(out, m)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
-	return out, nil
+	return ms, bad, nil
 }
 
 // RemovePart removes rank's files and parity of checkpoint name, leaving
@@ -105,22 +95,16 @@ func Remove(ctx context.Context, cache storage.Backend, name string) error {
 	return sharedtier.RemoveObjects(ctx, cache, ManifestObject(name), name+"/")
 }
 
-// Retain keeps the newest keep checkpoints of the cache and removes older
-// ones, except those pinned says to keep (keep ≤ 0 keeps everything; the
-// newest is never removed).
-func Retain(ctx context.Context, cache storage.Backend, keep int, pinned func(name string) bool) error {
-	if keep <= 0 {
-		return nil
-	}
-	ms, err := List(ctx, cache)
-	if err != nil {
-		return err
-	}
-	for _, m := range ms[min(keep, len(ms)):] {
-		if pinned != nil && pinned(m.Name) {
+// Retain removes the doomed checkpoints (sharedtier.Doomed's answer for
+// the job's caches) from this node's cache, except those pinned says to
+// keep. A doomed checkpoint this cache does not hold is skipped; one whose
+// manifest here is damaged goes too.
+func Retain(ctx context.Context, cache storage.Backend, doomed []string, pinned func(name string) bool) error {
+	for _, name := range doomed {
+		if pinned != nil && pinned(name) {
 			continue
 		}
-		if err := Remove(ctx, cache, m.Name); err != nil {
+		if err := Remove(ctx, cache, name); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package cachetier
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -63,6 +64,15 @@ func TestList(t *testing.T) {
 	if _, err := Load(ctx, b, "c3"); err == nil {
 		t.Error("Load of a checkpoint without a manifest succeeded")
 	}
+	// Scan lists the same and reports the manifest that does not decode,
+	// with its checkpoint's name and why.
+	ms, bad, err := Scan(ctx, b)
+	if err != nil || len(ms) != 2 {
+		t.Fatalf("Scan = %d manifests, %v", len(ms), err)
+	}
+	if len(bad) != 1 || bad[0].Name != "c4" || bad[0].Object != "c4/manifest" || !errors.Is(bad[0].Err, manifest.ErrCorrupt) {
+		t.Errorf("Scan's unreadable = %+v, want c4/manifest, corrupt", bad)
+	}
 }
 
 // RemovePart takes one rank's files and parity, not a rank whose number
@@ -79,13 +89,17 @@ func TestRemovePart(t *testing.T) {
 	}
 }
 
-// Retention keeps the newest, and what is pinned.
+// Retention removes what it is told to, a damaged manifest's checkpoint
+// too, but nothing pinned, and skips what the cache does not hold.
 func TestRetain(t *testing.T) {
 	b := mem.New()
 	for i, n := range []string{"c1", "c2", "c3", "c4"} {
 		commit(t, b, n, uint64(i+1))
 	}
-	if err := Retain(context.Background(), b, 2, func(name string) bool { return name == "c1" }); err != nil {
+	put(t, b, ManifestObject("c0"), "torn")
+	put(t, b, FileObject("c0", 0, "f"), "x")
+	doomed := []string{"c2", "c1", "c0", "elsewhere"}
+	if err := Retain(context.Background(), b, doomed, func(name string) bool { return name == "c1" }); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"c1/manifest", "c1/rank-0/f", "c3/manifest", "c3/rank-0/f", "c4/manifest", "c4/rank-0/f"}

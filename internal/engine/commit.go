@@ -270,9 +270,10 @@ func (c *Checkpoint) Commit(ctx context.Context) error {
 		return c.fail(ctx, err)
 	}
 	e.lastID = meta.ID
-	// Retention: the lowest rank of each node tidies that node's cache.
-	if e.Rank == LowestRankOn(man, e.Node) {
-		if err := cachetier.Retain(ctx, e.Cache, e.KeepCache, e.Pinned); err != nil {
+	// Retention: the ranks decide together (retain.go); the lowest rank
+	// of each node tidies that node's cache.
+	if e.KeepCache > 0 {
+		if err := e.retainCache(ctx, man); err != nil {
 			return fmt.Errorf("ckpt: committed %q, but removing older checkpoints failed: %w", c.name, err)
 		}
 	}

@@ -76,30 +76,67 @@ func Holds(ctx context.Context, b storage.Backend, m *manifest.Manifest) (bool, 
 
 // List returns the checkpoints the tier holds, newest (highest ID) first.
 // Manifests that cannot be read or decoded are skipped: such a checkpoint
-// does not exist.
+// does not exist for a restart. Scan reports them too.
 func List(ctx context.Context, b storage.Backend) ([]*manifest.Manifest, error) {
-	var names []string
+	ms, _, err := Scan(ctx, b)
+	return ms, err
+}
+
+// Scan is List that also returns the manifests it skipped, so that tools
+// can report them as damaged rather than let the checkpoint vanish.
+func Scan(ctx context.Context, b storage.Backend) ([]*manifest.Manifest, []Unreadable, error) {
+	return ScanManifests(ctx, b, func(object string) (string, bool) {
+		name, ok := strings.CutSuffix(object, ".manifest")
+		return name, ok && !strings.Contains(object, "/")
+	})
+}
+
+// Unreadable is a manifest object that exists but marks no checkpoint:
+// it could not be read, or it does not decode (a failed checksum, invalid
+// content).
+type Unreadable struct {
+	Name   string // the checkpoint's name, from the object's
+	Object string
+	Err    error
+}
+
+// ScanManifests loads and decodes every object of b that nameOf says is a
+// checkpoint's manifest (returning the checkpoint's name): the manifests
+// that decode, newest (highest ID) first, and the others, by object name.
+// It is the listing of both tiers (package cachetier's layout too).
+func ScanManifests(ctx context.Context, b storage.Backend, nameOf func(object string) (string, bool)) ([]*manifest.Manifest, []Unreadable, error) {
+	var objects []string
 	err := b.List(ctx, "", func(i storage.Info) error {
-		if strings.HasSuffix(i.Name, ".manifest") && !strings.Contains(i.Name, "/") {
-			names = append(names, i.Name)
+		if _, ok := nameOf(i.Name); ok {
+			objects = append(objects, i.Name)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	sort.Strings(objects)
 	var out []*manifest.Manifest
-	for _, n := range names {
-		text, err := storage.Load(ctx, b, n)
+	var bad []Unreadable
+	for _, o := range objects {
+		name, _ := nameOf(o)
+		text, err := storage.Load(ctx, b, o)
 		if err != nil {
+			if errors.Is(err, storage.ErrNotExist) {
+				continue // removed since it was listed (retention)
+			}
+			bad = append(bad, Unreadable{Name: name, Object: o, Err: fmt.Errorf("unreadable: %w", err)})
 			continue
 		}
-		if m, err := manifest.Decode(text); err == nil {
-			out = append(out, m)
+		m, err := manifest.Decode(text)
+		if err != nil {
+			bad = append(bad, Unreadable{Name: name, Object: o, Err: err})
+			continue
 		}
+		out = append(out, m)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
-	return out, nil
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID > out[j].ID })
+	return out, bad, nil
 }
 
 // Remove deletes checkpoint name from the tier, its manifest first so that
@@ -128,8 +165,11 @@ func RemoveObjects(ctx context.Context, b storage.Backend, marker, prefix string
 	return nil
 }
 
-// Retain keeps the newest keep checkpoints on the tier and removes older
-// ones (keep ≤ 0 keeps everything; the newest is never removed).
+// Retain keeps the newest keep checkpoints on the tier and, beyond them,
+// the newest recoverable one (Check), and removes the others (keep ≤ 0
+// keeps everything; the newest is never removed). Manifests that do not
+// decode are left alone: their age is unknown, and ckpt ls and verify
+// report them as damaged.
 func Retain(ctx context.Context, b storage.Backend, keep int) error {
 	if keep <= 0 {
 		return nil
@@ -138,9 +178,43 @@ func Retain(ctx context.Context, b storage.Backend, keep int) error {
 	if err != nil {
 		return err
 	}
-	for _, m := range ms[min(keep, len(ms)):] {
-		if err := Remove(ctx, b, m.Name); err != nil {
+	// Only the newest recoverable checkpoint matters to Doomed, so the
+	// checks stop at the first that passes; older ones stay unchecked
+	// (Recoverable false), which changes nothing.
+	list := make([]Candidate, len(ms))
+	found := false
+	for i, m := range ms {
+		list[i] = Candidate{Name: m.Name, ID: m.ID}
+		if !found {
+			list[i].Recoverable = Check(ctx, b, m) == nil
+			found = list[i].Recoverable
+		}
+	}
+	for _, name := range Doomed(list, keep) {
+		if err := Remove(ctx, b, name); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// Check tells cheaply whether a fetch could restore checkpoint m from the
+// tier: its manifest decoded (m is that manifest), and every rank's data
+// object is present with the size the manifest gives it. Contents are not
+// hashed (that is ckpt verify's work, and a fetch verifies every byte): a
+// flipped bit passes Check.
+func Check(ctx context.Context, b storage.Backend, m *manifest.Manifest) error {
+	for _, p := range m.Parts {
+		var want int64
+		for _, f := range p.Files {
+			want += f.Size
+		}
+		i, err := b.Stat(ctx, DataObject(m.Name, p.Rank))
+		switch {
+		case err != nil:
+			return fmt.Errorf("rank %d: %w", p.Rank, err)
+		case i.Size != want:
+			return fmt.Errorf("rank %d: %w: %s is %d bytes, the manifest says %d", p.Rank, manifest.ErrCorrupt, i.Name, i.Size, want)
 		}
 	}
 	return nil

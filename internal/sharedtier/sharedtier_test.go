@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,6 +118,138 @@ func TestCorruptManifestSkipped(t *testing.T) {
 	}
 	if got := names(t, b); !slices.Equal(got, []string{"ck.1"}) {
 		t.Errorf("lists %v with ck.2's manifest corrupt, want [ck.1]", got)
+	}
+	// Scan reports it, with the checkpoint's name and the failed checksum.
+	ms, bad, err := Scan(ctx, b)
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("Scan = %d manifests, %v", len(ms), err)
+	}
+	if len(bad) != 1 || bad[0].Name != "ck.2" || bad[0].Object != "ck.2.manifest" || !errors.Is(bad[0].Err, manifest.ErrCorrupt) {
+		t.Errorf("Scan's unreadable = %+v, want ck.2.manifest, corrupt", bad)
+	}
+}
+
+// corruptManifest flips a byte in the middle of checkpoint name's manifest.
+func corruptManifest(t *testing.T, b storage.Backend, name string) {
+	t.Helper()
+	ctx := context.Background()
+	text, err := storage.Load(ctx, b, ManifestObject(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text[len(text)/2] ^= 0x40
+	if _, err := storage.Save(ctx, b, ManifestObject(name), bytes.NewReader(text)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Check passes a checkpoint whose objects are all there at their sizes
+// and names the rank whose object is missing or of another size.
+func TestCheck(t *testing.T) {
+	ctx := context.Background()
+	b := mem.New()
+	m := checkpointManifest(t, "ck.1", 1, 3)
+	flush(t, b, m, true)
+	if err := Check(ctx, b, m); err != nil {
+		t.Fatalf("intact: %v", err)
+	}
+	if _, err := storage.Save(ctx, b, DataObject("ck.1", 1), bytes.NewReader([]byte("short"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(ctx, b, m); !errors.Is(err, manifest.ErrCorrupt) || !strings.Contains(err.Error(), "rank 1") {
+		t.Errorf("wrong size: %v", err)
+	}
+	if err := b.Remove(ctx, DataObject("ck.1", 2)); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, b, checkpointManifest(t, "ck.2", 2, 3), true)
+	b.Remove(ctx, DataObject("ck.2", 2))
+	if err := Check(ctx, b, checkpointManifest(t, "ck.2", 2, 3)); !errors.Is(err, storage.ErrNotExist) || !strings.Contains(err.Error(), "rank 2") {
+		t.Errorf("missing: %v", err)
+	}
+}
+
+// The retention rule step by step: the keep newest stay, and beyond them
+// the newest recoverable one; keep ≤ 0 keeps all.
+func TestDoomed(t *testing.T) {
+	c := func(name string, ok bool) Candidate { return Candidate{Name: name, Recoverable: ok} }
+	for _, tc := range []struct {
+		what string
+		list []Candidate
+		keep int
+		want []string
+	}{
+		{"keep 0 keeps all", []Candidate{c("c3", false), c("c2", true)}, 0, nil},
+		{"empty", nil, 2, nil},
+		{"all recoverable: order alone", []Candidate{c("c4", true), c("c3", true), c("c2", true), c("c1", true)}, 2, []string{"c2", "c1"}},
+		{"newest damaged: the next recoverable stays", []Candidate{c("c4", false), c("c3", true), c("c2", true)}, 1, []string{"c2"}},
+		{"two newest damaged", []Candidate{c("c5", false), c("c4", false), c("c3", true), c("c2", true), c("c1", true)}, 1, []string{"c4", "c2", "c1"}},
+		{"recoverable within keep: nothing extra", []Candidate{c("c4", false), c("c3", true), c("c2", true)}, 2, []string{"c2"}},
+		{"none recoverable: order alone", []Candidate{c("c3", false), c("c2", false), c("c1", false)}, 1, []string{"c2", "c1"}},
+		{"keep beyond the listing", []Candidate{c("c2", false), c("c1", false)}, 5, nil},
+	} {
+		if got := Doomed(tc.list, tc.keep); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: Doomed = %v, want %v", tc.what, got, tc.want)
+		}
+	}
+}
+
+// On the tier: with keep 1, newer checkpoints with a corrupt manifest or
+// a lost object do not cost the last recoverable one, which a later
+// healthy checkpoint then replaces.
+func TestRetainKeepsNewestRecoverable(t *testing.T) {
+	ctx := context.Background()
+	b := mem.New()
+	flush(t, b, checkpointManifest(t, "ck.1", 1, 2), true)
+	flush(t, b, checkpointManifest(t, "ck.2", 2, 2), true)
+	if err := Retain(ctx, b, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, b); !slices.Equal(got, []string{"ck.2"}) {
+		t.Fatalf("healthy: %v", got)
+	}
+	// ck.3 lost a rank's object before retention ran.
+	m3 := checkpointManifest(t, "ck.3", 3, 2)
+	flush(t, b, m3, true)
+	b.Remove(ctx, DataObject("ck.3", 1))
+	if err := Retain(ctx, b, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, b); !slices.Equal(got, []string{"ck.3", "ck.2"}) {
+		t.Errorf("ck.3 damaged: %v, want [ck.3 ck.2]", got)
+	}
+	// ck.4's object is short: ck.3 goes, ck.2 stays.
+	flush(t, b, checkpointManifest(t, "ck.4", 4, 2), true)
+	storage.Save(ctx, b, DataObject("ck.4", 0), bytes.NewReader([]byte("x")))
+	if err := Retain(ctx, b, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, b); !slices.Equal(got, []string{"ck.4", "ck.2"}) {
+		t.Errorf("ck.4 damaged: %v, want [ck.4 ck.2]", got)
+	}
+	// ck.5's manifest is corrupt: it is no checkpoint; retention leaves it
+	// (its age is unknown) and ck.2 stays.
+	flush(t, b, checkpointManifest(t, "ck.5", 5, 2), true)
+	corruptManifest(t, b, "ck.5")
+	if err := Retain(ctx, b, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, b); !slices.Equal(got, []string{"ck.4", "ck.2"}) {
+		t.Errorf("ck.5's manifest corrupt: %v, want [ck.4 ck.2]", got)
+	}
+	if _, bad, _ := Scan(ctx, b); len(bad) != 1 || bad[0].Name != "ck.5" {
+		t.Errorf("ck.5's damaged manifest: %+v", bad)
+	}
+	// A healthy ck.6: the rule is order alone again.
+	flush(t, b, checkpointManifest(t, "ck.6", 6, 2), true)
+	if err := Retain(ctx, b, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, b); !slices.Equal(got, []string{"ck.6"}) {
+		t.Errorf("ck.6 healthy: %v, want [ck.6]", got)
+	}
+	if left := objects(t, b, "ck.2/"); len(left) != 0 {
+		t.Errorf("ck.2 left objects: %v", left)
 	}
 }
 
