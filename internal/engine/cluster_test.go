@@ -7,8 +7,10 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/cachetier"
 	"github.com/ckpt/ckpt/internal/cluster"
 	"github.com/ckpt/ckpt/internal/engine"
 )
@@ -76,4 +78,36 @@ func TestDoubleLossFallsBackToShared(t *testing.T) {
 	c.LoseNode(3)
 	c.Relaunch()
 	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Restart(ctx, "c1", engine.SourceShared) })
+}
+
+// A corrupt manifest in one node's cache neither fails the restart nor
+// skips the checkpoint: the node offers none, its ranks' files are checked
+// against the other nodes' manifest like any others, used when intact and
+// rebuilt when not, and the manifest is written back.
+func TestCorruptManifestOnOneNode(t *testing.T) {
+	for _, tc := range []struct {
+		what    string
+		dataToo bool
+		source  engine.Source
+	}{
+		{"files intact", false, engine.SourceCache},
+		{"files corrupt too", true, engine.SourceRebuild},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			c := cluster.New(t, cluster.Config{Ranks: 4, Nodes: 4, Scheme: "xor:4", Mem: true})
+			c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Write(ctx, "c1") })
+			c.Corrupt(2, cachetier.ManifestObject("c1"))
+			if tc.dataToo {
+				c.Corrupt(2, cachetier.FileObject("c1", 2, "state"))
+			}
+			if got := cachedNames(t, c, 2); len(got) != 0 {
+				t.Fatalf("node 2 lists %v with its manifest corrupt", got)
+			}
+			c.Relaunch()
+			c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Restart(ctx, "c1", tc.source) })
+			if got := cachedNames(t, c, 2); !slices.Equal(got, []string{"c1"}) {
+				t.Errorf("node 2 lists %v after the restart, want its manifest written back", got)
+			}
+		})
+	}
 }

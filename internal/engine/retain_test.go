@@ -92,5 +92,3 @@ func TestRetainCountsRebuildableAsRecoverable(t *testing.T) {
 	c.Relaunch()
 	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Restart(ctx, "c2", engine.SourceRebuild) })
 }
-
-

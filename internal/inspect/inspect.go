@@ -7,6 +7,7 @@
 package inspect
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -67,7 +68,39 @@ type Listing struct {
 	Bytes    int64    // application bytes over all ranks
 	InCache  []string // nodes whose cache holds its manifest
 	InShared bool
+	// Manifest is the checkpoint's manifest: the first node's (by name)
+	// whose cache holds one that decodes, else the shared tier's. Nil when
+	// no manifest of it decodes anywhere: then only Name and Damaged say
+	// anything, and ID, Ranks, Scheme and Bytes are zero.
 	Manifest *manifest.Manifest
+	// Damaged are the manifests of the checkpoint a restart cannot use as
+	// they are: unreadable, failing to decode, or differing from the copy
+	// Manifest is. Their nodes are not in InCache, nor is a damaged shared
+	// manifest InShared (unless it differs only).
+	Damaged []Damage
+}
+
+// Tiers of a Damage.
+const (
+	TierCache  = "cache"
+	TierShared = "shared"
+)
+
+// Damage is a checkpoint's manifest that is not as it should be.
+type Damage struct {
+	Tier    string // TierCache or TierShared
+	Node    string // the node whose cache holds it; "" on the shared tier
+	Object  string // the manifest's object on that tier
+	Problem string // "unreadable: ...", the decoding error, or how it differs
+}
+
+// String says where the damaged manifest is and what is wrong with it.
+func (d Damage) String() string {
+	where := "the shared tier's manifest"
+	if d.Tier == TierCache {
+		where = fmt.Sprintf("the manifest in %s's cache", d.Node)
+	}
+	return where + ": " + d.Problem
 }
 
 // appBytes is a checkpoint's application bytes over all ranks.
@@ -81,48 +114,112 @@ func appBytes(m *manifest.Manifest) int64 {
 	return n
 }
 
+// sameCheckpoint tells whether two decoded manifests describe the same
+// checkpoint alike; the shared tier's copy differs only in its Level.
+func sameCheckpoint(a, b *manifest.Manifest) bool {
+	ac, bc := *a, *b
+	ac.Level, bc.Level = manifest.LevelCache, manifest.LevelCache
+	at, aerr := manifest.Encode(&ac)
+	bt, berr := manifest.Encode(&bc)
+	return aerr == nil && berr == nil && bytes.Equal(at, bt)
+}
+
 // ListCheckpoints lists every checkpoint with a manifest in any cache or on
-// the shared tier, newest first. It reads manifests only.
+// the shared tier, newest first. It reads manifests only. A manifest that
+// does not decode is listed as damage of the checkpoint it names (a
+// Listing with a nil Manifest if none of its manifests decodes, after the
+// others), never skipped.
 func ListCheckpoints(ctx context.Context, t Tiers) ([]Listing, error) {
 	byName := map[string]*Listing{}
-	add := func(m *manifest.Manifest) *Listing {
+	var order []*Listing
+	// from says whose copy a Listing's Manifest is, for mismatches.
+	from := map[*Listing]string{}
+	add := func(m *manifest.Manifest, source string) (*Listing, string) {
 		key := fmt.Sprintf("%s#%d", m.Name, m.ID)
 		l := byName[key]
 		if l == nil {
 			l = &Listing{Name: m.Name, ID: m.ID, Ranks: m.Ranks, Scheme: m.Scheme, Bytes: appBytes(m), Manifest: m}
 			byName[key] = l
+			order = append(order, l)
+			from[l] = source
+			return l, ""
 		}
-		return l
+		if !sameCheckpoint(l.Manifest, m) {
+			return l, "decodes, but differs from " + from[l]
+		}
+		return l, ""
 	}
+	// pending are the manifests that do not decode, by checkpoint name.
+	type pending struct {
+		name string
+		d    Damage
+	}
+	var bad []pending
 	nodes := make([]string, 0, len(t.Caches))
 	for n := range t.Caches {
 		nodes = append(nodes, n)
 	}
 	sort.Strings(nodes)
 	for _, n := range nodes {
-		ms, err := cachetier.List(ctx, t.Caches[n])
+		ms, unreadable, err := cachetier.Scan(ctx, t.Caches[n])
 		if err != nil {
 			return nil, fmt.Errorf("cache of %s: %w", n, err)
 		}
 		for _, m := range ms {
-			l := add(m)
+			l, differs := add(m, fmt.Sprintf("the manifest in %s's cache", n))
+			// A restart takes a differing copy for the checkpoint too
+			// (it reads the lowest rank's): the node holds it.
 			l.InCache = append(l.InCache, n)
+			if differs != "" {
+				l.Damaged = append(l.Damaged, Damage{TierCache, n, cachetier.ManifestObject(m.Name), differs})
+			}
+		}
+		for _, u := range unreadable {
+			bad = append(bad, pending{u.Name, Damage{TierCache, n, u.Object, u.Err.Error()}})
 		}
 	}
 	if t.Shared != nil {
-		ms, err := sharedtier.List(ctx, t.Shared)
+		ms, unreadable, err := sharedtier.Scan(ctx, t.Shared)
 		if err != nil {
 			return nil, fmt.Errorf("shared tier: %w", err)
 		}
 		for _, m := range ms {
-			add(m).InShared = true
+			l, differs := add(m, "the shared tier's manifest")
+			l.InShared = true
+			if differs != "" {
+				l.Damaged = append(l.Damaged, Damage{TierShared, "", sharedtier.ManifestObject(m.Name), differs})
+			}
+		}
+		for _, u := range unreadable {
+			bad = append(bad, pending{u.Name, Damage{TierShared, "", u.Object, u.Err.Error()}})
 		}
 	}
-	var out []Listing
-	for _, l := range byName {
+	// Attach the manifests that do not decode to the checkpoints of
+	// their name, or list the name on its own.
+	attach := func(name string, d Damage) {
+		found := false
+		for _, l := range order {
+			if l.Name == name {
+				l.Damaged = append(l.Damaged, d)
+				found = true
+			}
+		}
+		if !found {
+			l := &Listing{Name: name, Damaged: []Damage{d}}
+			order = append(order, l)
+		}
+	}
+	for _, p := range bad {
+		attach(p.name, p.d)
+	}
+	out := make([]Listing, 0, len(order))
+	for _, l := range order {
 		out = append(out, *l)
 	}
-	sort.Slice(out, func(i, j int) bool {
+	sort.SliceStable(out, func(i, j int) bool {
+		if (out[i].Manifest == nil) != (out[j].Manifest == nil) {
+			return out[j].Manifest == nil
+		}
 		if out[i].ID != out[j].ID {
 			return out[i].ID > out[j].ID
 		}
@@ -147,7 +244,8 @@ type Verification struct {
 	How         engine.Source // engine.SourceCache, SourceRebuild or SourceShared as Restored.Source says, or "" when not recoverable
 	Reason      string        // why not, or what the cheaper ways lacked
 	Ranks       []RankCheck
-	Shared      string // "ok", a problem, or "" when not on the shared tier
+	Shared      string   // "ok", a problem, or "" when not on the shared tier
+	Damaged     []Damage // the listing's damaged manifests
 }
 
 // VerifyCheckpoint recomputes every hash of a listed checkpoint: each rank's
@@ -161,14 +259,30 @@ type Verification struct {
 // beforehand, so one recovery.Decide answers, by the same rules a restart
 // follows. The job it plans for is the checkpoint's own layout: every rank
 // on the node that wrote it.
+//
+// A node whose cache manifest of the checkpoint is damaged offers it to no
+// restart; the restart checks that node's files against another node's
+// manifest like any other's, and writes the manifest back (recovery's
+// rules 5 and 11). So does this: the damage is reported in Damaged, and
+// the verdict counts those files as what they are. A checkpoint no
+// manifest of which decodes is not recoverable.
 func VerifyCheckpoint(ctx context.Context, t Tiers, l Listing) Verification {
 	m := l.Manifest
-	v := Verification{Name: m.Name, ID: m.ID}
+	if m == nil {
+		v := Verification{Name: l.Name, Damaged: l.Damaged, Reason: "no manifest of it decodes"}
+		return v
+	}
+	v := Verification{Name: m.Name, ID: m.ID, Damaged: l.Damaged}
 	cp := recovery.FromManifest(m)
 	// Only the layout's nodes are nodes of the job: the planner refuses
 	// manifest states of others, and a restart of this layout would not
 	// see them either.
 	cp.Manifests = map[string]recovery.State{}
+	for _, d := range l.Damaged {
+		if d.Tier == TierCache && slices.Contains(cp.Nodes, d.Node) {
+			cp.Manifests[d.Node] = recovery.Corrupt
+		}
+	}
 	for _, n := range l.InCache {
 		if slices.Contains(cp.Nodes, n) {
 			cp.Manifests[n] = recovery.Intact
@@ -190,7 +304,7 @@ func VerifyCheckpoint(ctx context.Context, t Tiers, l Listing) Verification {
 		rc.OK, rc.Problem = err == nil, engine.ErrString(err)
 		v.Ranks = append(v.Ranks, rc)
 	}
-	inCache := len(cp.Manifests) > 0
+	inCache := len(l.InCache) > 0 && slices.ContainsFunc(cp.Nodes, func(n string) bool { return cp.Manifests[n] == recovery.Intact })
 	if inCache {
 		cp.Held = held // the planner takes holdings only of a checkpoint some node holds
 	}
@@ -217,7 +331,10 @@ func VerifyCheckpoint(ctx context.Context, t Tiers, l Listing) Verification {
 	default:
 		v.Reason = p.Why()
 	}
-	if !inCache {
+	switch {
+	case !inCache && slices.ContainsFunc(l.Damaged, func(d Damage) bool { return d.Tier == TierCache }):
+		v.Reason = "no node cache holds a manifest of it that decodes"
+	case !inCache:
 		// No node cache holds its manifest: normal once a finished job's
 		// caches were removed, and no loss of members to report.
 		v.Reason = "in no node cache"

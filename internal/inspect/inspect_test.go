@@ -1,15 +1,19 @@
 package inspect
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ckpt/ckpt/internal/cachetier"
 	"github.com/ckpt/ckpt/internal/engine"
 	"github.com/ckpt/ckpt/internal/localcomm"
+	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/internal/storage/mem"
 	"github.com/ckpt/ckpt/storage"
@@ -148,4 +152,120 @@ func TestVerifyCorruptParity(t *testing.T) {
 func saveObject(ctx context.Context, b storage.Backend, name, content string) error {
 	_, err := storage.Save(ctx, b, name, strings.NewReader(content))
 	return err
+}
+
+// flipByte flips a byte in the middle of an object, as a bad disk would.
+func flipByte(t *testing.T, b storage.Backend, object string) {
+	t.Helper()
+	ctx := context.Background()
+	data, err := storage.Load(ctx, b, object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x20
+	if _, err := storage.Save(ctx, b, object, bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A corrupt manifest is listed as damage of its checkpoint, never skipped:
+// in one node's cache (the others' copies still give the checkpoint back,
+// and that node's files count as what they are), on the shared tier (the
+// tier no longer offers it), and as a checkpoint's only manifest (listed
+// on its own, not recoverable). A manifest that decodes but differs from
+// the others is damage too.
+func TestCorruptManifests(t *testing.T) {
+	ctx := context.Background()
+	caches := map[string]storage.Backend{}
+	for r := range 4 {
+		caches[fmt.Sprintf("n%d", r)] = mem.New()
+	}
+	shared := mem.New()
+	commit(t, caches, shared, "c1", true)
+	commit(t, caches, shared, "c2", false)
+	commit(t, caches, shared, "c3", true)
+	tiers := Tiers{Caches: caches, Shared: shared}
+	// c3 is on the shared tier alone, and its manifest there is corrupt.
+	for _, c := range caches {
+		if err := cachetier.Remove(ctx, c, "c3"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flipByte(t, shared, sharedtier.ManifestObject("c3"))
+	flipByte(t, caches["n1"], cachetier.ManifestObject("c2"))
+	flipByte(t, shared, sharedtier.ManifestObject("c1"))
+
+	list, err := ListCheckpoints(ctx, tiers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range list {
+		got = append(got, fmt.Sprintf("%s %d %v %v %d", l.Name, l.ID, l.InCache, l.InShared, len(l.Damaged)))
+	}
+	want := []string{"c2 2 [n0 n2 n3] false 1", "c1 1 [n0 n1 n2 n3] false 1", "c3 0 [] false 1"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ListCheckpoints = %q, want %q", got, want)
+	}
+	checkDamage := func(d Damage, tier, node, object string) {
+		t.Helper()
+		if d.Tier != tier || d.Node != node || d.Object != object || !strings.Contains(d.Problem, "manifest checksum") {
+			t.Errorf("damage = %+v, want %s %s %s with a failed checksum", d, tier, node, object)
+		}
+	}
+	checkDamage(list[0].Damaged[0], TierCache, "n1", "c2/manifest")
+	checkDamage(list[1].Damaged[0], TierShared, "", "c1.manifest")
+	checkDamage(list[2].Damaged[0], TierShared, "", "c3.manifest")
+	if list[2].Manifest != nil {
+		t.Errorf("c3 has a manifest: %+v", list[2])
+	}
+
+	// c2: n1's files are intact against the other nodes' manifest, so a
+	// restart uses them and writes the manifest back.
+	v := VerifyCheckpoint(ctx, tiers, list[0])
+	if !v.Recoverable || v.How != engine.SourceCache || len(v.Damaged) != 1 {
+		t.Errorf("c2 with n1's manifest corrupt: %+v", v)
+	}
+	// One more member lost elsewhere: still rebuildable.
+	cachetier.RemovePart(ctx, caches["n2"], "c2", 2)
+	if v := VerifyCheckpoint(ctx, tiers, list[0]); !v.Recoverable || v.How != engine.SourceRebuild {
+		t.Errorf("c2 with n1's manifest corrupt and rank 2 lost: %+v", v)
+	}
+	// n1's files lost too: two members of the set, not recoverable.
+	cachetier.RemovePart(ctx, caches["n1"], "c2", 1)
+	if v := VerifyCheckpoint(ctx, tiers, list[0]); v.Recoverable || !strings.Contains(v.Reason, "lost ranks [1 2]") {
+		t.Errorf("c2 with ranks 1 and 2 lost: %+v", v)
+	}
+	// c1: the caches give it back; the shared tier no longer would.
+	cachetier.RemovePart(ctx, caches["n0"], "c1", 0)
+	cachetier.RemovePart(ctx, caches["n3"], "c1", 3)
+	if v := VerifyCheckpoint(ctx, tiers, list[1]); v.Recoverable || v.Shared != "" || len(v.Damaged) != 1 {
+		t.Errorf("c1 with two members lost and its shared manifest corrupt: %+v", v)
+	}
+	// c3: no manifest decodes.
+	if v := VerifyCheckpoint(ctx, tiers, list[2]); v.Recoverable || v.Name != "c3" || v.Reason != "no manifest of it decodes" || len(v.Damaged) != 1 {
+		t.Errorf("c3: %+v", v)
+	}
+
+	// A copy that decodes but differs (another Created time) is damage of
+	// the node that holds it; the node still counts as holding it, as a
+	// restart would take it.
+	m := *list[1].Manifest
+	m.Created = m.Created.Add(time.Second)
+	text, err := manifest.Encode(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := saveObject(ctx, caches["n3"], cachetier.ManifestObject("c1"), string(text)); err != nil {
+		t.Fatal(err)
+	}
+	list, err = ListCheckpoints(ctx, tiers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := list[1]
+	if l.Name != "c1" || len(l.InCache) != 4 || len(l.Damaged) != 2 || l.Damaged[0].Node != "n3" ||
+		l.Damaged[0].Problem != "decodes, but differs from the manifest in n0's cache" {
+		t.Errorf("c1 with n3's copy differing: %+v", l)
+	}
 }
