@@ -38,6 +38,9 @@ func (f *inspectFlags) run(c *cobra.Command, args []string) error {
 	if l == nil {
 		return usagef("no checkpoint %q in the caches or on the shared tier ('ckpt ls' lists them)", args[0])
 	}
+	if l.Manifest == nil {
+		return fmt.Errorf("checkpoint %q: no manifest of it decodes (%s)", l.Name, damageNote(l.Damaged))
+	}
 	if *f.asJSON {
 		return writeInspectJSON(c.OutOrStdout(), l)
 	}
@@ -65,7 +68,7 @@ func writeInspectJSON(w io.Writer, l *inspect.Listing) error {
 	}
 	return writeJSON(w, object{{"name", m.Name}, {"id", m.ID}, {"created", m.Created.Format(time.RFC3339Nano)},
 		{"ranks", m.Ranks}, {"redundancy", m.Scheme}, {"set_size", m.SetSize}, {"parity", m.M}, {"sets", m.Sets},
-		{"bytes", l.Bytes}, {"cache_nodes", nodes}, {"shared", l.InShared}, {"parts", parts}})
+		{"bytes", l.Bytes}, {"cache_nodes", nodes}, {"shared", l.InShared}, {"damaged", damageJSON(l.Damaged)}, {"parts", parts}})
 }
 
 // writeInspectTable writes l's manifest and where it is as two tables: the

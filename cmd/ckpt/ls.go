@@ -29,7 +29,7 @@ func newLsCmd() *cobra.Command {
 					nodes = []string{}
 				}
 				items = append(items, object{{"name", l.Name}, {"id", l.ID}, {"ranks", l.Ranks}, {"redundancy", l.Scheme},
-					{"bytes", l.Bytes}, {"cache_nodes", nodes}, {"shared", l.InShared}})
+					{"bytes", l.Bytes}, {"cache_nodes", nodes}, {"shared", l.InShared}, {"damaged", damageJSON(l.Damaged)}})
 			}
 			return writeJSON(w, object{{"checkpoints", items}})
 		}
@@ -40,6 +40,11 @@ func newLsCmd() *cobra.Command {
 		t := newTable(w)
 		t.row("NAME", "ID", "RANKS", "REDUNDANCY", "SIZE", "WHERE")
 		for _, l := range list {
+			if l.Manifest == nil {
+				// No manifest of it decodes: nothing is known but its name.
+				t.row(l.Name, "?", "?", "?", "?", where(l))
+				continue
+			}
 			t.row(l.Name, fmt.Sprint(l.ID), fmt.Sprint(l.Ranks), l.Scheme, units.FormatSize(float64(l.Bytes)), where(l))
 		}
 		return t.flush()
@@ -49,6 +54,11 @@ func newLsCmd() *cobra.Command {
 
 const lsLong = `Lists every checkpoint with a manifest in a node's cache or on the shared
 tier, newest first. It reads manifests only; 'ckpt verify' checks the data.
+A manifest that cannot be read, fails its checksum or differs from the
+other copies is listed as damaged in WHERE ("damaged" in --json: tier,
+node, object and problem), never skipped; a checkpoint none of whose
+manifests decodes is listed with "?" for what only a manifest tells (id 0
+in --json), after the others.
 On one machine a job's node caches live in its directory, one directory per
 node: name the job with --job (or --cache-root for a job started with one).
 Without a job named (and without --shared) it lists the jobs in the default

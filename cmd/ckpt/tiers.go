@@ -154,5 +154,35 @@ func where(l inspect.Listing) string {
 	if l.InShared {
 		parts = append(parts, "shared")
 	}
+	if d := damageNote(l.Damaged); d != "" {
+		parts = append(parts, d)
+	}
 	return strings.Join(parts, ", ")
+}
+
+// damageNote says which of a checkpoint's manifests are damaged and how;
+// "" for none.
+func damageNote(ds []inspect.Damage) string {
+	var notes []string
+	for _, d := range ds {
+		notes = append(notes, d.String())
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "damaged: " + strings.Join(notes, "; ")
+}
+
+// damageJSON is the "damaged" key of ls, inspect and verify: every damaged
+// manifest of a checkpoint ([] for none).
+func damageJSON(ds []inspect.Damage) []object {
+	out := []object{}
+	for _, d := range ds {
+		var node any
+		if d.Node != "" {
+			node = d.Node
+		}
+		out = append(out, object{{"tier", d.Tier}, {"node", node}, {"object", d.Object}, {"problem", d.Problem}})
+	}
+	return out
 }

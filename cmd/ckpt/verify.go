@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -34,8 +35,17 @@ whether a restart could recover it and how, in the order a restart tries:
 from the caches as they are (cache), by rebuilding lost or corrupt members
 from their redundancy sets (rebuild), or from the shared tier (shared).
 
+A damaged manifest (unreadable, failing its checksum, or differing from the
+other copies) is reported in NOTES ("damaged" in --json: tier, node,
+object and problem) and judged as a restart would: a node whose cache
+manifest is damaged offers the checkpoint to no restart, but its files are
+checked against another node's manifest like any others (and the manifest
+written back); a damaged shared manifest means no fetch from the shared
+tier; a checkpoint none of whose manifests decodes is not recoverable.
+
 Exit status: 0 when the named checkpoint (or, without NAME, at least one
-checkpoint) is recoverable; 1 otherwise; 2 for bad input.`
+checkpoint) is recoverable; 1 otherwise; 2 for bad input. Damage, of data
+or of manifests, changes the status only through recoverability.`
 
 // verifyFlags are the flags of 'ckpt verify'.
 type verifyFlags struct{ tierReader }
@@ -98,7 +108,7 @@ func writeVerifyJSON(w io.Writer, list []inspect.Listing, results []inspect.Veri
 		}
 		items = append(items, object{{"name", v.Name}, {"id", v.ID}, {"recoverable", v.Recoverable},
 			{"how", v.How}, {"reason", v.Reason}, {"shared", v.Shared}, {"ranks", ranks},
-			{"cache_nodes", nonNil(list[i].InCache)}})
+			{"cache_nodes", nonNil(list[i].InCache)}, {"damaged", damageJSON(v.Damaged)}})
 	}
 	return writeJSON(w, object{{"checkpoints", items}})
 }
@@ -111,7 +121,7 @@ func writeVerifyTable(w io.Writer, list []inspect.Listing, results []inspect.Ver
 	t := newTable(w)
 	t.row("NAME", "ID", "RECOVERABLE", "HOW", "NOTES")
 	for i, v := range results {
-		if v.How == ckpt.SourceShared && len(list[i].InCache) == 0 && v.Shared == "ok" {
+		if v.How == ckpt.SourceShared && len(list[i].InCache) == 0 && v.Shared == "ok" && len(v.Damaged) == 0 {
 			// The normal state of a finished job's checkpoints:
 			// its caches were removed, the shared tier keeps them.
 			t.row(v.Name, fmt.Sprint(v.ID), "yes", string(v.How), sharedOnlyNote)
@@ -132,7 +142,14 @@ func writeVerifyTable(w io.Writer, list []inspect.Listing, results []inspect.Ver
 		if v.Shared != "" && v.Shared != "ok" {
 			note += "; shared tier: " + v.Shared
 		}
-		t.row(v.Name, fmt.Sprint(v.ID), rec, string(v.How), note)
+		if d := damageNote(v.Damaged); d != "" {
+			note = d + "; " + note
+		}
+		id := fmt.Sprint(v.ID)
+		if list[i].Manifest == nil {
+			id = "?"
+		}
+		t.row(v.Name, id, rec, string(v.How), strings.TrimSuffix(note, "; "))
 	}
 	t.flush()
 }
