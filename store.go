@@ -61,7 +61,8 @@ type Options struct {
 	Shared storage.Backend
 	// KeepCache and KeepShared are how many checkpoints each tier keeps
 	// (default 2 in the cache, 0 = all on the shared tier); older ones are
-	// removed after a commit or flush, and the newest is never removed.
+	// removed after a commit or flush, and the newest is never removed,
+	// nor the newest one a restart could recover.
 	KeepCache, KeepShared int
 }
 

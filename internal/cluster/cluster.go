@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/cachetier"
 	"github.com/ckpt/ckpt/internal/engine"
 	"github.com/ckpt/ckpt/internal/localcomm"
 	"github.com/ckpt/ckpt/internal/storage/local"
@@ -207,6 +208,21 @@ func (c *Cluster) NodeName(n int) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.hosts[n].name
+}
+
+// Checkpoints lists the checkpoints whose manifest node slot n's cache
+// holds, newest first (cachetier.List's order).
+func (c *Cluster) Checkpoints(n int) []string {
+	c.t.Helper()
+	ms, err := cachetier.List(context.Background(), c.Cache(n))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var names []string
+	for _, m := range ms {
+		names = append(names, m.Name)
+	}
+	return names
 }
 
 // Shared returns the shared tier (nil without Config.Shared).

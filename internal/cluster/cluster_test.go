@@ -6,25 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt/internal/cachetier"
 	"github.com/ckpt/ckpt/internal/cluster"
 	"github.com/ckpt/ckpt/internal/engine"
 	"github.com/ckpt/ckpt/internal/localcomm"
 )
-
-// checkpoints lists the checkpoints whose manifest node slot n holds.
-func checkpoints(t *testing.T, c *cluster.Cluster, n int) []string {
-	t.Helper()
-	ms, err := cachetier.List(context.Background(), c.Cache(n))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, m := range ms {
-		names = append(names, m.Name)
-	}
-	return names
-}
 
 // A partition in the middle of the job makes the next commit fail on both
 // sides, promptly, and leaves no checkpoint; after Heal a relaunched job
@@ -50,7 +35,7 @@ func TestPartitionFailsCommitOnBothSides(t *testing.T) {
 	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Restart(ctx, "c1", engine.SourceCache) })
 	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Write(ctx, "c3") })
 	for n := range 4 {
-		if got := checkpoints(t, c, n); strings.Join(got, " ") != "c3 c1" {
+		if got := c.Checkpoints(n); strings.Join(got, " ") != "c3 c1" {
 			t.Errorf("node %d holds %v, want c3 c1 (c2 never committed)", n, got)
 		}
 	}
@@ -89,7 +74,7 @@ func TestLoseNodeDuringCommit(t *testing.T) {
 				if n == 2 {
 					continue // lost
 				}
-				if got := checkpoints(t, c, n); strings.Join(got, " ") != "c1" {
+				if got := c.Checkpoints(n); strings.Join(got, " ") != "c1" {
 					t.Errorf("node %d holds %v after the failed commit, want only c1", n, got)
 				}
 			}
@@ -112,7 +97,7 @@ func TestRelaunchAfterLoseNodeRestartsFromRebuild(t *testing.T) {
 		t.Errorf("the lost node's cache answers: %v", err)
 	}
 	c.Relaunch()
-	if got := checkpoints(t, c, 1); len(got) != 0 {
+	if got := c.Checkpoints(1); len(got) != 0 {
 		t.Fatalf("the spare's cache holds %v, want nothing", got)
 	}
 	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Restart(ctx, "c1", engine.SourceRebuild) })

@@ -100,12 +100,12 @@ func TestCorruptManifestOnOneNode(t *testing.T) {
 			if tc.dataToo {
 				c.Corrupt(2, cachetier.FileObject("c1", 2, "state"))
 			}
-			if got := cachedNames(t, c, 2); len(got) != 0 {
+			if got := c.Checkpoints(2); len(got) != 0 {
 				t.Fatalf("node 2 lists %v with its manifest corrupt", got)
 			}
 			c.Relaunch()
 			c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Restart(ctx, "c1", tc.source) })
-			if got := cachedNames(t, c, 2); !slices.Equal(got, []string{"c1"}) {
+			if got := c.Checkpoints(2); !slices.Equal(got, []string{"c1"}) {
 				t.Errorf("node 2 lists %v after the restart, want its manifest written back", got)
 			}
 		})

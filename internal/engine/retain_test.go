@@ -12,20 +12,6 @@ import (
 	"github.com/ckpt/ckpt/storage"
 )
 
-// cachedNames is the checkpoints node slot n's cache holds a manifest of.
-func cachedNames(t *testing.T, c *cluster.Cluster, n int) []string {
-	t.Helper()
-	ms, err := cachetier.List(context.Background(), c.Cache(n))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, m := range ms {
-		out = append(out, m.Name)
-	}
-	return out
-}
-
 // loseParityAtCommit arms the loss of two members of checkpoint name's
 // XOR set, one more than it rebuilds: when node 1 writes the manifest
 // (every rank's parity is durable by then), ranks 1 and 2 lose their
@@ -48,7 +34,7 @@ func TestRetainKeepsNewestRecoverable(t *testing.T) {
 	want := func(names ...string) {
 		t.Helper()
 		for n := range 4 {
-			if got := cachedNames(t, c, n); !slices.Equal(got, names) {
+			if got := c.Checkpoints(n); !slices.Equal(got, names) {
 				t.Errorf("node %d holds %v, want %v", n, got, names)
 			}
 		}
@@ -85,7 +71,7 @@ func TestRetainCountsRebuildableAsRecoverable(t *testing.T) {
 		c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Write(ctx, name) })
 	}
 	for n := range 4 {
-		if got := cachedNames(t, c, n); !slices.Equal(got, []string{"c2"}) {
+		if got := c.Checkpoints(n); !slices.Equal(got, []string{"c2"}) {
 			t.Errorf("node %d holds %v, want [c2]", n, got)
 		}
 	}

@@ -19,6 +19,15 @@ import (
 	"github.com/ckpt/ckpt/storage"
 )
 
+// fourCaches are the empty caches of nodes n0 to n3, for commit.
+func fourCaches() map[string]storage.Backend {
+	caches := map[string]storage.Backend{}
+	for r := range 4 {
+		caches[fmt.Sprintf("n%d", r)] = mem.New()
+	}
+	return caches
+}
+
 // commit writes checkpoint name on 4 ranks, one per node, with xor:4.
 func commit(t *testing.T, caches map[string]storage.Backend, shared storage.Backend, name string, flush bool) {
 	t.Helper()
@@ -63,10 +72,7 @@ func commit(t *testing.T, caches map[string]storage.Backend, shared storage.Back
 // tier when a set lost more than its parity rebuilds.
 func TestListAndVerify(t *testing.T) {
 	ctx := context.Background()
-	caches := map[string]storage.Backend{}
-	for r := range 4 {
-		caches[fmt.Sprintf("n%d", r)] = mem.New()
-	}
+	caches := fourCaches()
 	shared := mem.New()
 	commit(t, caches, shared, "c1", true)
 	commit(t, caches, shared, "c2", false)
@@ -124,10 +130,7 @@ func TestListAndVerify(t *testing.T) {
 // set lost makes it unrecoverable from the caches.
 func TestVerifyCorruptParity(t *testing.T) {
 	ctx := context.Background()
-	caches := map[string]storage.Backend{}
-	for r := range 4 {
-		caches[fmt.Sprintf("n%d", r)] = mem.New()
-	}
+	caches := fourCaches()
 	commit(t, caches, nil, "c1", false)
 	tiers := Tiers{Caches: caches}
 	list, err := ListCheckpoints(ctx, tiers)
@@ -176,10 +179,7 @@ func flipByte(t *testing.T, b storage.Backend, object string) {
 // the others is damage too.
 func TestCorruptManifests(t *testing.T) {
 	ctx := context.Background()
-	caches := map[string]storage.Backend{}
-	for r := range 4 {
-		caches[fmt.Sprintf("n%d", r)] = mem.New()
-	}
+	caches := fourCaches()
 	shared := mem.New()
 	commit(t, caches, shared, "c1", true)
 	commit(t, caches, shared, "c2", false)
