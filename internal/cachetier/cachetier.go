@@ -61,9 +61,16 @@ func List(ctx context.Context, cache storage.Backend) ([]*manifest.Manifest, err
 // Scan is List that also returns the manifests it skipped, so that tools
 // can report them as damaged.
 func Scan(ctx context.Context, cache storage.Backend) ([]*manifest.Manifest, []sharedtier.Unreadable, error) {
+	return ScanWith(ctx, cache, manifest.Decode)
+}
+
+// ScanWith is Scan with a decoder of its own: a memo of manifest.Decode
+// spares a caller that lists the cache at every commit (retention) from
+// decoding the same manifests again.
+func ScanWith(ctx context.Context, cache storage.Backend, decode func([]byte) (*manifest.Manifest, error)) ([]*manifest.Manifest, []sharedtier.Unreadable, error) {
 	ms, bad, err := sharedtier.ScanManifests(ctx, cache, func(object string) (string, bool) {
 		return strings.TrimSuffix(object, "/manifest"), isManifest(object)
-	})
+	}, decode)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ckpt: list the cache: %w", err)
 	}

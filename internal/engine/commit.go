@@ -195,8 +195,11 @@ func (c *Checkpoint) Commit(ctx context.Context) error {
 	msg := commitMsg{Part: manifest.Part{Rank: e.Rank, Node: e.Node}, Domain: e.Domain, Created: time.Now().UTC()}
 	msg.Err = ErrString(c.collectFiles(ctx, &msg.Part))
 	msg.NextID = e.lastID + 1 // the restored checkpoint may live only on the shared tier
-	if ms, err := cachetier.List(ctx, e.Cache); err == nil && len(ms) > 0 {
-		msg.NextID = max(msg.NextID, ms[0].ID+1)
+	if ms, _, err := cachetier.ScanWith(ctx, e.Cache, e.decodeMemo); err == nil {
+		e.pruneMemo(ms)
+		if len(ms) > 0 {
+			msg.NextID = max(msg.NextID, ms[0].ID+1)
+		}
 	}
 	all, err := GatherJSON(ctx, e.Comm, msg)
 	if err != nil {
@@ -273,6 +276,7 @@ func (c *Checkpoint) Commit(ctx context.Context) error {
 	// Retention: the ranks decide together (retain.go); the lowest rank
 	// of each node tidies that node's cache.
 	if e.KeepCache > 0 {
+		e.remember(text, man) // what it decodes to, without decoding it
 		if err := e.retainCache(ctx, man); err != nil {
 			return fmt.Errorf("ckpt: committed %q, but removing older checkpoints failed: %w", c.name, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/ckpt/ckpt/internal/group"
+	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/redundancy"
 	"github.com/ckpt/ckpt/storage"
 )
@@ -53,6 +54,9 @@ type Engine struct {
 	Pinned func(name string) bool
 	epoch  uint64 // collective operations so far, to tell transports apart
 	lastID uint64 // ID of the newest checkpoint committed or restored
+	// decoded remembers the manifests of this node's cache that retention
+	// decoded, by their text (decodeMemo).
+	decoded map[string]*manifest.Manifest
 }
 
 // New returns the engine of one rank.

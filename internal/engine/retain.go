@@ -21,17 +21,20 @@ import (
 	"github.com/ckpt/ckpt/storage"
 )
 
-// retainReport is what a rank tells the others for cache retention: the
-// manifests of its node's cache (sent by the node's lowest rank only; the
-// node's other ranks hold the same) and what its node's cache holds of its
-// own part of each, by candidate key.
+// retainReport is what a rank tells the others for cache retention: its
+// node, the checkpoints whose manifest its node's cache holds (sent by the
+// node's lowest rank only, the others' would be the same: what the
+// planner needs of each manifest, recovery.FromManifest, not the manifest
+// itself, which every rank would have to decode), and what its node's
+// cache holds of its own part of each, by candidateKey.
 type retainReport struct {
-	Offer offer                    `json:"offer"`
-	Held  map[string]recovery.Held `json:"held,omitempty"`
+	Node        string                   `json:"node"`
+	Checkpoints []recovery.Checkpoint    `json:"checkpoints,omitempty"`
+	Held        map[string]recovery.Held `json:"held,omitempty"`
 }
 
 // candidateKey names a checkpoint in a retainReport.
-func candidateKey(m *manifest.Manifest) string { return fmt.Sprintf("%s#%d", m.Name, m.ID) }
+func candidateKey(name string, id uint64) string { return fmt.Sprintf("%s#%d", name, id) }
 
 // retainCache runs cache retention after the commit of man (collective:
 // every rank of a job that keeps KeepCache > 0 calls it). The node's
@@ -41,19 +44,18 @@ func (e *Engine) retainCache(ctx context.Context, man *manifest.Manifest) error 
 	// A rank whose cache cannot be listed still takes part in the round
 	// (the others would wait for it), reporting nothing: its part counts
 	// as lost, which only makes the others keep more.
-	cached, lerr := cachetier.List(ctx, e.Cache)
+	cached, _, lerr := cachetier.ScanWith(ctx, e.Cache, e.decodeMemo)
 	lowest := e.Rank == LowestRankOn(man, e.Node)
-	mine := retainReport{Offer: offer{Node: e.Node}, Held: map[string]recovery.Held{}}
+	mine := retainReport{Node: e.Node, Held: map[string]recovery.Held{}}
 	for _, m := range cached {
 		if lowest {
-			if b, err := manifest.Encode(m); err == nil {
-				mine.Offer.Cache = append(mine.Offer.Cache, b)
-			}
+			mine.Checkpoints = append(mine.Checkpoints, recovery.FromManifest(m))
 		}
 		if m.Ranks == e.Size {
-			mine.Held[candidateKey(m)] = statPart(ctx, e.Cache, m.Name, m.Parts[e.Rank])
+			mine.Held[candidateKey(m.Name, m.ID)] = statPart(ctx, e.Cache, m.Name, m.Parts[e.Rank])
 		}
 	}
+	e.pruneMemo(cached)
 	// Round 4 (when the caches keep a bounded number): every rank sends
 	// what its node's cache holds, so that all decide alike.
 	all, err := GatherJSON(ctx, e.Comm, mine)
@@ -79,33 +81,44 @@ func (e *Engine) retainCache(ctx context.Context, man *manifest.Manifest) error 
 // another node's manifest, so this errs towards calling a checkpoint
 // damaged, which only makes retention keep an older one as well.
 func cacheCandidates(size int, all []retainReport) []sharedtier.Candidate {
-	offers := make([]offer, len(all))
+	nodes := make([]string, len(all))
 	for r, rep := range all {
-		offers[r] = rep.Offer
+		nodes[r] = nodeName(rep.Node, r)
 	}
-	in, cands := planInput(size, offers)
-	var out []sharedtier.Candidate
-	for i, cp := range in.Checkpoints {
-		m := cands[i].cache
-		if m == nil {
-			continue // offers hold cached manifests only
+	// The lowest rank's summary of each checkpoint, and the nodes that
+	// hold its manifest.
+	var cps []recovery.Checkpoint
+	index := map[string]int{}
+	for r, rep := range all {
+		for _, cp := range rep.Checkpoints {
+			k := candidateKey(cp.Name, cp.ID)
+			i, ok := index[k]
+			if !ok {
+				i = len(cps)
+				index[k] = i
+				cp.Manifests = map[string]recovery.State{}
+				cps = append(cps, cp)
+			}
+			cps[i].Manifests[nodes[r]] = recovery.Intact
 		}
+	}
+	var out []sharedtier.Candidate
+	for _, cp := range cps {
 		ok := false
-		if m.Ranks == size {
+		if cp.Ranks == size {
 			cp.Held = make([]recovery.Held, size)
 			for r := range cp.Held {
-				h, found := all[r].Held[candidateKey(m)]
+				h, found := all[r].Held[candidateKey(cp.Name, cp.ID)]
 				if !found {
 					h = recovery.Held{Data: recovery.Missing, Parity: recovery.Missing, Why: "no manifest of it in the node's cache"}
 				}
 				cp.Held[r] = h
 			}
-			p, err := recovery.Decide(recovery.Input{Ranks: size, Nodes: in.Nodes, Checkpoints: []recovery.Checkpoint{cp}})
+			p, err := recovery.Decide(recovery.Input{Ranks: size, Nodes: nodes, Checkpoints: []recovery.Checkpoint{cp}})
 			ok = err == nil && (p.Action == recovery.UseCache || p.Action == recovery.Rebuild)
 		}
-		out = append(out, sharedtier.Candidate{Name: m.Name, ID: m.ID, Recoverable: ok})
+		out = append(out, sharedtier.Candidate{Name: cp.Name, ID: cp.ID, Recoverable: ok})
 	}
-	// The planner's order: newest first, by ID then name.
 	slices.SortStableFunc(out, func(a, b sharedtier.Candidate) int {
 		if a.ID != b.ID {
 			return cmp.Compare(b.ID, a.ID)
@@ -113,6 +126,44 @@ func cacheCandidates(size int, all []retainReport) []sharedtier.Candidate {
 		return strings.Compare(a.Name, b.Name)
 	})
 	return out
+}
+
+// decodeMemo is manifest.Decode, remembering what it decoded: a commit
+// lists the cache twice (for the next ID, and for retention), and decoding
+// (strict, with a check of the canonical form) would otherwise cost more
+// than the rest of retention. The manifests it returns are shared:
+// read-only.
+func (e *Engine) decodeMemo(text []byte) (*manifest.Manifest, error) {
+	if m, ok := e.decoded[string(text)]; ok {
+		return m, nil
+	}
+	m, err := manifest.Decode(text)
+	if err == nil {
+		e.remember(text, m)
+	}
+	return m, err
+}
+
+// remember tells decodeMemo that text decodes to m.
+func (e *Engine) remember(text []byte, m *manifest.Manifest) {
+	if e.decoded == nil {
+		e.decoded = map[string]*manifest.Manifest{}
+	}
+	e.decoded[string(text)] = m
+}
+
+// pruneMemo forgets the manifests decodeMemo remembers that are not in
+// ms (those the cache no longer holds).
+func (e *Engine) pruneMemo(ms []*manifest.Manifest) {
+	held := make(map[*manifest.Manifest]bool, len(ms))
+	for _, m := range ms {
+		held[m] = true
+	}
+	for text, m := range e.decoded {
+		if !held[m] {
+			delete(e.decoded, text)
+		}
+	}
 }
 
 // statPart is a cheap CheckPart for retention: each of a rank's data files

@@ -88,7 +88,7 @@ func Scan(ctx context.Context, b storage.Backend) ([]*manifest.Manifest, []Unrea
 	return ScanManifests(ctx, b, func(object string) (string, bool) {
 		name, ok := strings.CutSuffix(object, ".manifest")
 		return name, ok && !strings.Contains(object, "/")
-	})
+	}, manifest.Decode)
 }
 
 // Unreadable is a manifest object that exists but marks no checkpoint:
@@ -101,10 +101,12 @@ type Unreadable struct {
 }
 
 // ScanManifests loads and decodes every object of b that nameOf says is a
-// checkpoint's manifest (returning the checkpoint's name): the manifests
-// that decode, newest (highest ID) first, and the others, by object name.
-// It is the listing of both tiers (package cachetier's layout too).
-func ScanManifests(ctx context.Context, b storage.Backend, nameOf func(object string) (string, bool)) ([]*manifest.Manifest, []Unreadable, error) {
+// checkpoint's manifest (returning the checkpoint's name) with decode
+// (manifest.Decode, or a memo of it): the manifests that decode, newest
+// (highest ID) first, and the others, by object name. It is the listing
+// of both tiers (package cachetier's layout too).
+func ScanManifests(ctx context.Context, b storage.Backend, nameOf func(object string) (string, bool),
+	decode func([]byte) (*manifest.Manifest, error)) ([]*manifest.Manifest, []Unreadable, error) {
 	var objects []string
 	err := b.List(ctx, "", func(i storage.Info) error {
 		if _, ok := nameOf(i.Name); ok {
@@ -128,7 +130,7 @@ func ScanManifests(ctx context.Context, b storage.Backend, nameOf func(object st
 			bad = append(bad, Unreadable{Name: name, Object: o, Err: fmt.Errorf("unreadable: %w", err)})
 			continue
 		}
-		m, err := manifest.Decode(text)
+		m, err := decode(text)
 		if err != nil {
 			bad = append(bad, Unreadable{Name: name, Object: o, Err: err})
 			continue
