@@ -78,17 +78,20 @@ func Holds(ctx context.Context, b storage.Backend, m *manifest.Manifest) (bool, 
 // Manifests that cannot be read or decoded are skipped: such a checkpoint
 // does not exist for a restart. Scan reports them too.
 func List(ctx context.Context, b storage.Backend) ([]*manifest.Manifest, error) {
-	ms, _, err := Scan(ctx, b)
+	ms, _, err := scan(ctx, b, isManifest, manifest.Decode, nil)
 	return ms, err
 }
 
 // Scan is List that also returns the manifests it skipped, so that tools
 // can report them as damaged rather than let the checkpoint vanish.
 func Scan(ctx context.Context, b storage.Backend) ([]*manifest.Manifest, []Unreadable, error) {
-	return ScanManifests(ctx, b, func(object string) (string, bool) {
-		name, ok := strings.CutSuffix(object, ".manifest")
-		return name, ok && !strings.Contains(object, "/")
-	}, manifest.Decode)
+	return scan(ctx, b, isManifest, manifest.Decode, nil)
+}
+
+// isManifest tells a checkpoint's manifest on the tier, and its name.
+func isManifest(object string) (string, bool) {
+	name, ok := strings.CutSuffix(object, ".manifest")
+	return name, ok && !strings.Contains(object, "/")
 }
 
 // Unreadable is a manifest object that exists but marks no checkpoint:
@@ -107,8 +110,18 @@ type Unreadable struct {
 // of both tiers (package cachetier's layout too).
 func ScanManifests(ctx context.Context, b storage.Backend, nameOf func(object string) (string, bool),
 	decode func([]byte) (*manifest.Manifest, error)) ([]*manifest.Manifest, []Unreadable, error) {
+	return scan(ctx, b, nameOf, decode, nil)
+}
+
+// scan is ScanManifests that also records the size of every object of
+// the listing in sizes, if not nil.
+func scan(ctx context.Context, b storage.Backend, nameOf func(object string) (string, bool),
+	decode func([]byte) (*manifest.Manifest, error), sizes map[string]int64) ([]*manifest.Manifest, []Unreadable, error) {
 	var objects []string
 	err := b.List(ctx, "", func(i storage.Info) error {
+		if sizes != nil {
+			sizes[i.Name] = i.Size
+		}
 		if _, ok := nameOf(i.Name); ok {
 			objects = append(objects, i.Name)
 		}
@@ -176,21 +189,23 @@ func Retain(ctx context.Context, b storage.Backend, keep int) error {
 	if keep <= 0 {
 		return nil
 	}
-	ms, err := List(ctx, b)
+	// The listing that finds the manifests gives every object's size:
+	// Check's test without a request per object.
+	sizes := map[string]int64{}
+	ms, _, err := scan(ctx, b, isManifest, manifest.Decode, sizes)
 	if err != nil {
 		return err
 	}
-	// Only the newest recoverable checkpoint matters to Doomed, so the
-	// checks stop at the first that passes; older ones stay unchecked
-	// (Recoverable false), which changes nothing.
-	list := make([]Candidate, len(ms))
-	found := false
-	for i, m := range ms {
-		list[i] = Candidate{Name: m.Name, ID: m.ID}
-		if !found {
-			list[i].Recoverable = Check(ctx, b, m) == nil
-			found = list[i].Recoverable
+	sizeOf := func(object string) (int64, error) {
+		n, ok := sizes[object]
+		if !ok {
+			return 0, fmt.Errorf("%s: %w", object, storage.ErrNotExist)
 		}
+		return n, nil
+	}
+	list := make([]Candidate, len(ms))
+	for i, m := range ms {
+		list[i] = Candidate{Name: m.Name, ID: m.ID, Recoverable: check(m, sizeOf) == nil}
 	}
 	for _, name := range Doomed(list, keep) {
 		if err := Remove(ctx, b, name); err != nil {
@@ -206,17 +221,26 @@ func Retain(ctx context.Context, b storage.Backend, keep int) error {
 // hashed (that is ckpt verify's work, and a fetch verifies every byte): a
 // flipped bit passes Check.
 func Check(ctx context.Context, b storage.Backend, m *manifest.Manifest) error {
+	return check(m, func(object string) (int64, error) {
+		i, err := b.Stat(ctx, object)
+		return i.Size, err
+	})
+}
+
+// check is Check with the objects' sizes from sizeOf.
+func check(m *manifest.Manifest, sizeOf func(object string) (int64, error)) error {
 	for _, p := range m.Parts {
 		var want int64
 		for _, f := range p.Files {
 			want += f.Size
 		}
-		i, err := b.Stat(ctx, DataObject(m.Name, p.Rank))
+		object := DataObject(m.Name, p.Rank)
+		n, err := sizeOf(object)
 		switch {
 		case err != nil:
 			return fmt.Errorf("rank %d: %w", p.Rank, err)
-		case i.Size != want:
-			return fmt.Errorf("rank %d: %w: %s is %d bytes, the manifest says %d", p.Rank, manifest.ErrCorrupt, i.Name, i.Size, want)
+		case n != want:
+			return fmt.Errorf("rank %d: %w: %s is %d bytes, the manifest says %d", p.Rank, manifest.ErrCorrupt, object, n, want)
 		}
 	}
 	return nil
