@@ -73,10 +73,12 @@ type Listing struct {
 	// no manifest of it decodes anywhere: then only Name and Damaged say
 	// anything, and ID, Ranks, Scheme and Bytes are zero.
 	Manifest *manifest.Manifest
-	// Damaged are the manifests of the checkpoint a restart cannot use as
-	// they are: unreadable, failing to decode, or differing from the copy
-	// Manifest is. Their nodes are not in InCache, nor is a damaged shared
-	// manifest InShared (unless it differs only).
+	// Damaged are the manifests of the checkpoint that are not as they
+	// should be: unreadable, failing to decode, or differing from the copy
+	// Manifest is. A node whose manifest does not decode is not in
+	// InCache, nor is InShared set for a shared manifest that does not; a
+	// copy that decodes but differs still counts there, as a restart
+	// would take it.
 	Damaged []Damage
 }
 
