@@ -8,8 +8,9 @@
 // API, which the module root layers on top of it. Its collective calls
 // (Commit, Restart, Flush) talk to the other ranks only through Comm; every
 // rank calls them in the same order, and each comment of the form
-// "Round N" in commit.go, restart.go, fetch.go and flush.go names one
-// collective exchange: who sends what, and why. Restart's rounds 2 to 4
+// "Round N" in commit.go, retain.go (Commit's round 4), restart.go,
+// fetch.go and flush.go names one collective exchange: who sends what,
+// and why. Restart's rounds 2 to 4
 // repeat for each step of the planner it carries out (a candidate's
 // check, a rebuild, a fetch).
 //
