@@ -41,7 +41,10 @@ Faults (--kinds, default all):
                           a while (root ignores permissions): its writes fail
 
 A fault comes after 1 to 3 checkpoints committed since the job last started
-or recovered, plus a random delay; the next waits for the recovery.
+or recovered, plus a random delay; the next waits for the recovery. After
+--faults-per-run faults a job runs to its end (its result is checked too)
+and the next workload's job starts; each workload's failure-free reference
+run comes first.
 
 The account: faults by kind; recoveries by source (cache, rebuild, shared,
 scratch); wrong_results (restored, committed or final states whose checksum
@@ -71,7 +74,7 @@ type tortureFlags struct {
 	asJSON, keep                        *bool
 	workload, kinds, redundancy, dir    *string
 	faults, ranks, nodes, staging       *int
-	flushEvery                          *int
+	flushEvery, perRun                  *int
 }
 
 func newTortureCmd() *cobra.Command {
@@ -85,6 +88,7 @@ func newTortureCmd() *cobra.Command {
 		workload:       fs.String("workload", "both", "the job: himeno, matmul, or both (in turn, one run each)"),
 		kinds:          fs.String("kinds", "all", "fault kinds, comma-separated (see above), or all"),
 		faults:         fs.Int("faults", 0, "stop after this many faults (0: only --duration stops)"),
+		perRun:         fs.Int("faults-per-run", 6, "faults that hit one job; it then runs to its end (its result checked) and the next job starts (0: no limit)"),
 		ranks:          fs.IntP("ranks", "n", 4, "ranks of each job"),
 		nodes:          fs.Int("nodes", 2, "simulated nodes of each job"),
 		redundancy:     fs.String("redundancy", "xor:2", "the jobs' redundancy (single, partner, xor:S, rs:K+M)"),
@@ -105,7 +109,7 @@ func (f *tortureFlags) workloads() ([]torture.Workload, error) {
 	base := torture.Workload{Ranks: *f.ranks, Nodes: *f.nodes, Redundancy: *f.redundancy, Staging: *f.staging}
 	himeno := base
 	himeno.Name, himeno.Interval = "himeno", "10steps"
-	himeno.Args = []string{"example", "himeno", "--size", "xs", "--iterations", "1000"}
+	himeno.Args = []string{"example", "himeno", "--size", "xs", "--iterations", "500"}
 	matmul := base
 	matmul.Name, matmul.Interval = "matmul", "4steps"
 	matmul.Args = []string{"example", "matmul", "--n", "192", "--panels", "24"}
@@ -139,14 +143,14 @@ func (f *tortureFlags) config() (torture.Config, error) {
 	if _, err := torture.NewRedundancy(*f.redundancy, *f.ranks, *f.nodes); err != nil {
 		return cfg, usagef("--redundancy: %v", err)
 	}
-	if *f.faults < 0 || *f.flushEvery < 1 || *f.staging < 0 {
-		return cfg, usagef("--faults, --flush-every and --staging-servers: need --faults ≥ 0, --flush-every ≥ 1, --staging-servers ≥ 0")
+	if *f.faults < 0 || *f.perRun < 0 || *f.flushEvery < 1 || *f.staging < 0 {
+		return cfg, usagef("need --faults ≥ 0, --faults-per-run ≥ 0, --flush-every ≥ 1, --staging-servers ≥ 0")
 	}
 	w, err := f.workloads()
 	if err != nil {
 		return cfg, err
 	}
-	return torture.Config{Seed: *f.seed, Duration: orDefault(f.duration, time.Minute), MaxFaults: *f.faults,
+	return torture.Config{Seed: *f.seed, Duration: orDefault(f.duration, time.Minute), MaxFaults: *f.faults, FaultsPerRun: *f.perRun,
 		Kinds: kinds, Workloads: w, RecoverTimeout: orDefault(f.recoverTimeout, 2*time.Minute)}, nil
 }
 

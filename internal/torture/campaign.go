@@ -71,8 +71,12 @@ type Config struct {
 	Seed      uint64
 	Duration  time.Duration // no fault is injected after it
 	MaxFaults int           // 0: no limit
-	Kinds     []Kind
-	Workloads []Workload // taken in turn, one per run
+	// FaultsPerRun is how many faults hit one job (0: no limit); it then
+	// runs to its end, its result is checked, and the next workload's
+	// job starts.
+	FaultsPerRun int
+	Kinds        []Kind
+	Workloads    []Workload // taken in turn, one per run
 	// RecoverTimeout bounds the wait for a recovery or a checkpoint
 	// (generous: a busy machine is slow, and a timeout is reported as
 	// stuck).
@@ -97,8 +101,8 @@ type campaign struct {
 }
 
 // Run runs the campaign: jobs of cfg.Workloads in turn, each hit by the
-// schedule's faults until it ends, until cfg.Duration has passed or
-// cfg.MaxFaults were injected. Every state a job reports (restored,
+// schedule's faults (up to cfg.FaultsPerRun) and then run to its end,
+// until cfg.Duration has passed or cfg.MaxFaults were injected. Every state a job reports (restored,
 // committed, final) is checked against the failure-free run of its
 // workload. The error is for a campaign that could not run (no
 // reference, a job that did not start); what the faults did is in the
@@ -169,6 +173,7 @@ type jobRun struct {
 	finished  bool  // its trace said done
 	ended     bool  // ckpt run exited
 	resumes   int
+	injected  int // faults injected into this job
 }
 
 // run runs one job of w until it ends or the campaign is over.
@@ -189,7 +194,7 @@ func (c *campaign) run(ctx context.Context, w Workload, seq int) error {
 	c.tally.Run(w.Name)
 	c.say("run %d: %s, %d ranks on %d nodes, %s, %d staging servers", seq, w.Name, w.Ranks, w.Nodes, w.Redundancy, w.Staging)
 	r := &jobRun{campaign: c, w: w, job: job, ref: ref, red: red}
-	for !c.over() && !r.ended {
+	for !c.over() && !r.ended && (c.cfg.FaultsPerRun == 0 || r.injected < c.cfg.FaultsPerRun) {
 		f := c.pending
 		if f == nil {
 			next := c.sched.Next(w.Topology())
@@ -199,6 +204,10 @@ func (c *campaign) run(ctx context.Context, w Workload, seq int) error {
 		if err := r.fault(ctx, *f); err != nil {
 			return err
 		}
+	}
+	// No more faults: the job runs to its end, and its result is checked.
+	if err := r.until(ctx, func() bool { return false }); err != nil {
+		return err
 	}
 	if r.finished {
 		c.tally.Finished()
@@ -256,7 +265,9 @@ func (r *jobRun) restored(f *Fault, at time.Time, e Event, damage Damage) {
 		what = f.String()
 	}
 	r.say("recovered from %s: step %d from %s in %.2fs", what, e.Step, e.Source(), e.At.Sub(at).Seconds())
-	r.committed = max(r.committed, e.Step)
+	// The restored checkpoint is the newest the job has now: what it
+	// committed later is gone or will be committed again.
+	r.committed = e.Step
 	r.since = 0
 }
 
@@ -264,17 +275,21 @@ func (r *jobRun) restored(f *Fault, at time.Time, e Event, damage Damage) {
 // since it last started or recovered. It returns false if the job ended
 // or the campaign is over first.
 func (r *jobRun) waitCheckpoints(ctx context.Context, n int) (bool, error) {
-	for r.since < n {
-		if r.over() || r.ended {
-			return false, nil
-		}
+	err := r.until(ctx, func() bool { return r.since >= n || r.over() })
+	return err == nil && !r.ended && r.since >= n, err
+}
+
+// until reads events until stop says so or the job ended; a restart on
+// the way is one no fault caused.
+func (r *jobRun) until(ctx context.Context, stop func() bool) error {
+	for !r.ended && !stop() {
 		e, err := r.next(ctx, r.cfg.Now().Add(r.cfg.RecoverTimeout))
 		if err != nil {
 			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-				r.report(r.tally.Stuck("waiting for a checkpoint", r.cfg.RecoverTimeout))
-				return false, r.endJob()
+				r.report(r.tally.Stuck("its last event", r.cfg.RecoverTimeout))
+				return r.endJob()
 			}
-			return false, err
+			return err
 		}
 		switch {
 		case e.Kind == "started" && !r.begun:
@@ -284,7 +299,7 @@ func (r *jobRun) waitCheckpoints(ctx context.Context, n int) (bool, error) {
 			r.restored(nil, e.At, e, Damage{})
 		}
 	}
-	return !r.ended, nil
+	return nil
 }
 
 // endJob gives up on a job that stopped progressing.
@@ -314,6 +329,7 @@ func (r *jobRun) fault(ctx context.Context, f Fault) error {
 		return fmt.Errorf("torture: inject %s: %w", f, err)
 	}
 	r.faults++
+	r.injected++
 	r.tally.Injected(f)
 	r.say("fault %s injected (newest committed step %d)", f, r.committed)
 	var damage Damage

@@ -83,3 +83,16 @@ func TestRunCountsALossBeyondTolerance(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 }
+
+func TestRunFaultsPerRun(t *testing.T) {
+	r := &Fake{Steps: 1000, Every: 10}
+	res, err := Run(context.Background(), Config{Seed: 1, Duration: time.Hour, MaxFaults: 6, FaultsPerRun: 2,
+		Kinds: []Kind{KillRank}, Workloads: []Workload{fakeWorkload, fakeWorkload}, RecoverTimeout: time.Minute}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two faults per job, then each runs to its end and is checked.
+	if res.Runs != 3 || res.RunsFinished != 3 || res.FaultsInjected != 6 {
+		t.Fatalf("runs %d, finished %d, faults %d", res.Runs, res.RunsFinished, res.FaultsInjected)
+	}
+}
