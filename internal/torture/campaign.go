@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/tcp"
 )
 
 // Workload is one job configuration a campaign runs: the program's
@@ -282,21 +284,36 @@ func (r *jobRun) waitCheckpoints(ctx context.Context, n int) (bool, error) {
 // until reads events until stop says so or the job ended; a restart on
 // the way is one no fault caused.
 func (r *jobRun) until(ctx context.Context, stop func() bool) error {
-	for !r.ended && !stop() {
-		e, err := r.next(ctx, r.cfg.Now().Add(r.cfg.RecoverTimeout))
-		if err != nil {
-			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-				r.report(r.tally.Stuck("its last event", r.cfg.RecoverTimeout))
-				return r.endJob()
-			}
-			return err
-		}
+	if stop() {
+		return nil
+	}
+	return r.await(ctx, "its last event", func(e Event) bool {
 		switch {
 		case e.Kind == "started" && !r.begun:
 			r.begun = true
 			r.report(r.tally.Check(r.ref, e))
 		case e.Kind == "restored" || e.Kind == "started":
 			r.restored(nil, e.At, e, Damage{})
+		}
+		return stop()
+	})
+}
+
+// await hands the job's events to handle until it says done or the job
+// ended. A job with no event for the recovery timeout after what is
+// stuck: it is given up.
+func (r *jobRun) await(ctx context.Context, what string, handle func(Event) bool) error {
+	for !r.ended {
+		e, err := r.next(ctx, r.cfg.Now().Add(r.cfg.RecoverTimeout))
+		if err != nil {
+			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+				r.report(r.tally.Stuck(what, r.cfg.RecoverTimeout))
+				return r.endJob()
+			}
+			return err
+		}
+		if handle(e) {
+			return nil
 		}
 	}
 	return nil
@@ -337,22 +354,13 @@ func (r *jobRun) fault(ctx context.Context, f Fault) error {
 	if !f.Kind.Restarts() {
 		return r.rideOut(ctx, f, at)
 	}
-	deadline := r.cfg.Now().Add(r.cfg.RecoverTimeout)
-	for !r.ended {
-		e, err := r.next(ctx, deadline)
-		if err != nil {
-			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-				r.report(r.tally.Stuck(f.String(), r.cfg.RecoverTimeout))
-				return r.endJob()
-			}
-			return err
-		}
+	return r.await(ctx, f.String(), func(e Event) bool {
 		if e.Kind == "restored" || e.Kind == "started" {
 			r.restored(&f, at, e, damage)
-			return nil
+			return true
 		}
-	}
-	return nil
+		return false
+	})
 }
 
 // rideOut waits while a fault that forces no restart lasts, heals it, and
@@ -369,42 +377,26 @@ func (r *jobRun) rideOut(ctx context.Context, f Fault, at time.Time) error {
 		r.say("fault %s healed", f)
 	}
 	healed := r.cfg.Now()
-	deadline := healed.Add(r.cfg.RecoverTimeout)
-	for !r.ended {
-		e, err := r.next(ctx, deadline)
-		if err != nil {
-			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-				r.report(r.tally.Stuck(f.String(), r.cfg.RecoverTimeout))
-				return r.endJob()
-			}
-			return err
-		}
+	return r.await(ctx, f.String(), func(e Event) bool {
 		switch {
 		case e.Kind == "restored" || e.Kind == "started":
 			r.restored(&f, at, e, Damage{})
-			return nil
+			return true
 		case e.Kind == "checkpoint" && !e.At.Before(healed):
 			r.tally.Healed(f, at, e)
 			r.say("rode out %s: step %d committed %.2fs after it", f, e.Step, e.At.Sub(at).Seconds())
 			r.since = 0
-			return nil
+			return true
 		}
-	}
-	return nil
+		return false
+	})
 }
 
 // sleep waits d, the schedule's random delay before a fault or how long
 // a fault lasts (not a synchronization: any length is correct).
 func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
+	if d > 0 {
+		tcp.Sleep(ctx.Done(), d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return ctx.Err()
 }

@@ -96,3 +96,38 @@ func TestRunFaultsPerRun(t *testing.T) {
 		t.Fatalf("runs %d, finished %d, faults %d", res.Runs, res.RunsFinished, res.FaultsInjected)
 	}
 }
+
+func TestRunSkipsAFaultWithNothingToHit(t *testing.T) {
+	r := &Fake{Steps: 100, Every: 10, Skip: func(f Fault) bool { return f.Seq%2 == 1 }}
+	res := runFake(t, r, []Kind{KillRank}, 3)
+	if res.FaultsInjected != 3 || res.Skipped[KillRank] != 3 || len(r.Injected) != 3 {
+		t.Fatalf("injected %d, skipped %v", res.FaultsInjected, res.Skipped)
+	}
+	for _, f := range r.Injected {
+		if f.Seq%2 != 0 {
+			t.Fatalf("skipped fault %v was injected", f)
+		}
+	}
+}
+
+func TestRunGivesUpOnAStuckJob(t *testing.T) {
+	r := &Fake{Steps: 100, Every: 10, Stall: func(f Fault) bool { return f.Seq == 1 }}
+	// The fake's stalled job never speaks again: the timeout is certain
+	// to pass, however short.
+	res, err := Run(context.Background(), Config{Seed: 3, Duration: time.Hour, MaxFaults: 2, Kinds: []Kind{KillRank},
+		Workloads: []Workload{fakeWorkload}, RecoverTimeout: 50 * time.Millisecond}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stuck != 1 || res.FaultsInjected != 2 || res.Runs != 2 || res.Failed() {
+		t.Fatalf("stuck %d, faults %d, runs %d: %+v", res.Stuck, res.FaultsInjected, res.Runs, res)
+	}
+}
+
+func TestRunResumesAFailedJob(t *testing.T) {
+	r := &Fake{Steps: 100, Every: 10, Fail: func(f Fault) bool { return f.Seq <= 2 }}
+	res := runFake(t, r, []Kind{KillRank}, 3)
+	if res.JobFailures != 2 || r.Resumed != 2 || res.FaultsInjected != 3 || res.Recoveries["cache"] != 3 || res.Failed() {
+		t.Fatalf("job failures %d, resumed %d: %+v", res.JobFailures, r.Resumed, res)
+	}
+}

@@ -15,6 +15,12 @@ type Fake struct {
 	Steps, Every int64
 	Sum          func(step int64) string
 	Restore      func(f Fault, committed int64) (step int64, checksum, from string)
+	// Skip says a fault finds nothing to hit; Stall, that the job is
+	// silent after it; Fail, that its launcher ends without finishing
+	// (Resume then restores the newest checkpoint). Nil: none.
+	Skip, Stall, Fail func(Fault) bool
+	// Resumed counts the calls of Resume.
+	Resumed int
 	// Injected is every fault injected, in order.
 	Injected []Fault
 }
@@ -55,6 +61,8 @@ type fakeJob struct {
 	exited    bool
 	committed int64
 	restore   *Event // the restore a fault made due
+	stalled   bool
+	failed    bool // the launcher ended without finishing; Resume starts it again
 }
 
 func (j *fakeJob) step() Event {
@@ -84,15 +92,24 @@ func (j *fakeJob) Next(ctx context.Context) (Event, error) {
 	if err := ctx.Err(); err != nil {
 		return Event{}, err
 	}
-	if j.exited {
+	if j.exited || j.stalled {
 		<-ctx.Done() // nothing more will happen
 		return Event{}, ctx.Err()
+	}
+	if j.failed {
+		j.exited = true
+		return Event{Kind: "exit", At: time.Now(), Err: "the launcher failed"}, nil
 	}
 	return j.step(), nil
 }
 
 func (j *fakeJob) Inject(_ context.Context, f Fault) (time.Time, error) {
+	if j.r.Skip != nil && j.r.Skip(f) {
+		return time.Time{}, fmt.Errorf("%w: a fake's fault", ErrNothingToHit)
+	}
 	j.r.Injected = append(j.r.Injected, f)
+	j.stalled = j.r.Stall != nil && j.r.Stall(f)
+	j.failed = j.r.Fail != nil && j.r.Fail(f)
 	if f.Kind.Restarts() {
 		step, sum, from := j.committed, j.r.sum(j.committed), "cache"
 		if j.r.Restore != nil {
@@ -104,5 +121,9 @@ func (j *fakeJob) Inject(_ context.Context, f Fault) (time.Time, error) {
 }
 
 func (j *fakeJob) Heal(context.Context, Fault) error { return nil }
-func (j *fakeJob) Resume(context.Context) error      { return nil }
-func (j *fakeJob) Close() error                      { return nil }
+func (j *fakeJob) Resume(context.Context) error {
+	j.r.Resumed++
+	j.failed, j.exited = false, false
+	return nil
+}
+func (j *fakeJob) Close() error { return nil }
