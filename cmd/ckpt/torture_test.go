@@ -5,10 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/examples/ranks"
 	"github.com/ckpt/ckpt/internal/torture"
 )
 
@@ -119,5 +123,38 @@ func TestTortureBadFlags(t *testing.T) {
 	code, stdout, _ := runCLI(t, "torture", "--help")
 	if code != exitOK || !strings.Contains(stdout, "Replaying") || !strings.Contains(stdout, "kill-launcher") {
 		t.Fatalf("ckpt torture --help: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestExampleTrace: --trace has rank 0 write a line at the start and the
+// end whose checksum is the result's; a trace that cannot be opened is a
+// configuration error.
+func TestExampleTrace(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	code, stdout, stderr := runCLI(t, "example", "himeno", "--size", "xs", "--iterations", "20", "--trace", trace)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	text, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(text)), "\n")
+	var first, last ranks.TraceEvent
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatal(err)
+	}
+	if first.Event != "started" || first.Step != 0 || last.Event != "done" || last.Step != 20 || last.At < first.At {
+		t.Fatalf("trace:\n%s", text)
+	}
+	if !strings.Contains(stdout, "checksum="+last.Checksum) {
+		t.Fatalf("the result %q has not the trace's final checksum %s", stdout, last.Checksum)
+	}
+	code, _, stderr = runCLI(t, "example", "himeno", "--size", "xs", "--iterations", "20", "--trace", filepath.Join(t.TempDir(), "no", "such", "dir"))
+	if code != ckpt.ExitConfig || !strings.Contains(stderr, "--trace") {
+		t.Fatalf("an unwritable trace: exit %d, %s", code, stderr)
 	}
 }

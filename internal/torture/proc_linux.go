@@ -321,8 +321,9 @@ func (j *procJob) Inject(ctx context.Context, f Fault) (time.Time, error) {
 		signal([]int{target.pid}, syscall.SIGKILL)
 		return time.Now(), nil
 	case HangRank:
+		// The launcher kills it (SIGKILL ends a stopped process) once
+		// the heartbeat timeout has caught it.
 		signal([]int{target.pid}, syscall.SIGSTOP)
-		j.stopped = append(j.stopped, target.pid)
 		return time.Now(), nil
 	case KillNode:
 		var node []int
