@@ -338,6 +338,9 @@ func (r *jobRun) fault(ctx context.Context, f Fault) error {
 	r.pending = nil
 	at, err := r.job.Inject(ctx, f)
 	if errors.Is(err, ErrNothingToHit) {
+		// The next fault waits for checkpoints of its own: reading them
+		// is also how a job that ended meanwhile is noticed.
+		r.since = 0
 		r.tally.Skip(f)
 		r.say("fault %s skipped: %v", f, err)
 		return nil

@@ -108,6 +108,13 @@ func TestRunSkipsAFaultWithNothingToHit(t *testing.T) {
 			t.Fatalf("skipped fault %v was injected", f)
 		}
 	}
+	// Each fault, skipped or not, came after checkpoints of its own (a
+	// skipped fault does not make the next one fire at once).
+	for i, n := range r.Between {
+		if n < 1 {
+			t.Fatalf("fault %d came %d checkpoints after the one before (%v)", i+1, n, r.Between)
+		}
+	}
 }
 
 func TestRunGivesUpOnAStuckJob(t *testing.T) {

@@ -272,6 +272,11 @@ func (j *procJob) ranks(ctx context.Context) ([]proc, error) {
 		if n == j.w.Ranks {
 			return byRank, nil
 		}
+		select {
+		case <-j.exited:
+			return nil, fmt.Errorf("%w: the job has ended", ErrNothingToHit)
+		default:
+		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("%w: %d of %d ranks running", ErrNothingToHit, n, j.w.Ranks)
 		}

@@ -21,8 +21,11 @@ type Fake struct {
 	Skip, Stall, Fail func(Fault) bool
 	// Resumed counts the calls of Resume.
 	Resumed int
-	// Injected is every fault injected, in order.
+	// Injected is every fault injected, in order; Between, for every
+	// fault the job was asked to inject (skipped ones too), how many
+	// checkpoints it committed since the one before.
 	Injected []Fault
+	Between  []int
 }
 
 var _ Runner = (*Fake)(nil)
@@ -61,6 +64,7 @@ type fakeJob struct {
 	exited    bool
 	committed int64
 	restore   *Event // the restore a fault made due
+	count     int    // checkpoints since the last fault
 	stalled   bool
 	failed    bool // the launcher ended without finishing; Resume starts it again
 }
@@ -79,6 +83,7 @@ func (j *fakeJob) step() Event {
 	case j.step0 < j.r.Steps:
 		j.step0 = min(j.step0+j.r.Every, j.r.Steps)
 		j.committed = j.step0
+		j.count++
 		return Event{Kind: "checkpoint", Step: j.step0, Checksum: j.r.sum(j.step0), At: now}
 	case !j.done:
 		j.done = true
@@ -104,6 +109,8 @@ func (j *fakeJob) Next(ctx context.Context) (Event, error) {
 }
 
 func (j *fakeJob) Inject(_ context.Context, f Fault) (time.Time, error) {
+	j.r.Between = append(j.r.Between, j.count)
+	j.count = 0
 	if j.r.Skip != nil && j.r.Skip(f) {
 		return time.Time{}, fmt.Errorf("%w: a fake's fault", ErrNothingToHit)
 	}
