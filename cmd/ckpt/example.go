@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -31,6 +33,7 @@ func newExampleHimenoCmd() *cobra.Command {
 	c := leaf("himeno [--size xs|s|m|l|IxJxK] [--iterations N]", "Distributed Himeno benchmark: 3D Jacobi iteration, 19-point stencil, halo exchange", "", "")
 	size := c.Flags().String("size", "s", "grid: xs (33×33×65), s (65×65×129), m, l, xl, or IxJxK")
 	iters := c.Flags().Int("iterations", 400, "Jacobi iterations")
+	trace := traceFlag(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		grid, err := himeno.ParseSize(*size)
 		if err != nil {
@@ -43,7 +46,12 @@ func newExampleHimenoCmd() *cobra.Command {
 			if err := checkRankMemory("--size "+*size, job, grid.MemoryNeed(job.Rank(), job.Size())); err != nil {
 				return ranks.Report{}, err
 			}
-			return ranks.Himeno(c.Context(), job, ranks.HimenoConfig{Size: grid, Iterations: *iters})
+			w, done, err := openTrace(*trace, job)
+			if err != nil {
+				return ranks.Report{}, err
+			}
+			defer done()
+			return ranks.Himeno(c.Context(), job, ranks.HimenoConfig{Size: grid, Iterations: *iters, Trace: w})
 		})
 	}
 	return c
@@ -54,6 +62,7 @@ func newExampleMatmulCmd() *cobra.Command {
 	n := c.Flags().Int("n", 512, "matrix order")
 	seed := c.Flags().Uint64("seed", 1, "seed of A and B")
 	panels := c.Flags().Int("panels", 8, "steps per block of B (more steps: more chances to checkpoint)")
+	trace := traceFlag(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		cfg := matmul.Config{N: *n, Seed: *seed, Panels: *panels}
 		if err := cfg.Validate(); err != nil {
@@ -63,10 +72,36 @@ func newExampleMatmulCmd() *cobra.Command {
 			if err := checkRankMemory(fmt.Sprintf("--n %d", cfg.N), job, cfg.MemoryNeed(job.Rank(), job.Size())); err != nil {
 				return ranks.Report{}, err
 			}
-			return ranks.Matmul(c.Context(), job, ranks.MatmulConfig{Config: cfg})
+			w, done, err := openTrace(*trace, job)
+			if err != nil {
+				return ranks.Report{}, err
+			}
+			defer done()
+			return ranks.Matmul(c.Context(), job, ranks.MatmulConfig{Config: cfg, Trace: w})
 		})
 	}
 	return c
+}
+
+func traceFlag(c *cobra.Command) *string {
+	return c.Flags().String("trace", "", "append one JSON line per restore, committed checkpoint and end to FILE (rank 0), with a checksum of the state: how 'ckpt torture' checks restored states")
+}
+
+// openTrace opens the trace of --trace: rank 0 appends to the file, the
+// other ranks discard (they compute the checksums with it, a collective).
+// Without --trace it is nil.
+func openTrace(path string, job *ckpt.Job) (io.Writer, func(), error) {
+	if path == "" {
+		return nil, func() {}, nil
+	}
+	if job.Rank() != 0 {
+		return io.Discard, func() {}, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, ckpt.ConfigError(fmt.Errorf("--trace: %w", err))
+	}
+	return f, func() { f.Close() }, nil
 }
 
 // rankError exits with the status that tells 'ckpt run' what a relaunch

@@ -12,6 +12,7 @@ package ranks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,11 +45,55 @@ type stepper interface {
 	io.WriterTo
 	io.ReaderFrom
 	result(ctx context.Context, job *ckpt.Job) (string, error)
+	sum(ctx context.Context, job *ckpt.Job) (uint64, error)
 }
 
-// run is the loop every example shares.
-func run(ctx context.Context, job *ckpt.Job, app string, s stepper) (Report, error) {
+// TraceEvent is one line of a rank program's trace (JSON, one object per
+// line): "restored" after a restore (From: cache, rebuild or shared),
+// "started" after a start from scratch, "checkpoint" once a checkpoint is
+// committed, "done" at the end. Checksum is the solver's checksum of its
+// state at Step (hex, as the result line prints it); At is the wall clock
+// in Unix nanoseconds, so that a reader can time a recovery.
+type TraceEvent struct {
+	Event       string `json:"event"`
+	Step        int64  `json:"step"`
+	Checksum    string `json:"checksum"`
+	From        string `json:"from,omitempty"`
+	Checkpoint  string `json:"checkpoint,omitempty"`
+	Incarnation uint64 `json:"incarnation"`
+	At          int64  `json:"t"`
+}
+
+// tracer writes the trace when one is asked for. The checksum is a
+// collective, so every rank of a traced job computes it at the same
+// points; only the rank whose writer is not io.Discard (rank 0) has
+// anything to write.
+type tracer struct{ w io.Writer }
+
+func (t tracer) record(ctx context.Context, job *ckpt.Job, s stepper, e TraceEvent) error {
+	if t.w == nil {
+		return nil
+	}
+	sum, err := s.sum(ctx, job)
+	if err != nil {
+		return err
+	}
+	e.Step, e.Checksum, e.Incarnation, e.At = s.progress(), fmt.Sprintf("%016x", sum), job.Incarnation(), time.Now().UnixNano()
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	// One write per line: a reader never sees half of one unless the
+	// process dies inside the write, and it skips such a tail.
+	_, err = t.w.Write(append(line, '\n'))
+	return err
+}
+
+// run is the loop every example shares; trace (nil: none) gets the
+// events TraceEvent describes.
+func run(ctx context.Context, job *ckpt.Job, app string, s stepper, trace io.Writer) (Report, error) {
 	var rep Report
+	tr := tracer{trace}
 	const stateFile = "state"
 	res, err := job.Restart(ctx)
 	switch {
@@ -67,6 +112,13 @@ func run(ctx context.Context, job *ckpt.Job, app string, s stepper) (Report, err
 		if err != nil {
 			return rep, fmt.Errorf("%s: restore from %s: %w", app, res.Name(), err)
 		}
+	}
+	started := TraceEvent{Event: "restored", From: rep.RestoredFrom, Checkpoint: rep.Checkpoint}
+	if rep.RestoredFrom == "none" {
+		started = TraceEvent{Event: "started"}
+	}
+	if err := tr.record(ctx, job, s, started); err != nil {
+		return rep, err
 	}
 	for !s.done() {
 		if err := s.step(ctx, job); err != nil {
@@ -95,6 +147,9 @@ func run(ctx context.Context, job *ckpt.Job, app string, s stepper) (Report, err
 			}
 			rep.Checkpoints++
 			rep.CheckpointDur += time.Since(start)
+			if err := tr.record(ctx, job, s, TraceEvent{Event: "checkpoint", Checkpoint: name}); err != nil {
+				return rep, err
+			}
 		}
 		if job.Halting() {
 			rep.Halted = true
@@ -105,6 +160,8 @@ func run(ctx context.Context, job *ckpt.Job, app string, s stepper) (Report, err
 		rep.Result = fmt.Sprintf("%s halted after step %d", app, s.progress())
 	} else if rep.Result, err = s.result(ctx, job); err != nil {
 		return rep, err
+	} else if err := tr.record(ctx, job, s, TraceEvent{Event: "done"}); err != nil {
+		return rep, err
 	}
 	return rep, job.Finish(ctx, rep.Result)
 }
@@ -113,6 +170,9 @@ func run(ctx context.Context, job *ckpt.Job, app string, s stepper) (Report, err
 type HimenoConfig struct {
 	Size       himeno.Config
 	Iterations int
+	// Trace, if not nil, gets the events TraceEvent describes; every rank
+	// of a traced job needs one (io.Discard on all but one).
+	Trace io.Writer
 }
 
 // Himeno runs the distributed Himeno benchmark as this rank of job.
@@ -125,7 +185,7 @@ func Himeno(ctx context.Context, job *ckpt.Job, cfg HimenoConfig) (Report, error
 		// The grid does not fit the ranks: every relaunch would fail so.
 		return Report{}, ckpt.ConfigError(err)
 	}
-	return run(ctx, job, "himeno", &himenoStepper{Solver: s, iters: cfg.Iterations})
+	return run(ctx, job, "himeno", &himenoStepper{Solver: s, iters: cfg.Iterations}, cfg.Trace)
 }
 
 type himenoStepper struct {
@@ -140,6 +200,9 @@ func (h *himenoStepper) step(ctx context.Context, job *ckpt.Job) (err error) {
 }
 func (h *himenoStepper) progress() int64 { return int64(h.Iteration()) }
 func (h *himenoStepper) done() bool      { return h.Iteration() >= h.iters }
+func (h *himenoStepper) sum(ctx context.Context, job *ckpt.Job) (uint64, error) {
+	return h.Checksum(ctx, job)
+}
 func (h *himenoStepper) result(ctx context.Context, job *ckpt.Job) (string, error) {
 	sum, err := h.Checksum(ctx, job)
 	if err != nil {
@@ -153,6 +216,8 @@ func (h *himenoStepper) result(ctx context.Context, job *ckpt.Job) (string, erro
 // MatmulConfig is a matrix multiplication run.
 type MatmulConfig struct {
 	Config matmul.Config
+	// Trace is as HimenoConfig's.
+	Trace io.Writer
 }
 
 // Matmul runs the distributed matrix multiplication as this rank of job.
@@ -161,7 +226,7 @@ func Matmul(ctx context.Context, job *ckpt.Job, cfg MatmulConfig) (Report, error
 	if err != nil {
 		return Report{}, err
 	}
-	return run(ctx, job, "matmul", &matmulStepper{Solver: s})
+	return run(ctx, job, "matmul", &matmulStepper{Solver: s}, cfg.Trace)
 }
 
 type matmulStepper struct{ *matmul.Solver }
@@ -172,6 +237,9 @@ func (m *matmulStepper) step(ctx context.Context, job *ckpt.Job) error {
 }
 func (m *matmulStepper) progress() int64 { return int64(m.Completed()) }
 func (m *matmulStepper) done() bool      { return m.Done() }
+func (m *matmulStepper) sum(ctx context.Context, job *ckpt.Job) (uint64, error) {
+	return m.Checksum(ctx, job)
+}
 func (m *matmulStepper) result(ctx context.Context, job *ckpt.Job) (string, error) {
 	sum, err := m.Checksum(ctx, job)
 	if err != nil {
