@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -110,5 +111,24 @@ func TestSharedMisconfigured(t *testing.T) {
 		if got := sharedMisconfigured(tc.loc, tc.err); got != tc.want {
 			t.Errorf("%s: %v: misconfigured %v, want %v", tc.loc, tc.err, got, tc.want)
 		}
+	}
+}
+
+// A shared directory that fails to open as a misconfigured one would is a
+// configuration error at the first launch only: at a relaunch it opened
+// before (torture found a shared tier gone for a second ending a job whose
+// caches held good checkpoints), so the launcher must try again.
+func TestSharedOpenErrorAtRelaunchIsAFailure(t *testing.T) {
+	notDir := &fs.PathError{Op: "mkdir", Path: "/lustre/job", Err: syscall.ENOTDIR}
+	if err := sharedOpenError("/lustre/job", 0, notDir); ExitStatus(err) != ExitConfig {
+		t.Errorf("first launch: %v: ExitStatus %d, want %d", err, ExitStatus(err), ExitConfig)
+	}
+	err := sharedOpenError("/lustre/job", 3, notDir)
+	if ExitStatus(err) != 1 || !errors.Is(err, syscall.ENOTDIR) || !strings.Contains(err.Error(), "relaunch 3") {
+		t.Errorf("relaunch 3: %v: ExitStatus %d, want 1 with ENOTDIR and the relaunch named", err, ExitStatus(err))
+	}
+	eio := &fs.PathError{Op: "open", Path: "/lustre/job/x", Err: syscall.EIO}
+	if err := sharedOpenError("/lustre/job", 0, eio); ExitStatus(err) != 1 {
+		t.Errorf("first launch, EIO: %v: ExitStatus %d, want 1", err, ExitStatus(err))
 	}
 }

@@ -91,6 +91,7 @@ func Open(opts Options) (*Store, error) {
 		jobenv.VarRedundancy:      opts.Redundancy == "",
 		jobenv.VarShared:          opts.Shared == nil,
 		jobenv.VarSharedBandwidth: opts.Shared == nil,
+		jobenv.VarIncarnation:     opts.Shared == nil,
 		jobenv.VarCache:           opts.Cache == nil && opts.CacheDir == "",
 		jobenv.VarCacheDurability: opts.Cache == nil && opts.CacheDurability == DurableDefault,
 	})
@@ -150,11 +151,7 @@ func Open(opts Options) (*Store, error) {
 		}
 		b, err := location.Open(context.Background(), env.Shared, lopts)
 		if err != nil {
-			err = fmt.Errorf("ckpt: CKPT_SHARED: %w", err)
-			if sharedMisconfigured(env.Shared, err) {
-				err = configError(err)
-			}
-			return nil, err
+			return nil, sharedOpenError(env.Shared, env.Incarnation, err)
 		}
 		s.shared = b
 	}
@@ -265,6 +262,23 @@ func infoOf(m *manifest.Manifest) Info {
 // permission, a read-only file system, a bucket that does not exist or
 // refuses the credentials. An object store out of reach, or a file system
 // that hiccups (EIO, ESTALE, full), may come back.
+// sharedOpenError is the error of a shared tier that did not open. At
+// the first launch a misconfigured one is a configuration error (no
+// relaunch can fix it); at a relaunch it is an ordinary failure: the same
+// tier opened before, so what fails now (a file system remounted, a
+// directory moved for a while) may be back at the next launch, and the
+// caches still hold the job's checkpoints.
+func sharedOpenError(loc string, incarnation uint64, err error) error {
+	err = fmt.Errorf("ckpt: CKPT_SHARED: %w", err)
+	if !sharedMisconfigured(loc, err) {
+		return err
+	}
+	if incarnation == 0 {
+		return configError(err)
+	}
+	return fmt.Errorf("%w (at relaunch %d: it opened before)", err, incarnation)
+}
+
 func sharedMisconfigured(loc string, err error) bool {
 	if strings.HasPrefix(loc, "s3://") {
 		return storage.IsPermanent(err)
