@@ -10,10 +10,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ckpt/ckpt/internal/coordnet"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/redundancy"
+	"github.com/ckpt/ckpt/internal/storage/location"
 )
 
 // A rank's configuration errors exit with ExitConfig, so that 'ckpt run'
@@ -130,5 +132,51 @@ func TestSharedOpenErrorAtRelaunchIsAFailure(t *testing.T) {
 	eio := &fs.PathError{Op: "open", Path: "/lustre/job/x", Err: syscall.EIO}
 	if err := sharedOpenError("/lustre/job", 0, eio); ExitStatus(err) != 1 {
 		t.Errorf("first launch, EIO: %v: ExitStatus %d, want 1", err, ExitStatus(err))
+	}
+}
+
+// A relaunched rank tries again to open a shared tier that is gone for a
+// moment (a file where its directory was), and opens it once it is back;
+// at the first launch it does not wait.
+func TestSharedTierBackAtRelaunchOpens(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "shared")
+	if err := os.WriteFile(dir, []byte("in the way"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sleeps := 0
+	defer func(f func(time.Duration)) { sharedSleep = f }(sharedSleep)
+	sharedSleep = func(time.Duration) {
+		// The tier comes back after the second failed try.
+		if sleeps++; sleeps == 2 {
+			if err := os.Remove(dir); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	if _, err := openShared(dir, location.Options{}, 0); err == nil || sleeps != 0 {
+		t.Fatalf("first launch: %v after %d retries, want an error and none", err, sleeps)
+	}
+	b, err := openShared(dir, location.Options{}, 1)
+	if err != nil {
+		t.Fatalf("relaunch: the shared tier came back, yet: %v", err)
+	}
+	if sleeps != 2 {
+		t.Errorf("relaunch: opened after %d retries, want 2", sleeps)
+	}
+	b.Close()
+}
+
+// A shared tier that stays gone fails a relaunched rank once
+// sharedReopenFor has passed.
+func TestSharedTierGoneAtRelaunchFails(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "shared")
+	if err := os.WriteFile(dir, []byte("in the way"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer func(d time.Duration) { sharedReopenFor = d }(sharedReopenFor)
+	sharedReopenFor = time.Second
+	_, err := openShared(dir, location.Options{}, 1)
+	if !errors.Is(err, syscall.ENOTDIR) {
+		t.Fatalf("relaunch, tier gone for good: %v, want ENOTDIR", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/ckpt/ckpt/internal/cachetier"
 	"github.com/ckpt/ckpt/internal/engine"
@@ -149,7 +150,7 @@ func Open(opts Options) (*Store, error) {
 		if s.rank == 0 {
 			lopts.CleanTemp = location.DefaultCleanAge
 		}
-		b, err := location.Open(context.Background(), env.Shared, lopts)
+		b, err := openShared(env.Shared, lopts, env.Incarnation)
 		if err != nil {
 			return nil, sharedOpenError(env.Shared, env.Incarnation, err)
 		}
@@ -262,6 +263,30 @@ func infoOf(m *manifest.Manifest) Info {
 // permission, a read-only file system, a bucket that does not exist or
 // refuses the credentials. An object store out of reach, or a file system
 // that hiccups (EIO, ESTALE, full), may come back.
+// sharedReopenFor bounds how long a relaunched rank tries again to open a
+// shared tier that opened at the first launch: a second's outage (a
+// directory moved, a server restarting) must not cost the job a launch,
+// and the launcher's own back-off takes over after this.
+var sharedReopenFor = 20 * time.Second
+
+// sharedSleep is time.Sleep, replaced by tests that watch the retries.
+var sharedSleep = time.Sleep
+
+// openShared opens the shared tier; at a relaunch (incarnation > 0), a
+// failure is tried again with back-off for up to sharedReopenFor.
+func openShared(loc string, opts location.Options, incarnation uint64) (storage.Backend, error) {
+	deadline := time.Now().Add(sharedReopenFor)
+	wait := 100 * time.Millisecond
+	for {
+		b, err := location.Open(context.Background(), loc, opts)
+		if err == nil || incarnation == 0 || time.Now().Add(wait).After(deadline) {
+			return b, err
+		}
+		sharedSleep(wait)
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
 // sharedOpenError is the error of a shared tier that did not open. At
 // the first launch a misconfigured one is a configuration error (no
 // relaunch can fix it); at a relaunch it is an ordinary failure: the same
