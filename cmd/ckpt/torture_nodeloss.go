@@ -125,6 +125,12 @@ func (f *tortureNodeLossFlags) run(c *cobra.Command) error {
 	} else {
 		writeTortureTables(w, results)
 	}
+	return tortureVerdict(results)
+}
+
+// tortureVerdict fails when any pattern came out wrong, unsafe or in
+// error (the report printed says which).
+func tortureVerdict(results []tortureResult) error {
 	failing, total := 0, 0
 	for _, r := range results {
 		failing += len(r.counts.Failures)

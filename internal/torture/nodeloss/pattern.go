@@ -1,6 +1,7 @@
 package nodeloss
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -55,10 +56,11 @@ func Generate(seed int64, nodes, ranksPerNode int, parity bool) (Pattern, Job) {
 				if f == 0 {
 					size = 1 + rng.IntN(maxFileSize)
 				}
-				data := make([]byte, size)
-				for i := range data {
-					data[i] = byte(rng.Uint32())
+				data := make([]byte, size+7)
+				for i := 0; i < size; i += 8 {
+					binary.LittleEndian.PutUint64(data[i:], rng.Uint64())
 				}
+				data = data[:size:size]
 				parts[r] = append(parts[r], File{Name: fmt.Sprintf("f%d", f), Data: data})
 			}
 		}
