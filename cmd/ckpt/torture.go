@@ -100,6 +100,7 @@ func newTortureCmd() *cobra.Command {
 		keep:           fs.Bool("keep", false, "keep the jobs' directories and logs"),
 	}
 	c.RunE = func(c *cobra.Command, _ []string) error { return f.run(c) }
+	c.AddCommand(newTortureNodeLossCmd())
 	return c
 }
 
