@@ -182,14 +182,23 @@ func (s *Server) start1(c *netConn, limit int) {
 	go func() {
 		defer s.wg.Done()
 		br := bufio.NewReaderSize(c.nc, connBuffer)
+		// A client that has not sent its Hello has not shown the job's
+		// token: its frames are held to a Hello's size until it does.
+		lim := limit
+		if c.id != coord.Upstream {
+			lim = min(limit, wire.HelloLimit)
+		}
 		for {
-			msg, err := wire.ReadFrame(br, limit)
+			msg, err := wire.ReadFrame(br, lim)
 			if err != nil {
 				if errors.Is(err, io.EOF) {
 					err = nil
 				}
 				s.post(event{kind: evDisconnect, c: c, err: err})
 				return
+			}
+			if _, ok := msg.(*wire.Hello); ok {
+				lim = limit
 			}
 			s.post(event{kind: evReceive, c: c, msg: msg})
 		}
