@@ -366,13 +366,17 @@ func (n *Node) serve(c *net.TCPConn) {
 	defer c.Close()
 	c.SetNoDelay(true)
 	c.SetDeadline(time.Now().Add(n.o.handshakeTimeout))
-	h, err := readHello(c)
-	if err != nil {
-		n.refuse(c, -1, err)
+	// The token is checked (in constant time: it is a secret and the
+	// network is not trusted) before the handshake is read whole.
+	h, err := readHello(c, func(token string) bool {
+		return subtle.ConstantTimeCompare([]byte(token), []byte(n.token)) == 1
+	})
+	if errors.Is(err, errWrongToken) {
+		n.refuse(c, statusRefused, err)
 		return
 	}
-	if subtle.ConstantTimeCompare([]byte(h.token), []byte(n.token)) != 1 {
-		n.refuse(c, statusRefused, fmt.Errorf("wrong job token from rank %d", h.from))
+	if err != nil {
+		n.refuse(c, -1, err)
 		return
 	}
 	if h.to != n.rank || h.from >= n.size || h.from == n.rank {
