@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/jobenv"
 )
 
 // StagingConfig describes a job's staging servers (paper 001): processes
@@ -21,7 +23,8 @@ import (
 type StagingConfig struct {
 	Servers int
 	// Program and Args run one server (`ckpt stage` and its flags); the
-	// launcher adds --listen, --state, --token, --addr-file and --json.
+	// launcher adds --listen, --state, --addr-file and --json, and gives
+	// the token in CKPT_STAGE_TOKEN.
 	Program string
 	Args    []string
 	// Dir holds each server's journal (Dir/stage<i>) and address file.
@@ -146,8 +149,12 @@ func (s *Staging) start(i int, listen string) (string, <-chan struct{}, error) {
 	os.Remove(addrFile)
 	args := append([]string(nil), s.cfg.Args...)
 	args = append(args, "--listen", listen, "--state", filepath.Join(s.cfg.Dir, fmt.Sprintf("stage%d", i)),
-		"--token", s.cfg.Token, "--addr-file", addrFile, "--json")
+		"--addr-file", addrFile, "--json")
 	cmd := exec.Command(s.cfg.Program, args...)
+	// The token goes in the environment, which only the job's user can
+	// read (/proc/PID/environ), not on the command line, which every
+	// user of the host sees in ps.
+	cmd.Env = append(os.Environ(), jobenv.VarStageToken+"="+s.cfg.Token)
 	cmd.Stderr = &prefixWriter{mu: &s.logMu, w: s.cfg.Log, prefix: fmt.Sprintf("stage%d: ", i)}
 	// Its own process group: a Ctrl-C at the terminal reaches the
 	// launcher alone, which stops the servers when the job is over.
