@@ -295,7 +295,14 @@ func (d Dir) removeOwn(spec Spec) {
 // place). They are written with local.WriteFile, whole and durably, so a
 // reader, or a restart after a crash, sees the old content or the new,
 // never a torn job.json or status.json.
-const fileMode = 0o600
+//
+// Every file and directory the job makes here is its user's only (issue
+// 18 §3): fileMode for files (the lock and requests too), dirMode for the
+// directory.
+const (
+	fileMode = 0o600
+	dirMode  = 0o700
+)
 
 // List finds the jobs under root: its subdirectories that hold a job's
 // lock or configuration, sorted by name. A root that does not exist is an

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/storage/local"
 )
 
 // StagingConfig describes a job's staging servers (paper 001): processes
@@ -73,7 +74,7 @@ func StartStaging(cfg StagingConfig) (*Staging, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.Dir, local.DirMode); err != nil {
 		return nil, err
 	}
 	s := &Staging{cfg: cfg, addrs: make([]string, cfg.Servers), procs: make([]*exec.Cmd, cfg.Servers)}
