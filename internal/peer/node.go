@@ -62,8 +62,8 @@ type Node struct {
 	sets   map[setKey]*channel
 	tombs  map[setKey]bool
 	tombQ  []setKey
-	conns  map[conn]bool // every open connection; true: an outbound one
-	wg     sync.WaitGroup        // every goroutine of the Node
+	conns  map[conn]bool  // every open connection; true: an outbound one
+	wg     sync.WaitGroup // every goroutine of the Node
 
 	refused, malformed atomic.Uint64
 }
