@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -60,6 +61,11 @@ type Config struct {
 	// that connect and say nothing, or trickle bytes, hold no server
 	// resources for longer.
 	HelloTimeout time.Duration
+	// TLS, if set, is the job's server TLS configuration
+	// (jobtls.Config.Server): every connection is TLS, and a client must
+	// present the job's certificate before its Hello is read. nil: plain
+	// TCP.
+	TLS *tls.Config
 	// Logf, if set, receives one line per notable event.
 	Logf func(format string, args ...any)
 	// OnDone, if set, is called once per flush the server finishes,
@@ -284,6 +290,11 @@ func (s *Server) handle(nc net.Conn) {
 	stop := context.AfterFunc(s.ctx, func() { nc.Close() })
 	defer stop()
 	tcp.NoDelay(nc)
+	if s.cfg.TLS != nil {
+		// The handshake runs at the first read, within the Hello's
+		// deadline; nc.Close (deferred) closes the TCP connection.
+		nc = tls.Server(nc, s.cfg.TLS)
+	}
 	// Until the client has shown the job's token it gets a small buffer:
 	// the large one, for Data, reads through it once the Hello is in (a
 	// read that size bypasses the small buffer, so nothing is copied
