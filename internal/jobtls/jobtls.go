@@ -48,6 +48,11 @@ const (
 	KeyFile  = "tls-key.pem"
 )
 
+// FilesIn names the files Generate writes in dir.
+func FilesIn(dir string) Files {
+	return Files{CA: filepath.Join(dir, CAFile), Cert: filepath.Join(dir, CertFile), Key: filepath.Join(dir, KeyFile)}
+}
+
 // fileMode is the mode of the files Generate writes: the key is the job's
 // proof of membership.
 const fileMode = 0o600
@@ -99,7 +104,7 @@ func Generate(dir string, life time.Duration) (Files, error) {
 	if err != nil {
 		return Files{}, fmt.Errorf("jobtls: %w", err)
 	}
-	f := Files{CA: filepath.Join(dir, CAFile), Cert: filepath.Join(dir, CertFile), Key: filepath.Join(dir, KeyFile)}
+	f := FilesIn(dir)
 	for _, w := range []struct {
 		path, kind string
 		der        []byte

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/jobtls"
 	"github.com/ckpt/ckpt/internal/storage/local"
 )
 
@@ -32,6 +33,9 @@ type StagingConfig struct {
 	Dir string
 	// Token is the job's staging secret (CKPT_STAGE_TOKEN for the ranks).
 	Token string
+	// TLS names the job's TLS files (Job.TLS), handed to the servers in
+	// CKPT_TLS_*: they then take only clients with the job's certificate.
+	TLS jobtls.Files
 	// Log receives the servers' stderr.
 	Log io.Writer
 	// Event, if set, is told of every flush a server finished, and of a
@@ -156,6 +160,7 @@ func (s *Staging) start(i int, listen string) (string, <-chan struct{}, error) {
 	// read (/proc/PID/environ), not on the command line, which every
 	// user of the host sees in ps.
 	cmd.Env = append(os.Environ(), jobenv.VarStageToken+"="+s.cfg.Token)
+	cmd.Env = append(cmd.Env, jobenv.Env{TLS: s.cfg.TLS}.Encode()...)
 	cmd.Stderr = &prefixWriter{mu: &s.logMu, w: s.cfg.Log, prefix: fmt.Sprintf("stage%d: ", i)}
 	// Its own process group: a Ctrl-C at the terminal reaches the
 	// launcher alone, which stops the servers when the job is over.
