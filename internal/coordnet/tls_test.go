@@ -14,11 +14,7 @@ import (
 
 func jobTLS(t *testing.T) *jobtls.Config {
 	t.Helper()
-	f, err := jobtls.Generate(t.TempDir(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := jobtls.Load(f)
+	c, _, err := jobtls.New(t.TempDir(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,6 +143,20 @@ func serial() *big.Int {
 	return n
 }
 
+// New makes a key pair in dir (Generate), creating dir private to the
+// job's user, and loads it (Load).
+func New(dir string, life time.Duration) (*Config, Files, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, Files{}, fmt.Errorf("jobtls: %w", err)
+	}
+	files, err := Generate(dir, life)
+	if err != nil {
+		return nil, files, err
+	}
+	c, err := Load(files)
+	return c, files, err
+}
+
 // Config is what a process of the job speaks TLS with.
 type Config struct {
 	// Server is for listeners: it presents the job's certificate and

@@ -9,7 +9,6 @@ import (
 	"github.com/ckpt/ckpt/internal/jobdir"
 	"github.com/ckpt/ckpt/internal/jobtls"
 	"github.com/ckpt/ckpt/internal/policy"
-	"github.com/ckpt/ckpt/internal/storage/local"
 )
 
 // A Session is one run of a job from its claimed directory to its end: the
@@ -58,20 +57,6 @@ type Outcome struct {
 // of a job, which makes a new one at each.
 const tlsLife = 366 * 24 * time.Hour
 
-// newJobTLS makes the job's key pair in dir (private to the job's user)
-// and loads it.
-func newJobTLS(dir string) (*jobtls.Config, jobtls.Files, error) {
-	if err := os.MkdirAll(dir, local.DirMode); err != nil {
-		return nil, jobtls.Files{}, err
-	}
-	files, err := jobtls.Generate(dir, tlsLife)
-	if err != nil {
-		return nil, files, err
-	}
-	tc, err := jobtls.Load(files)
-	return tc, files, err
-}
-
 // Run runs the session's job to its end. The lock is released in every
 // case; a job that finished, was not halted and keeps no cache has its
 // directory's caches removed (only what it made: never another job's).
@@ -83,7 +68,7 @@ func (s Session) Run(ctx context.Context) (Outcome, error) {
 		// The key pair lives as long as the session: a later run of the
 		// job makes its own.
 		defer os.RemoveAll(dir)
-		tc, files, err := newJobTLS(dir)
+		tc, files, err := jobtls.New(dir, tlsLife)
 		if err != nil {
 			s.Lock.Release()
 			return out, err

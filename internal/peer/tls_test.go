@@ -16,11 +16,7 @@ import (
 // jobTLS makes a job's TLS material in a temporary directory.
 func jobTLS(tb testing.TB) *jobtls.Config {
 	tb.Helper()
-	f, err := jobtls.Generate(tb.TempDir(), time.Hour)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	c, err := jobtls.Load(f)
+	c, _, err := jobtls.New(tb.TempDir(), time.Hour)
 	if err != nil {
 		tb.Fatal(err)
 	}
