@@ -111,7 +111,8 @@ func (f *stageFlags) config() (stage.Config, string, error) {
 	// (serve, stage.WritersFor); until then the sizes are checked with the
 	// floor, stage.DefaultWriters, which the tier can only raise.
 	cfg := stage.Config{Token: tok, Writers: stage.DefaultWriters, Depth: *f.depth, Keep: *f.keep, ChunkSize: stage.DefaultChunkSize}
-	// The job's TLS (ckpt run --tls hands the files over in CKPT_TLS_*).
+	// The job's TLS: ckpt run --tls hands the files over in CKPT_TLS_CA,
+	// CKPT_TLS_CERT and CKPT_TLS_KEY.
 	env, err := jobenv.LookupOnly(os.LookupEnv, map[string]bool{jobenv.VarTLSCA: true, jobenv.VarTLSCert: true, jobenv.VarTLSKey: true})
 	if err != nil {
 		return cfg, loc, err

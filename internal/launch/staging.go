@@ -34,7 +34,8 @@ type StagingConfig struct {
 	// Token is the job's staging secret (CKPT_STAGE_TOKEN for the ranks).
 	Token string
 	// TLS names the job's TLS files (Job.TLS), handed to the servers in
-	// CKPT_TLS_*: they then take only clients with the job's certificate.
+	// CKPT_TLS_CA, CKPT_TLS_CERT and CKPT_TLS_KEY: they then take only
+	// clients with the job's certificate.
 	TLS jobtls.Files
 	// Log receives the servers' stderr.
 	Log io.Writer
