@@ -17,6 +17,7 @@ import (
 func TestRunOverTLS(t *testing.T) {
 	spec, log := stagingSpec(t, 1, "")
 	spec.tls, spec.tree = true, true
+	spec.ranks, spec.nodes, spec.redundancy = 2, 2, "xor:2" // the job's cost is not the point
 	dir := launch.TLSDir(spec.cacheRoot)
 	modes := map[string]os.FileMode{}
 	spec.onStaging = func(*launch.Staging) {
