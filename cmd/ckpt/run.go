@@ -38,6 +38,7 @@ type runSpec struct {
 	heartbeat    time.Duration
 	joinTimeout  time.Duration // how long an attempt's ranks may take to join (0: the coordinator's default)
 	tree         bool
+	tls          bool           // mutual TLS with a key pair of the job's (launch.Job.TLS)
 	keepCache    bool           // keep the node caches after the job finished
 	verbose      bool           // also report every staging flush
 	inject       *inject.Config // nil: no failures injected
@@ -69,7 +70,7 @@ func (s runSpec) launchJob() launch.Job {
 	return launch.Job{Ranks: s.ranks, Nodes: s.nodes, Program: s.program, Args: s.args,
 		Redundancy: s.redundancy, Shared: s.shared, FlushEvery: s.flushEvery, Interval: s.interval,
 		Durability: s.durability, Retries: s.retries, Heartbeat: s.heartbeat, JoinTimeout: s.joinTimeout,
-		Tree: s.tree, Inject: s.inject, StagingServers: s.stagingServers, StageArgs: s.stageArgs,
+		Tree: s.tree, TLS: s.tls, Inject: s.inject, StagingServers: s.stagingServers, StageArgs: s.stageArgs,
 		FlushBusy: s.flushBusy, SharedBandwidth: s.sharedBandwidth}
 }
 
@@ -252,6 +253,7 @@ type runFlags struct {
 	heartbeat           *quantity
 	joinTimeout         *quantity
 	tree                *bool
+	tls                 *bool
 	keepCache           *bool
 	verbose             *bool
 	injectMTTI          *quantity
@@ -281,6 +283,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 		heartbeat:       durationFlag(fs, "heartbeat-timeout", "a rank silent this long has failed (default 10s)"),
 		joinTimeout:     durationFlag(fs, "join-timeout", joinTimeoutUsage),
 		tree:            fs.Bool("tree", false, "one sub-coordinator per node, which its ranks connect to (Cao et al.'s tree)"),
+		tls:             fs.Bool("tls", false, "mutual TLS on all the job's traffic (coordinator, relays, peers, staging servers): a key pair of the job's own, made at launch in its directory, readable by the job's user only (for runs across machines; the job's token is checked too)"),
 		keepCache:       fs.Bool("keep-cache", false, "keep the node caches after the job finished (default: removed; a failed job's always stay)"),
 		verbose:         fs.BoolP("verbose", "v", false, "also report every staging server's flush as it finishes (launches, failures, restores and checkpoints are always reported)"),
 		injectMTTI:      durationFlag(fs, "inject-mtti", "inject failures with this mean time between them (job time)"),
@@ -301,7 +304,7 @@ func (f *runFlags) options(ranks int, program string, args []string) launch.Opti
 	return launch.Options{Ranks: ranks, Nodes: *f.nodes, Program: program, Args: args,
 		Redundancy: *f.redundancy, Shared: *f.shared, Durability: *f.durability,
 		Interval: *f.interval, FlushEvery: *f.flushEvery, Retries: *f.retries,
-		Heartbeat: f.heartbeat.v, JoinTimeout: f.joinTimeout.v, Tree: *f.tree,
+		Heartbeat: f.heartbeat.v, JoinTimeout: f.joinTimeout.v, Tree: *f.tree, TLS: *f.tls,
 		InjectMTTI: f.injectMTTI.v, InjectDist: *f.injectDist, InjectKind: *f.injKind, Seed: *f.seed,
 		StagingServers: *f.stagingServers, StageWriters: *f.stageWriters, StageRate: f.stageRate.v,
 		FlushBusy: *f.flushBusy, SharedBandwidth: f.sharedBandwidth.v,
@@ -314,7 +317,7 @@ func (f *runFlags) spec(ranks int, program string, args []string) (runSpec, erro
 	s := runSpec{ranks: j.Ranks, nodes: j.Nodes, program: j.Program, args: j.Args,
 		redundancy: j.Redundancy, shared: j.Shared, flushEvery: j.FlushEvery, interval: j.Interval,
 		durability: j.Durability, retries: j.Retries, heartbeat: j.Heartbeat, joinTimeout: j.JoinTimeout,
-		tree: j.Tree, inject: j.Inject, stagingServers: j.StagingServers, stageArgs: j.StageArgs,
+		tree: j.Tree, tls: j.TLS, inject: j.Inject, stagingServers: j.StagingServers, stageArgs: j.StageArgs,
 		flushBusy: j.FlushBusy, sharedBandwidth: j.SharedBandwidth,
 		keepCache: *f.keepCache, verbose: *f.verbose}
 	if err != nil {

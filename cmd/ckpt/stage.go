@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/jobtls"
 	"github.com/ckpt/ckpt/internal/stage"
 	"github.com/ckpt/ckpt/internal/storage/local"
 	"github.com/ckpt/ckpt/internal/storage/location"
@@ -110,6 +111,19 @@ func (f *stageFlags) config() (stage.Config, string, error) {
 	// (serve, stage.WritersFor); until then the sizes are checked with the
 	// floor, stage.DefaultWriters, which the tier can only raise.
 	cfg := stage.Config{Token: tok, Writers: stage.DefaultWriters, Depth: *f.depth, Keep: *f.keep, ChunkSize: stage.DefaultChunkSize}
+	// The job's TLS: ckpt run --tls hands the files over in CKPT_TLS_CA,
+	// CKPT_TLS_CERT and CKPT_TLS_KEY.
+	env, err := jobenv.LookupOnly(os.LookupEnv, map[string]bool{jobenv.VarTLSCA: true, jobenv.VarTLSCert: true, jobenv.VarTLSKey: true})
+	if err != nil {
+		return cfg, loc, err
+	}
+	tc, err := jobtls.Load(env.TLS)
+	if err != nil {
+		return cfg, loc, err
+	}
+	if tc != nil {
+		cfg.TLS = tc.Server
+	}
 	if f.fs.Changed("writers") {
 		cfg.Writers = *f.writers
 	}

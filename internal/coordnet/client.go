@@ -3,6 +3,7 @@ package coordnet
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -42,6 +43,10 @@ type ClientConfig struct {
 	ReadLimit int
 	// Rand jitters the connect back-off; default a random source.
 	Rand *rand.Rand
+	// TLS, if set, is the job's client TLS configuration
+	// (jobtls.Config.Client): the coordinator must present the job's
+	// certificate, and is shown it. nil: plain TCP.
+	TLS *tls.Config
 }
 
 // Client is a rank's connection to the coordinator: it implements
@@ -94,6 +99,9 @@ func Dial(ctx context.Context, cfg ClientConfig) (*Client, error) {
 		return nil, fmt.Errorf("coordnet: rank %d: %w", cfg.Rank, err)
 	}
 	tcp.NoDelay(nc)
+	if cfg.TLS != nil {
+		nc = tls.Client(nc, cfg.TLS) // handshakes at the Hello's write
+	}
 	c := &Client{
 		cfg: cfg, nc: nc, bw: bufio.NewWriterSize(nc, connBuffer), size: cfg.Size,
 		results: make(map[uint64]chan *wire.Result),

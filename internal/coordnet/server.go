@@ -16,6 +16,7 @@ package coordnet
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/coord"
+	"github.com/ckpt/ckpt/internal/jobtls"
 	"github.com/ckpt/ckpt/internal/tcp"
 	"github.com/ckpt/ckpt/internal/wire"
 )
@@ -50,6 +52,11 @@ type Options struct {
 	Upstream string
 	// Rand jitters the back-off; default a random source.
 	Rand *rand.Rand
+	// TLS, if set, makes every connection mutual TLS with the job's
+	// certificate (package jobtls): the clients' and, for a relay, the
+	// one to the coordinator. A client that does not complete the TLS
+	// handshake completes no frame either, and is dropped as silent.
+	TLS *jobtls.Config
 }
 
 // Server runs a coord.StateMachine on a listener.
@@ -172,6 +179,9 @@ func (s *Server) accept() {
 	defer s.wg.Done()
 	tcp.Accept(s.ln, s.quit, nil, func(nc net.Conn) {
 		tcp.NoDelay(nc)
+		if s.opts.TLS != nil {
+			nc = tls.Server(nc, s.opts.TLS.Server) // handshakes at the reader's first read
+		}
 		s.post(event{kind: evConnect, c: &netConn{nc: nc, out: make(chan []byte, s.opts.QueueFrames)}})
 	})
 }
@@ -182,14 +192,23 @@ func (s *Server) start1(c *netConn, limit int) {
 	go func() {
 		defer s.wg.Done()
 		br := bufio.NewReaderSize(c.nc, connBuffer)
+		// A client that has not sent its Hello has not shown the job's
+		// token: its frames are held to a Hello's size until it does.
+		lim := limit
+		if c.id != coord.Upstream {
+			lim = min(limit, wire.HelloLimit)
+		}
 		for {
-			msg, err := wire.ReadFrame(br, limit)
+			msg, err := wire.ReadFrame(br, lim)
 			if err != nil {
 				if errors.Is(err, io.EOF) {
 					err = nil
 				}
 				s.post(event{kind: evDisconnect, c: c, err: err})
 				return
+			}
+			if _, ok := msg.(*wire.Hello); ok {
+				lim = limit
 			}
 			s.post(event{kind: evReceive, c: c, msg: msg})
 		}
@@ -365,6 +384,9 @@ func (s *Server) dialUpstream() {
 		return
 	}
 	tcp.NoDelay(nc)
+	if s.opts.TLS != nil {
+		nc = tls.Client(nc, s.opts.TLS.Client)
+	}
 	c := &netConn{id: coord.Upstream, nc: nc, out: make(chan []byte, s.opts.QueueFrames)}
 	s.post(event{kind: evConnect, c: c})
 }

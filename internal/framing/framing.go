@@ -6,8 +6,8 @@
 // The protocols own their types, payloads and limits; this package owns
 // the header, the order in which a frame is read (the length is checked
 // against the limit of its type before any of the payload is read or
-// allocated, so a hostile peer costs at most a small multiple of what it
-// sends) and the errors of a frame that breaks the framing. The peer
+// allocated, and a long payload is allocated as it arrives, so a hostile
+// peer costs at most a small multiple of what it sends) and the errors of a frame that breaks the framing. The peer
 // transport (internal/peer) frames differently: its headers carry credit
 // for its flow control.
 package framing
@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 )
 
 // HeaderSize is the size of a frame header: length and type.
@@ -81,12 +82,41 @@ func Read[T ~uint8](r io.Reader, limit func(T) int) (T, []byte, error) {
 	if lim := limit(t); uint64(n) > uint64(max(lim, 0)) {
 		return t, nil, fmt.Errorf("%w: %v frame of %d bytes, limit %d", ErrTooLarge, t, n, lim)
 	}
-	p := make([]byte, n)
-	if _, err := io.ReadFull(r, p); err != nil {
+	p, err := readPayload(r, int(n))
+	if err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
 		return t, nil, err
 	}
 	return t, p, nil
+}
+
+// growStep is the largest payload Read allocates whole from its header;
+// a longer one grows, doubling, as its bytes arrive.
+const growStep = 64 << 10
+
+// readPayload reads n bytes from r. A payload up to growStep is allocated
+// at once; a longer one grows with what arrives, so that a header
+// promising a large frame, from a client that sends nothing after it
+// (before it has even shown the job's token), costs growStep bytes, not
+// the limit: memory stays within twice what the peer actually sent.
+func readPayload(r io.Reader, n int) ([]byte, error) {
+	if n <= growStep {
+		p := make([]byte, n)
+		_, err := io.ReadFull(r, p)
+		return p, err
+	}
+	p := make([]byte, 0, growStep)
+	for len(p) < n {
+		if len(p) == cap(p) {
+			p = slices.Grow(p, min(cap(p), n-len(p)))
+		}
+		m, err := io.ReadFull(r, p[len(p):min(cap(p), n)])
+		p = p[:len(p)+m]
+		if err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }

@@ -3,6 +3,7 @@ package framing
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"runtime"
@@ -123,6 +124,42 @@ func TestSplitMalformed(t *testing.T) {
 	} {
 		if _, _, err := Split[typ](tc.in); err == nil || err.Error() != tc.want {
 			t.Errorf("Split(%x) = %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+// A header that promises a long payload the peer never sends costs what
+// was sent, not what was promised: a client that has not shown the job's
+// token cannot make a server hold its frame limit per connection.
+func TestReadAllocatesAsPayloadArrives(t *testing.T) {
+	const promised = 256 << 20
+	h := Begin(nil, 1)
+	binary.LittleEndian.PutUint32(h, promised)
+	sent := append(h, bytes.Repeat([]byte{'x'}, 100<<10)...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, err := Read(bytes.NewReader(sent), func(typ) int { return promised })
+	runtime.ReadMemStats(&after)
+	if err != io.ErrUnexpectedEOF {
+		t.Fatalf("Read = %v, want io.ErrUnexpectedEOF", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4<<20 {
+		t.Errorf("Read allocated %d bytes for a frame of which %d were sent", grew, len(sent))
+	}
+}
+
+// Payloads longer than the step Read allocates at once come back whole
+// and exact, whatever their length against the doubling.
+func TestReadLongPayloads(t *testing.T) {
+	for _, n := range []int{growStep, growStep + 1, 2 * growStep, 3*growStep + 7, 1 << 20} {
+		payload := make([]byte, n)
+		for i := range payload {
+			payload[i] = byte(i * 7)
+		}
+		f := frameOf(3, string(payload))
+		ty, p, err := Read(bufio.NewReader(bytes.NewReader(f)), func(typ) int { return n })
+		if err != nil || ty != 3 || !bytes.Equal(p, payload) {
+			t.Fatalf("%d bytes: Read = %v, %d bytes, %v", n, ty, len(p), err)
 		}
 	}
 }

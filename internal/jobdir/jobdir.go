@@ -49,6 +49,8 @@ const (
 	HaltFile       = "halt"
 	CheckpointFile = "checkpoint"
 	StagingDir     = "staging"
+	// TLSDir holds the job's TLS key pair (ckpt run --tls) while it runs.
+	TLSDir = "tls"
 )
 
 // DefaultRoot is where jobs live when no --cache-root names one: the
@@ -200,7 +202,7 @@ func (d Dir) ReadSpec() (Spec, error) {
 // nothing else may be taken over as a job's.
 func isJobEntry(name string) bool {
 	switch name {
-	case LockFile, SpecFile, StatusFile, HaltFile, CheckpointFile, StagingDir:
+	case LockFile, SpecFile, StatusFile, HaltFile, CheckpointFile, StagingDir, TLSDir:
 		return true
 	}
 	if n, ok := strings.CutPrefix(name, "node"); ok && n != "" {
@@ -285,6 +287,7 @@ func (d Dir) removeOwn(spec Spec) {
 		os.RemoveAll(d.file(fmt.Sprintf("node%d", i)))
 	}
 	os.RemoveAll(d.file(StagingDir))
+	os.RemoveAll(d.file(TLSDir))
 	for _, f := range []string{SpecFile, StatusFile, HaltFile, CheckpointFile} {
 		os.Remove(d.file(f))
 	}
@@ -295,7 +298,14 @@ func (d Dir) removeOwn(spec Spec) {
 // place). They are written with local.WriteFile, whole and durably, so a
 // reader, or a restart after a crash, sees the old content or the new,
 // never a torn job.json or status.json.
-const fileMode = 0o600
+//
+// Every file and directory the job makes here is its user's only (issue
+// 18 §3): fileMode for files (the lock and requests too), dirMode for the
+// directory.
+const (
+	fileMode = 0o600
+	dirMode  = 0o700
+)
 
 // List finds the jobs under root: its subdirectories that hold a job's
 // lock or configuration, sorted by name. A root that does not exist is an

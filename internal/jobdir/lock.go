@@ -47,7 +47,7 @@ func (d Dir) Acquire(spec Spec) (*Lock, error) {
 		if err := d.checkAdoptable(); err != nil {
 			return nil, err
 		}
-	} else if err := os.MkdirAll(d.Path, 0o755); err != nil {
+	} else if err := os.MkdirAll(d.Path, dirMode); err != nil {
 		return nil, err
 	}
 	deadline := time.Now().Add(lockWait)
@@ -80,11 +80,11 @@ func (d Dir) Acquire(spec Spec) (*Lock, error) {
 func (d Dir) tryAcquire() (f *os.File, busy bool, err error) {
 	path := d.file(LockFile)
 	for range 100 {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, fileMode)
 		if err != nil {
 			if os.IsNotExist(err) {
 				// The directory went with a job that just finished.
-				if err := os.MkdirAll(d.Path, 0o755); err != nil {
+				if err := os.MkdirAll(d.Path, dirMode); err != nil {
 					return nil, false, err
 				}
 				continue

@@ -93,7 +93,7 @@ func (d Dir) Request(name string) error {
 	if name != HaltFile && name != CheckpointFile {
 		return fmt.Errorf("jobdir: %q is not a request", name)
 	}
-	return os.WriteFile(d.file(name), nil, 0o644)
+	return os.WriteFile(d.file(name), nil, fileMode)
 }
 
 // Take consumes a request: true if it was there.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ckpt/ckpt/internal/flush"
+	"github.com/ckpt/ckpt/internal/jobtls"
 	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/internal/units"
 )
@@ -33,6 +34,9 @@ const (
 	VarStage           = "CKPT_STAGE"            // staging servers, host:port,...
 	VarStageToken      = "CKPT_STAGE_TOKEN"      // the staging servers' secret
 	VarAdvertise       = "CKPT_ADVERTISE"        // the host peers dial to reach this rank
+	VarTLSCA           = "CKPT_TLS_CA"           // the job's CA certificate (ckpt run --tls)
+	VarTLSCert         = "CKPT_TLS_CERT"         // the job's certificate
+	VarTLSKey          = "CKPT_TLS_KEY"          // its private key
 )
 
 // Variables ckpt reads that are not part of what a launcher passes a rank.
@@ -76,6 +80,9 @@ var Vars = []Var{
 	{VarStage, "staging servers, host:port,host:port: flushes are non-blocking", "ckpt run --staging-servers", "none: flushes are blocking", true},
 	{VarStageToken, "the secret the staging servers accept (one for the whole job)", "ckpt run; the user for ckpt stage --token", "the coordinator's token", true},
 	{VarAdvertise, "the host other ranks dial to reach this one", "the user", "loopback when the coordinator is on loopback, else the host name", true},
+	{VarTLSCA, "the job's own CA certificate (PEM): the job's traffic is mutual TLS, and only a peer with a certificate it signed takes part", "ckpt run --tls (made at launch, in the job's directory, mode 0600)", "no TLS (plain TCP, token only)", true},
+	{VarTLSCert, "the job's certificate (PEM), which every process of the job presents; with " + VarTLSCA + " and " + VarTLSKey, "ckpt run --tls", "no TLS", true},
+	{VarTLSKey, "the private key of " + VarTLSCert + " (PEM), readable by the job's user only", "ckpt run --tls", "no TLS", true},
 	{VarDebug, "any value: ranks log their staging client's steps to standard error", "the user", "no log", false},
 	{VarS3Endpoint, "the S3 endpoint of s3:// locations", "the user", "AWS_ENDPOINT_URL_S3, else AWS's", false},
 	{VarMinio, "the minio server binary the S3 tests run", "the user, CI", "minio on PATH", false},
@@ -105,6 +112,8 @@ type Env struct {
 	Stage           []string   // staging servers' addresses
 	StageToken      string
 	Advertise       string
+	// TLS names the job's TLS files: all three or none (no TLS).
+	TLS jobtls.Files
 }
 
 // Flush busy policies (VarFlushBusy): the flush scheduler's.
@@ -158,6 +167,9 @@ func (e Env) Encode() []string {
 	}
 	str(VarStageToken, e.StageToken)
 	str(VarAdvertise, e.Advertise)
+	str(VarTLSCA, e.TLS.CA)
+	str(VarTLSCert, e.TLS.Cert)
+	str(VarTLSKey, e.TLS.Key)
 	return out
 }
 
@@ -194,7 +206,18 @@ func Lookup(lookup func(string) (string, bool)) (Env, error) {
 	}
 	e := Env{Coord: get(VarCoord), Token: get(VarToken), Node: get(VarNode), Domain: get(VarDomain),
 		Cache: get(VarCache), Redundancy: get(VarRedundancy), Shared: get(VarShared),
-		StageToken: get(VarStageToken), Advertise: get(VarAdvertise)}
+		StageToken: get(VarStageToken), Advertise: get(VarAdvertise),
+		TLS: jobtls.Files{CA: get(VarTLSCA), Cert: get(VarTLSCert), Key: get(VarTLSKey)}}
+	if n := btoi(e.TLS.CA != "") + btoi(e.TLS.Cert != "") + btoi(e.TLS.Key != ""); n != 0 && n != 3 {
+		name := VarTLSCA
+		switch {
+		case e.TLS.Cert == "":
+			name = VarTLSCert
+		case e.TLS.Key == "":
+			name = VarTLSKey
+		}
+		return bad(name, "", "missing: "+VarTLSCA+", "+VarTLSCert+" and "+VarTLSKey+" go together")
+	}
 	if v := get(VarIncarnation); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
@@ -329,4 +352,11 @@ func CheckDurability(s string) error {
 		return nil
 	}
 	return fmt.Errorf("cache durability %q: want node (sync to disk: survives the node's crash) or process (page cache: survives the processes' crash)", s)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

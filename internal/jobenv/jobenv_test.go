@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/jobtls"
 	"github.com/ckpt/ckpt/internal/policy"
 )
 
@@ -38,7 +39,8 @@ func full(t *testing.T) Env {
 		Redundancy: "xor:4", Shared: "s3://bucket/prefix", SharedBandwidth: 2.5e7,
 		Interval: &p, FlushEvery: &f, FlushBusy: FlushWait,
 		FlushPrior: FlushStats{Mode: "blocking", K: 3, Due: 2, Started: 2, Seconds: 0.25, LastFailure: "a, b", IdleSteps: 7},
-		Stage:      []string{"127.0.0.1:1", "127.0.0.1:2"}, StageToken: "st", Advertise: "host-a"}
+		Stage:      []string{"127.0.0.1:1", "127.0.0.1:2"}, StageToken: "st", Advertise: "host-a",
+		TLS: jobtls.Files{CA: "/job/tls-ca.pem", Cert: "/job/tls-cert.pem", Key: "/job/tls-key.pem"}}
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -100,6 +102,9 @@ func TestMalformed(t *testing.T) {
 		{VarFlushPrior, "{not json"},
 		{VarStage, ","},
 		{VarStage, "host"},
+		{VarTLSCert, "", VarTLSCA, "/ca.pem", VarTLSKey, "/key.pem"}, // all three or none
+		{VarTLSKey, "", VarTLSCA, "/ca.pem", VarTLSCert, "/cert.pem"},
+		{VarTLSCA, "", VarTLSCert, "/cert.pem", VarTLSKey, "/key.pem"},
 	} {
 		var environ []string
 		for i := 0; i < len(c); i += 2 {

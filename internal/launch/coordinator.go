@@ -9,6 +9,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/coord"
 	"github.com/ckpt/ckpt/internal/coordnet"
+	"github.com/ckpt/ckpt/internal/jobtls"
 	"github.com/ckpt/ckpt/internal/policy"
 )
 
@@ -41,6 +42,9 @@ type Coordinators struct {
 	// OnDecision, if set, is told the step and the answer of every
 	// decision round (from the coordinator's loop).
 	OnDecision func(step int64, d policy.Decision)
+	// TLS, if set, is the job's TLS (Job.TLS): the coordinator and the
+	// relays take only clients with the job's certificate.
+	TLS *jobtls.Config
 
 	mu       sync.Mutex
 	state    policy.State
@@ -79,7 +83,7 @@ func (f *Coordinators) New(inc uint64, token string) (Coordinator, error) {
 		listen = "127.0.0.1:0"
 	}
 	a := &attemptCoord{f: f}
-	opts := coordnet.Options{OnNotice: func(n coord.Notice) {
+	opts := coordnet.Options{TLS: f.TLS, OnNotice: func(n coord.Notice) {
 		if n.Kind == coord.NoticeCommitted {
 			a.mu.Lock()
 			a.committed++
@@ -117,7 +121,7 @@ func (f *Coordinators) New(inc uint64, token string) (Coordinator, error) {
 				a.Close()
 				return nil, err
 			}
-			a.relays = append(a.relays, coordnet.Serve(ln, relay, coordnet.Options{Upstream: co.Addr()}))
+			a.relays = append(a.relays, coordnet.Serve(ln, relay, coordnet.Options{Upstream: co.Addr(), TLS: f.TLS}))
 		}
 	}
 	return a, nil

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/inject"
+	"github.com/ckpt/ckpt/internal/jobdir"
 	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/jobtls"
 	"github.com/ckpt/ckpt/internal/placement"
 	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/internal/redundancy"
@@ -37,7 +39,16 @@ type Job struct {
 	StageArgs       []string // more flags for `ckpt stage` (--writers, --rate, ...)
 	FlushBusy       string   // skip or wait ("" = the job's default)
 	SharedBandwidth float64  // bytes/s of the whole shared tier, shared by its writers (0: no cap)
+
+	// TLS makes the job's traffic mutual TLS (ckpt run --tls): a key pair
+	// of the job's own, made at launch in its directory (TLSDir), which
+	// the coordinators, the ranks and the staging servers present.
+	TLS bool
 }
+
+// TLSDir is where a job whose caches are under cacheRoot keeps its TLS
+// key pair while it runs (Job.TLS).
+func TLSDir(cacheRoot string) string { return filepath.Join(cacheRoot, jobdir.TLSDir) }
 
 // Env is the job's part of every rank's environment. Every rank writes its
 // own object at once in a blocking flush: each gets its share of the shared
@@ -68,6 +79,9 @@ func (j Job) Config(cacheRoot string) (Config, *Coordinators, error) {
 	coords := j.Coordinators()
 	cfg := Config{Ranks: j.Ranks, Nodes: j.Nodes, Program: j.Program, Args: j.Args, Job: j.Env(),
 		CacheRoot: cacheRoot, Retries: j.Retries, NewCoordinator: coords.New}
+	if j.TLS {
+		cfg.Job.TLS = jobtls.FilesIn(TLSDir(cacheRoot)) // made by Session.Run
+	}
 	if j.Inject != nil {
 		sched, err := inject.NewSchedule(*j.Inject)
 		if err != nil {
@@ -97,8 +111,12 @@ func (j Job) StagingConfig(program, cacheRoot, token string, log io.Writer, even
 		args = append(args, "--shared-bandwidth", jobenv.FormatBandwidth(j.SharedBandwidth/float64(j.StagingServers)))
 	}
 	args = append(args, j.StageArgs...)
-	return StagingConfig{Servers: j.StagingServers, Program: program, Args: args,
+	cfg := StagingConfig{Servers: j.StagingServers, Program: program, Args: args,
 		Dir: filepath.Join(cacheRoot, "staging"), Token: token, Log: log, Event: event}
+	if j.TLS {
+		cfg.TLS = jobtls.FilesIn(TLSDir(cacheRoot))
+	}
+	return cfg
 }
 
 // UseStaging tells the ranks of cfg about running staging servers: their

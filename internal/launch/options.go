@@ -28,6 +28,7 @@ type Options struct {
 	Heartbeat    float64 // --heartbeat-timeout, if given
 	JoinTimeout  float64 // --join-timeout, if given
 	Tree         bool
+	TLS          bool    // --tls
 	InjectMTTI   float64 // --inject-mtti, if given
 	InjectDist   string
 	InjectKind   string
@@ -60,7 +61,7 @@ func (o Options) given(flag string) bool { return o.Given != nil && o.Given(flag
 func (o Options) Job() (Job, error) {
 	j := Job{Ranks: o.Ranks, Nodes: o.Nodes, Program: o.Program, Args: o.Args,
 		Redundancy: o.Redundancy, Shared: o.Shared, Durability: o.Durability,
-		Retries: o.Retries, Heartbeat: DefaultHeartbeat, Tree: o.Tree}
+		Retries: o.Retries, Heartbeat: DefaultHeartbeat, Tree: o.Tree, TLS: o.TLS}
 	if o.Ranks < 1 {
 		return j, fmt.Errorf("-n %d: need at least one rank", o.Ranks)
 	}

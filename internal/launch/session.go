@@ -2,9 +2,12 @@ package launch
 
 import (
 	"context"
+	"os"
+	"time"
 
 	"github.com/ckpt/ckpt/flushstats"
 	"github.com/ckpt/ckpt/internal/jobdir"
+	"github.com/ckpt/ckpt/internal/jobtls"
 	"github.com/ckpt/ckpt/internal/policy"
 )
 
@@ -50,12 +53,28 @@ type Outcome struct {
 	StagingRestarts int
 }
 
+// tlsLife is how long a job's certificate is valid: longer than any run
+// of a job, which makes a new one at each.
+const tlsLife = 366 * 24 * time.Hour
+
 // Run runs the session's job to its end. The lock is released in every
 // case; a job that finished, was not halted and keeps no cache has its
 // directory's caches removed (only what it made: never another job's).
 func (s Session) Run(ctx context.Context) (Outcome, error) {
 	out := Outcome{Restarts: map[string]int{}}
 	cfg := s.Config
+	if s.Job.TLS {
+		dir := s.Lock.Dir().File(jobdir.TLSDir)
+		// The key pair lives as long as the session: a later run of the
+		// job makes its own.
+		defer os.RemoveAll(dir)
+		tc, files, err := jobtls.New(dir, tlsLife)
+		if err != nil {
+			s.Lock.Release()
+			return out, err
+		}
+		cfg.Job.TLS, s.Coords.TLS = files, tc
+	}
 	tracker := Track(s.Lock.Dir(), s.Interval, s.Redundancy, &cfg, s.Coords)
 	var st *Staging
 	if s.Job.StagingServers > 0 {

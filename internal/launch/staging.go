@@ -13,6 +13,10 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/jobtls"
+	"github.com/ckpt/ckpt/internal/storage/local"
 )
 
 // StagingConfig describes a job's staging servers (paper 001): processes
@@ -21,13 +25,18 @@ import (
 type StagingConfig struct {
 	Servers int
 	// Program and Args run one server (`ckpt stage` and its flags); the
-	// launcher adds --listen, --state, --token, --addr-file and --json.
+	// launcher adds --listen, --state, --addr-file and --json, and gives
+	// the token in CKPT_STAGE_TOKEN.
 	Program string
 	Args    []string
 	// Dir holds each server's journal (Dir/stage<i>) and address file.
 	Dir string
 	// Token is the job's staging secret (CKPT_STAGE_TOKEN for the ranks).
 	Token string
+	// TLS names the job's TLS files (Job.TLS), handed to the servers in
+	// CKPT_TLS_CA, CKPT_TLS_CERT and CKPT_TLS_KEY: they then take only
+	// clients with the job's certificate.
+	TLS jobtls.Files
 	// Log receives the servers' stderr.
 	Log io.Writer
 	// Event, if set, is told of every flush a server finished, and of a
@@ -70,7 +79,7 @@ func StartStaging(cfg StagingConfig) (*Staging, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.Dir, local.DirMode); err != nil {
 		return nil, err
 	}
 	s := &Staging{cfg: cfg, addrs: make([]string, cfg.Servers), procs: make([]*exec.Cmd, cfg.Servers)}
@@ -146,8 +155,13 @@ func (s *Staging) start(i int, listen string) (string, <-chan struct{}, error) {
 	os.Remove(addrFile)
 	args := append([]string(nil), s.cfg.Args...)
 	args = append(args, "--listen", listen, "--state", filepath.Join(s.cfg.Dir, fmt.Sprintf("stage%d", i)),
-		"--token", s.cfg.Token, "--addr-file", addrFile, "--json")
+		"--addr-file", addrFile, "--json")
 	cmd := exec.Command(s.cfg.Program, args...)
+	// The token goes in the environment, which only the job's user can
+	// read (/proc/PID/environ), not on the command line, which every
+	// user of the host sees in ps.
+	cmd.Env = append(os.Environ(), jobenv.VarStageToken+"="+s.cfg.Token)
+	cmd.Env = append(cmd.Env, jobenv.Env{TLS: s.cfg.TLS}.Encode()...)
 	cmd.Stderr = &prefixWriter{mu: &s.logMu, w: s.cfg.Log, prefix: fmt.Sprintf("stage%d: ", i)}
 	// Its own process group: a Ctrl-C at the terminal reaches the
 	// launcher alone, which stops the servers when the job is over.

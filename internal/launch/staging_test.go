@@ -90,3 +90,33 @@ func TestStagingStopDuringRestart(t *testing.T) {
 		t.Errorf("%d restarts counted, want 0 (every restart failed)", r)
 	}
 }
+
+// A staging server gets the job's token in its environment, never on its
+// command line, which every user of the host can read (ps).
+func TestStagingTokenNotOnCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "fake-stage.sh")
+	record := strings.Replace(fakeStage, `D=$(dirname "$F")`, `D=$(dirname "$F")
+echo "$ARGS" > "$D/args"; echo "$CKPT_STAGE_TOKEN" > "$D/env"`, 1)
+	record = strings.Replace(record, "while [ $# -gt 0 ]", `ARGS="$*"
+while [ $# -gt 0 ]`, 1)
+	if err := os.WriteFile(script, []byte(record), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sdir := filepath.Join(dir, "staging")
+	s, err := StartStaging(StagingConfig{Servers: 1, Program: script, Dir: sdir, Token: "s3cr3t-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	args, err := os.ReadFile(filepath.Join(sdir, "args"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(args), "s3cr3t") || strings.Contains(string(args), "--token") {
+		t.Errorf("the server's command line carries the token: %q", args)
+	}
+	if env, err := os.ReadFile(filepath.Join(sdir, "env")); err != nil || strings.TrimSpace(string(env)) != "s3cr3t-token" {
+		t.Errorf("CKPT_STAGE_TOKEN in the server's environment: %q, %v", env, err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/peer"
 	"github.com/ckpt/ckpt/internal/testwait"
 )
 
@@ -101,38 +102,12 @@ func BenchmarkRawLoopback1MiB(b *testing.B) {
 func BenchmarkAppThroughput1MiB(b *testing.B) {
 	const size = 1 << 20
 	nodes, _ := cluster(b, 2)
-	ctx := context.Background()
-	msg := make([]byte, size)
-	buf := make([]byte, 0, size)
-	if err := nodes[0].Send(ctx, 1, 0, msg); err != nil { // connect
-		b.Fatal(err)
-	}
-	if _, err := nodes[1].Recv(ctx, 0, 0, buf); err != nil {
-		b.Fatal(err)
-	}
+	msg, buf := connectStream(b, nodes, size)
 	b.SetBytes(size)
 	b.ReportAllocs()
 	b.ResetTimer()
-	errc := make(chan error, 1)
-	go func() {
-		for range b.N {
-			if err := nodes[0].Send(ctx, 1, 1, msg); err != nil {
-				errc <- err
-				return
-			}
-		}
-		errc <- nil
-	}()
-	for range b.N {
-		if _, err := nodes[1].Recv(ctx, 0, 1, buf); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := testwait.Recv(b, errc, "the receiver"); err != nil {
-		b.Fatal(err)
-	}
+	rate := streamRate(b, nodes, msg, buf, b.N)
 	b.StopTimer()
-	rate := float64(size) * float64(b.N) / b.Elapsed().Seconds()
 	raw := rawLoopbackRate(b, size, max(300*time.Millisecond, b.Elapsed()/2))
 	b.ReportMetric(raw/1e6, "raw-MB/s")
 	b.ReportMetric(rate/raw, "x-raw")
@@ -207,4 +182,111 @@ func rawRoundTrip(tb testing.TB, size int, d time.Duration) time.Duration {
 		n++
 	}
 	return time.Since(start) / time.Duration(n)
+}
+
+// connectStream connects nodes[0] to nodes[1] on the application
+// channel with one message of size, and returns a message of that size
+// and a buffer for it.
+func connectStream(b *testing.B, nodes []*peer.Node, size int) (msg, buf []byte) {
+	ctx := context.Background()
+	msg, buf = make([]byte, size), make([]byte, 0, size)
+	if err := nodes[0].Send(ctx, 1, 0, msg); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := nodes[1].Recv(ctx, 0, 0, buf); err != nil {
+		b.Fatal(err)
+	}
+	return msg, buf
+}
+
+// streamRate is bytes/s of n messages msg sent from nodes[0] to nodes[1]
+// on the application channel (tag 1), received into buf.
+func streamRate(b *testing.B, nodes []*peer.Node, msg, buf []byte, n int) float64 {
+	ctx := context.Background()
+	errc := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		for range n {
+			if err := nodes[0].Send(ctx, 1, 1, msg); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- nil
+	}()
+	for range n {
+		if _, err := nodes[1].Recv(ctx, 0, 1, buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := testwait.Recv(b, errc, "the receiver"); err != nil {
+		b.Fatal(err)
+	}
+	return float64(len(msg)) * float64(n) / time.Since(start).Seconds()
+}
+
+// BenchmarkAppThroughputTLS1MiB streams 1 MiB messages on the
+// application channel over the job's TLS (ns/op, MB/s), and reports the
+// same stream over plain TCP measured right after in the same run
+// (plain-MB/s) and the ratio (x-plain): the cost of ckpt run --tls on the
+// peer channel.
+func BenchmarkAppThroughputTLS1MiB(b *testing.B) {
+	const size = 1 << 20
+	secure, _ := cluster(b, 2, peer.WithTLS(jobTLS(b)))
+	plain, _ := cluster(b, 2)
+	msg, buf := connectStream(b, secure, size)
+	connectStream(b, plain, size)
+	b.SetBytes(size)
+	b.ResetTimer()
+	rate := streamRate(b, secure, msg, buf, b.N)
+	b.StopTimer()
+	plainRate := streamRate(b, plain, msg, buf, max(b.N, 64))
+	b.ReportMetric(plainRate/1e6, "plain-MB/s")
+	b.ReportMetric(rate/plainRate, "x-plain")
+}
+
+// BenchmarkRoundTripTLS8B is a small message there and back on the
+// application channel over TLS (ns/op), beside the same over plain TCP in
+// the same run (plain-ns/rt).
+func BenchmarkRoundTripTLS8B(b *testing.B) {
+	secure, _ := cluster(b, 2, peer.WithTLS(jobTLS(b)))
+	plain, _ := cluster(b, 2)
+	b.ReportAllocs()
+	b.ResetTimer()
+	roundTrips(b, secure, b.N)
+	b.StopTimer()
+	n := max(b.N, 1000)
+	start := time.Now()
+	roundTrips(b, plain, n)
+	plainRT := time.Since(start) / time.Duration(n)
+	b.ReportMetric(float64(plainRT.Nanoseconds()), "plain-ns/rt")
+	b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(plainRT), "x-plain")
+}
+
+// roundTrips makes n round trips of 8 bytes from nodes[0] to nodes[1]
+// and back, after one that connects both ways.
+func roundTrips(b *testing.B, nodes []*peer.Node, n int) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		buf := make([]byte, 0, 8)
+		for {
+			got, err := nodes[1].Recv(ctx, 0, 1, buf)
+			if err != nil {
+				return
+			}
+			if err := nodes[1].Send(ctx, 0, 2, got); err != nil {
+				return
+			}
+		}
+	}()
+	msg, buf := make([]byte, 8), make([]byte, 0, 8)
+	for range n + 1 {
+		if err := nodes[0].Send(ctx, 1, 1, msg); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := nodes[0].Recv(ctx, 1, 2, buf); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

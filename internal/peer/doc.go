@@ -68,8 +68,10 @@
 //	| token (uvarint length, bytes; at most 4096) | from uvarint | to uvarint
 //	| set only: epoch u64 LE | member count uvarint | members uvarint…
 //
-// The acceptor checks the token (in constant time), that to is its rank,
-// and that from is a peer on that channel, and answers 21 bytes:
+// The acceptor checks the token (in constant time) as soon as it is in,
+// before it reads the rest (a set's member list may be megabytes), then
+// that to is its rank and that from is a peer on that channel, and
+// answers 21 bytes:
 //
 //	status u8 (0 ok, 1 refused, 2 closed) | depth u32 | window u64 | max frame u64
 //
@@ -77,6 +79,8 @@
 // the connection without an answer. Both are logged and counted
 // (Stats.Refused), and the dialler's call fails with ErrRefused; they
 // never disturb the Node. Handshakes time out (WithHandshakeTimeout).
+// With WithTLS (ckpt run --tls) every connection is mutual TLS with the
+// job's certificate (package jobtls) first, the handshake inside it.
 //
 // # Frames
 //

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"slices"
 	"sync"
@@ -276,7 +275,7 @@ func (s *inSlot) claimLocked(ic *inConn, size int) *posted {
 // inConn is one inbound connection: its reader and its flow control.
 type inConn struct {
 	slot *inSlot
-	c    *net.TCPConn
+	c    conn
 	br   *bufio.Reader
 
 	// Under slot.mu.
@@ -289,7 +288,7 @@ type inConn struct {
 	cbuf [hdrLen]byte
 }
 
-func newInConn(s *inSlot, c *net.TCPConn) *inConn {
+func newInConn(s *inSlot, c conn) *inConn {
 	o := s.ch.n.o
 	return &inConn{
 		slot: s, c: c, br: bufio.NewReaderSize(c, readBufSize),

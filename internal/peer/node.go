@@ -3,6 +3,7 @@ package peer
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -61,8 +62,8 @@ type Node struct {
 	sets   map[setKey]*channel
 	tombs  map[setKey]bool
 	tombQ  []setKey
-	conns  map[*net.TCPConn]bool // every open connection; true: an outbound one
-	wg     sync.WaitGroup        // every goroutine of the Node
+	conns  map[conn]bool  // every open connection; true: an outbound one
+	wg     sync.WaitGroup // every goroutine of the Node
 
 	refused, malformed atomic.Uint64
 }
@@ -118,7 +119,7 @@ func Listen(rank, size int, token string, res Resolver, opts ...Option) (*Node, 
 	n := &Node{
 		rank: rank, size: size, token: token, res: res, o: o,
 		log: o.log.With("rank", rank), ln: ln, ctx: ctx, cancel: cancel,
-		sets: map[setKey]*channel{}, tombs: map[setKey]bool{}, conns: map[*net.TCPConn]bool{},
+		sets: map[setKey]*channel{}, tombs: map[setKey]bool{}, conns: map[conn]bool{},
 	}
 	n.app = newChannel(n, nil, rank, size, setKey{})
 	n.app.opened = true
@@ -276,7 +277,7 @@ func (n *Node) goAdd() bool {
 
 // track registers a connection so that Close finds it; false once the
 // Node is closing (the caller then closes it).
-func (n *Node) track(c *net.TCPConn, outbound bool) bool {
+func (n *Node) track(c conn, outbound bool) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
@@ -286,7 +287,7 @@ func (n *Node) track(c *net.TCPConn, outbound bool) bool {
 	return true
 }
 
-func (n *Node) untrack(c *net.TCPConn) {
+func (n *Node) untrack(c conn) {
 	n.mu.Lock()
 	delete(n.conns, c)
 	n.mu.Unlock()
@@ -340,6 +341,13 @@ func (n *Node) Close() error {
 	return nil
 }
 
+// conn is a connection between Nodes: TCP, or TLS over TCP (WithTLS).
+// Both close their writing side alone, which a Node's Close needs.
+type conn interface {
+	net.Conn
+	CloseWrite() error
+}
+
 // accept runs the listener.
 func (n *Node) accept() {
 	defer n.wg.Done()
@@ -351,12 +359,19 @@ func (n *Node) accept() {
 			c.Close()
 			return
 		}
+		tc.SetNoDelay(true)
+		if n.o.tls != nil {
+			// The TLS handshake runs at the first read of serve's, within
+			// its handshake deadline.
+			go n.serve(tls.Server(tc, n.o.tls.Server))
+			return
+		}
 		go n.serve(tc)
 	})
 }
 
 // serve runs one inbound connection: the handshake, then its reader.
-func (n *Node) serve(c *net.TCPConn) {
+func (n *Node) serve(c conn) {
 	defer n.wg.Done()
 	if !n.track(c, false) {
 		c.Close()
@@ -364,15 +379,18 @@ func (n *Node) serve(c *net.TCPConn) {
 	}
 	defer n.untrack(c)
 	defer c.Close()
-	c.SetNoDelay(true)
 	c.SetDeadline(time.Now().Add(n.o.handshakeTimeout))
-	h, err := readHello(c)
-	if err != nil {
-		n.refuse(c, -1, err)
+	// The token is checked (in constant time: it is a secret and the
+	// network is not trusted) before the handshake is read whole.
+	h, err := readHello(c, func(token string) bool {
+		return subtle.ConstantTimeCompare([]byte(token), []byte(n.token)) == 1
+	})
+	if errors.Is(err, errWrongToken) {
+		n.refuse(c, statusRefused, err)
 		return
 	}
-	if subtle.ConstantTimeCompare([]byte(h.token), []byte(n.token)) != 1 {
-		n.refuse(c, statusRefused, fmt.Errorf("wrong job token from rank %d", h.from))
+	if err != nil {
+		n.refuse(c, -1, err)
 		return
 	}
 	if h.to != n.rank || h.from >= n.size || h.from == n.rank {
@@ -442,7 +460,7 @@ func (n *Node) route(h hello) (ch *channel, from int, status uint8, err error) {
 
 // refuse answers a handshake with status (none if negative), counts and
 // logs it; the caller closes the connection.
-func (n *Node) refuse(c *net.TCPConn, status int, err error) {
+func (n *Node) refuse(c conn, status int, err error) {
 	n.refused.Add(1)
 	n.log.Warn("peer: refused connection", "remote", c.RemoteAddr().String(), "err", err)
 	if status >= 0 {
@@ -450,14 +468,14 @@ func (n *Node) refuse(c *net.TCPConn, status int, err error) {
 	}
 }
 
-func writeReply(c *net.TCPConn, r reply) error {
+func writeReply(c conn, r reply) error {
 	b := r.encode()
 	_, err := c.Write(b[:])
 	return err
 }
 
 // protocolError counts and logs a frame that broke the protocol.
-func (n *Node) protocolError(c *net.TCPConn, err error) {
+func (n *Node) protocolError(c conn, err error) {
 	n.malformed.Add(1)
 	n.log.Warn("peer: closing connection", "remote", c.RemoteAddr().String(), "err", err)
 }

@@ -3,7 +3,9 @@ package peer_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -67,6 +69,33 @@ func TestWrongTokenRefused(t *testing.T) {
 	if got, err := nodes[0].Recv(ctx, 1, 5, nil); err != nil || string(got) != "still here" {
 		t.Fatalf("after the refusals: %q, %v", got, err)
 	}
+}
+
+// A set handshake that claims the largest size, from a dialler with the
+// wrong token, is refused as soon as its head is in: the Node does not
+// wait, for the handshake timeout, for a member list it would have had to
+// hold before it knew the dialler was not of the job.
+func TestWrongTokenRefusedBeforeTheHandshakeIsWhole(t *testing.T) {
+	nodes, _ := cluster(t, 2, peer.WithHandshakeTimeout(10*time.Minute))
+	head := binary.LittleEndian.AppendUint32(nil, 8<<20)
+	head = append(head, "ckpP"...)
+	head = append(head, 1, 1) // version, set channel
+	head = binary.AppendUvarint(head, 5)
+	head = append(head, "guess"...)
+	c, err := net.Dial("tcp", nodes[0].Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write(head); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	status := make([]byte, 1)
+	if _, err := io.ReadFull(c, status); err != nil || status[0] != 1 {
+		t.Fatalf("answer to a wrong token: status %v, %v; want 1 (refused)", status, err)
+	}
+	waitFor(t, "the refusal to be counted", func() bool { return nodes[0].Stats().Refused == 1 })
 }
 
 // A rank relaunched as a new Node on another port is reached again under

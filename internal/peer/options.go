@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"strconv"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/jobtls"
 )
 
 // Defaults of a Node's options.
@@ -29,6 +31,7 @@ type options struct {
 	handshakeTimeout time.Duration
 	linger           time.Duration
 	log              *slog.Logger
+	tls              *jobtls.Config
 }
 
 func defaults() options {
@@ -72,6 +75,11 @@ func WithDialTimeout(d time.Duration) Option { return func(o *options) { o.dialT
 func WithHandshakeTimeout(d time.Duration) Option {
 	return func(o *options) { o.handshakeTimeout = d }
 }
+
+// WithTLS makes the Node speak TLS with its peers, which must too:
+// mutual authentication with the job's certificate (package jobtls)
+// before the handshake, whose token is still checked. nil: plain TCP.
+func WithTLS(c *jobtls.Config) Option { return func(o *options) { o.tls = c } }
 
 // WithLinger bounds how long Close waits for peers to read what this Node
 // sent before it closes the connections hard (default DefaultLinger).

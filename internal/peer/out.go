@@ -2,6 +2,7 @@ package peer
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -129,7 +130,7 @@ func (s *outSlot) closeWrite() {
 // the application consumes.
 type outConn struct {
 	slot                    *outSlot
-	c                       *net.TCPConn
+	c                       conn
 	depth, window, maxFrame int64
 
 	mu      sync.Mutex
@@ -170,8 +171,11 @@ func (s *outSlot) dial(ctx context.Context) (*outConn, error) {
 		}
 		return nil, fail(fmt.Errorf("%w: dial rank %d at %s: %v", redundancy.ErrPeerClosed, rank, addr, err))
 	}
-	tc := c.(*net.TCPConn)
-	tc.SetNoDelay(true)
+	var tc conn = c.(*net.TCPConn)
+	c.(*net.TCPConn).SetNoDelay(true)
+	if n.o.tls != nil {
+		tc = tls.Client(c, n.o.tls.Client) // handshakes at the first write, in handshake's deadline
+	}
 	if !n.track(tc, true) {
 		tc.Close()
 		return nil, redundancy.ErrClosed
@@ -210,7 +214,7 @@ func (s *outSlot) dial(ctx context.Context) (*outConn, error) {
 
 // handshake sends the hello and reads the reply, within the handshake
 // timeout and ctx.
-func (s *outSlot) handshake(ctx context.Context, c *net.TCPConn, rank int) (reply, error) {
+func (s *outSlot) handshake(ctx context.Context, c conn, rank int) (reply, error) {
 	ch, n := s.ch, s.ch.n
 	h := hello{kind: kindApp, token: n.token, from: n.rank, to: rank}
 	if ch.members != nil {
@@ -343,7 +347,7 @@ func (oc *outConn) acquire(ctx context.Context, size int64) error {
 // cancelWrite interrupts a write when its context is done.
 type cancelWrite struct {
 	mu          sync.Mutex
-	c           *net.TCPConn
+	c           conn
 	done, fired bool
 }
 

@@ -47,3 +47,11 @@ func (r *MapResolver) Lookup(ctx context.Context, rank int) (string, error) {
 		}
 	}
 }
+
+// Handshake returns the handshake a dialler of the application channel
+// from rank from to rank to sends, with token, length prefix included:
+// for tests and hostile clients (internal/hostile) that speak to a Node
+// without being one.
+func Handshake(token string, from, to int) []byte {
+	return appendHello(nil, hello{kind: kindApp, token: token, from: from, to: to})
+}

@@ -2,6 +2,7 @@ package peer
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -116,23 +117,91 @@ func parseHello(b []byte) (hello, error) {
 	return h, nil
 }
 
-// readHello reads one length-prefixed handshake from r. It never
-// allocates more than the length prefix allows, and checks the prefix
-// against maxHello first.
-func readHello(r io.Reader) (hello, error) {
+// maxHelloHead bounds the head of a handshake: its magic, version, kind
+// and token, which is all of it an acceptor reads before it checks the
+// token.
+const maxHelloHead = len(helloMagic) + 2 + binary.MaxVarintLen64 + maxToken
+
+// errWrongToken is readHello's error for a handshake whose token admit
+// refused. It names no token: the job's is a secret, and a guess may be
+// a near miss of it.
+var errWrongToken = errors.New("wrong job token")
+
+// readHello reads one length-prefixed handshake from r, and checks its
+// prefix against maxHello first. If admit is not nil, it is asked about
+// the handshake's token as soon as the token is in, before the rest (a
+// set's member list, up to maxHello) is read: a dialler with the wrong
+// token (errWrongToken) or a head that does not decode costs the acceptor
+// maxHelloHead bytes at most, not its handshake limit, and is answered
+// without waiting for bytes it only promised.
+func readHello(r io.Reader, admit func(token string) bool) (hello, error) {
 	var p [4]byte
 	if _, err := io.ReadFull(r, p[:]); err != nil {
 		return hello{}, fmt.Errorf("%w: handshake: %v", ErrMalformed, err)
 	}
-	n := binary.LittleEndian.Uint32(p[:])
+	n := int(binary.LittleEndian.Uint32(p[:]))
 	if n > maxHello {
 		return hello{}, fmt.Errorf("%w: handshake of %d bytes exceeds %d", ErrMalformed, n, maxHello)
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return hello{}, fmt.Errorf("%w: handshake: %v", ErrMalformed, err)
+	var b []byte
+	if admit != nil {
+		head, token, err := readHelloHead(r, n)
+		if err != nil {
+			return hello{}, err
+		}
+		if !admit(token) {
+			return hello{}, errWrongToken
+		}
+		b = head
+	}
+	if rest := n - len(b); rest > 0 {
+		b = append(b, make([]byte, rest)...)
+		if _, err := io.ReadFull(r, b[len(b)-rest:]); err != nil {
+			return hello{}, fmt.Errorf("%w: handshake: %v", ErrMalformed, err)
+		}
 	}
 	return parseHello(b)
+}
+
+// readHelloHead reads the head of a handshake of n bytes, up to and
+// including its token, a field at a time, and returns it with the token.
+func readHelloHead(r io.Reader, n int) (head []byte, token string, err error) {
+	malformed := func(what string) error { return fmt.Errorf("%w: handshake: %s", ErrMalformed, what) }
+	head = make([]byte, len(helloMagic)+2, maxHelloHead)
+	if n < len(head) {
+		return nil, "", malformed("shorter than its head")
+	}
+	if _, err := io.ReadFull(r, head); err != nil {
+		return nil, "", malformed(err.Error())
+	}
+	if string(head[:len(helloMagic)]) != helloMagic {
+		return nil, "", malformed("bad magic")
+	}
+	// The token's length, a uvarint read a byte at a time.
+	var l uint64
+	for shift := 0; ; shift += 7 {
+		if len(head) == n || shift >= 64 {
+			return nil, "", malformed("token length cut short")
+		}
+		var c [1]byte
+		if _, err := io.ReadFull(r, c[:]); err != nil {
+			return nil, "", malformed(err.Error())
+		}
+		head = append(head, c[0])
+		l |= uint64(c[0]&0x7f) << shift
+		if c[0] < 0x80 {
+			break
+		}
+	}
+	if l > maxToken || l > uint64(n-len(head)) {
+		return nil, "", malformed(fmt.Sprintf("token of %d bytes (limit %d, %d left)", l, maxToken, n-len(head)))
+	}
+	start := len(head)
+	head = head[:start+int(l)]
+	if _, err := io.ReadFull(r, head[start:]); err != nil {
+		return nil, "", malformed(err.Error())
+	}
+	return head, string(head[start:]), nil
 }
 
 // reply is the acceptor's answer to a handshake: the receive limits of

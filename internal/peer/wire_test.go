@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ func TestHelloRoundTrip(t *testing.T) {
 		{kind: kindSet, token: string(make([]byte, maxToken)), members: []int{}},
 	} {
 		b := appendHello(nil, h)
-		got, err := readHello(bytes.NewReader(b))
+		got, err := readHello(bytes.NewReader(b), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +32,7 @@ func TestHelloRoundTrip(t *testing.T) {
 			t.Fatalf("round trip: %+v, want %+v", got, h)
 		}
 		for i := range len(b) - 1 {
-			if _, err := readHello(bytes.NewReader(b[:i])); err == nil {
+			if _, err := readHello(bytes.NewReader(b[:i]), nil); err == nil {
 				t.Fatalf("truncated to %d bytes: accepted", i)
 			}
 		}
@@ -274,7 +275,7 @@ func TestReplyChecks(t *testing.T) {
 	}
 	var b [4]byte
 	binary.LittleEndian.PutUint32(b[:], maxHello+1)
-	if _, err := readHello(bytes.NewReader(b[:])); err == nil {
+	if _, err := readHello(bytes.NewReader(b[:]), nil); err == nil {
 		t.Error("an oversized handshake accepted")
 	}
 }
@@ -380,7 +381,7 @@ func TestSendCancelledMidWrite(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if _, err := readHello(c); err != nil {
+			if _, err := readHello(c, nil); err != nil {
 				t.Error(err)
 			}
 			r := reply{status: statusOK, depth: 4, window: 1 << 30, maxFrame: 1 << 30}.encode()
@@ -435,4 +436,38 @@ func TestSendCancelledMidWrite(t *testing.T) {
 		t.Fatalf("Send on a new connection: %v", err)
 	}
 	recvConn("the Send after the cut").Close()
+}
+
+// An acceptor checks the token from a handshake's head: a wrong one is
+// refused having read no more than maxHelloHead bytes of a handshake
+// that claims maxHello, and the error does not carry the token.
+func TestReadHelloChecksTokenFirst(t *testing.T) {
+	full := appendHello(nil, hello{kind: kindSet, token: "guess-of-the-secret", from: 1, to: 0, members: make([]int, 1<<20)})
+	binary.LittleEndian.PutUint32(full, maxHello)
+	r := bytes.NewReader(full)
+	_, err := readHello(r, func(tok string) bool { return tok == "the secret" })
+	if !errors.Is(err, errWrongToken) {
+		t.Fatalf("readHello = %v, want errWrongToken", err)
+	}
+	if strings.Contains(err.Error(), "guess") {
+		t.Errorf("the error %q carries the token", err)
+	}
+	if read := len(full) - r.Len(); read > 4+maxHelloHead {
+		t.Errorf("read %d bytes before refusing the token, limit %d", read, 4+maxHelloHead)
+	}
+	// The right token reads the whole handshake.
+	good := appendHello(nil, hello{kind: kindSet, token: "the secret", from: 1, to: 0, epoch: 3, members: []int{0, 1, 5000}})
+	h, err := readHello(bytes.NewReader(good), func(tok string) bool { return tok == "the secret" })
+	if err != nil || h.epoch != 3 || len(h.members) != 3 || h.members[2] != 5000 {
+		t.Fatalf("readHello = %+v, %v", h, err)
+	}
+	// A head that cannot hold a token is malformed, and refused unread.
+	bad := binary.LittleEndian.AppendUint32(nil, maxHello)
+	bad = append(bad, helloMagic...)
+	bad = append(bad, helloVersion, kindSet)
+	bad = binary.AppendUvarint(bad, maxToken+1)
+	bad = append(bad, make([]byte, maxHelloHead)...)
+	if _, err := readHello(bytes.NewReader(bad), func(string) bool { return true }); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("readHello of an overlong token = %v, want ErrMalformed", err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/flush"
 	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/jobtls"
 	"github.com/ckpt/ckpt/internal/policy"
 )
 
@@ -39,6 +40,10 @@ type Config struct {
 	Incarnation uint64
 	Advertise   string // "": chosen from the coordinator's address
 	Debug       bool   // log the staging client's steps
+	// TLS names the job's TLS files (ckpt run --tls): the coordinator,
+	// the peers and the staging servers are spoken to over mutual TLS.
+	// None: plain TCP.
+	TLS jobtls.Files
 }
 
 // Configure resolves opts against the environment, read through lookup
@@ -61,6 +66,9 @@ func Configure(opts Options, lookup func(string) (string, bool)) (Config, error)
 		jobenv.VarToken:       set.Coord == "",
 		jobenv.VarIncarnation: set.Coord == "",
 		jobenv.VarAdvertise:   set.Advertise == "",
+		jobenv.VarTLSCA:       set.TLS == (jobtls.Files{}),
+		jobenv.VarTLSCert:     set.TLS == (jobtls.Files{}),
+		jobenv.VarTLSKey:      set.TLS == (jobtls.Files{}),
 	})
 	if err != nil {
 		return Config{}, fmt.Errorf("ckpt: %w", err)
@@ -79,6 +87,9 @@ func Configure(opts Options, lookup func(string) (string, bool)) (Config, error)
 	}
 	if c.Advertise == "" {
 		c.Advertise = env.Advertise
+	}
+	if c.TLS = set.TLS; c.TLS == (jobtls.Files{}) {
+		c.TLS = env.TLS
 	}
 	if len(c.Stage) == 0 {
 		c.Stage = env.Stage

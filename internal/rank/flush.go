@@ -2,6 +2,7 @@ package rank
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"os"
@@ -138,7 +139,11 @@ func (r *Runtime) startStager(m *manifest.Manifest) {
 	if token == "" {
 		token = r.cfg.Token
 	}
-	r.stager = transfer.NewStaged(transfer.StagedConfig{Addrs: r.cfg.Stage, Token: token, Node: r.node,
+	var tlsCfg *tls.Config
+	if r.tls != nil {
+		tlsCfg = r.tls.Client
+	}
+	r.stager = transfer.NewStaged(transfer.StagedConfig{Addrs: r.cfg.Stage, Token: token, Node: r.node, TLS: tlsCfg,
 		Source: cacheSource{r.eng.Cache}, Logf: func(format string, args ...any) {
 			if r.cfg.Debug {
 				fmt.Fprintf(os.Stderr, "rank %d: "+format+"\n", append([]any{r.rank}, args...)...)

@@ -15,6 +15,7 @@ import (
 	"github.com/ckpt/ckpt/internal/flush/transfer"
 	"github.com/ckpt/ckpt/internal/group"
 	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/jobtls"
 	"github.com/ckpt/ckpt/internal/peer"
 	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/internal/redundancy"
@@ -43,6 +44,7 @@ type Runtime struct {
 	start       time.Time
 	halting     bool
 	finished    bool
+	tls         *jobtls.Config // nil: plain TCP
 }
 
 // Join joins the job cfg describes and returns when every rank has
@@ -81,11 +83,18 @@ func Join(ctx context.Context, cfg Config) (*Runtime, error) {
 	})
 	listen, advertise := endpointFor(cfg.Coord, cfg.Advertise)
 	var err error
-	if r.peers, err = peer.Listen(cfg.Rank, cfg.Size, cfg.Token, resolve, peer.WithListenAddr(listen)); err != nil {
+	if r.tls, err = jobtls.Load(cfg.TLS); err != nil {
 		return nil, fmt.Errorf("ckpt: rank %d: %w", cfg.Rank, err)
 	}
-	r.client, err = coordnet.Dial(ctx, coordnet.ClientConfig{Addr: cfg.Coord, Token: cfg.Token, Incarnation: cfg.Incarnation,
-		Node: cfg.Node, Rank: cfg.Rank, Size: cfg.Size})
+	coordCfg := coordnet.ClientConfig{Addr: cfg.Coord, Token: cfg.Token, Incarnation: cfg.Incarnation,
+		Node: cfg.Node, Rank: cfg.Rank, Size: cfg.Size}
+	if r.tls != nil {
+		coordCfg.TLS = r.tls.Client
+	}
+	if r.peers, err = peer.Listen(cfg.Rank, cfg.Size, cfg.Token, resolve, peer.WithListenAddr(listen), peer.WithTLS(r.tls)); err != nil {
+		return nil, fmt.Errorf("ckpt: rank %d: %w", cfg.Rank, err)
+	}
+	r.client, err = coordnet.Dial(ctx, coordCfg)
 	if err != nil {
 		r.peers.Close()
 		return nil, fmt.Errorf("ckpt: %w", err)

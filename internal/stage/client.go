@@ -3,6 +3,7 @@ package stage
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,10 @@ type ClientConfig struct {
 	Node   string // this compute node
 	Source Source
 	Logf   func(format string, args ...any)
+	// TLS, if set, is the job's client TLS configuration
+	// (jobtls.Config.Client): the connection is TLS, and the server must
+	// present the job's certificate. nil: plain TCP.
+	TLS *tls.Config
 }
 
 // Client is the staging client of one compute node: it announces the
@@ -288,6 +293,11 @@ func (c *Client) session() (served bool, err error) {
 	stop := context.AfterFunc(c.ctx, func() { nc.Close() })
 	defer stop()
 	tcp.NoDelay(nc)
+	if c.cfg.TLS != nil {
+		// The handshake runs at the first write, within the Hello's
+		// deadline below; Close interrupts it.
+		nc = tls.Client(nc, c.cfg.TLS)
+	}
 	if err := WriteMsg(nc, &Hello{Version: Version, Token: c.cfg.Token, Node: c.cfg.Node}); err != nil {
 		return false, err
 	}

@@ -260,9 +260,13 @@ func WriteMsg(w io.Writer, m Msg) error {
 func ReadMsg(r *bufio.Reader) (Msg, error) { return readMsg(r, msgLimit) }
 
 // ReadHello reads the first frame of a connection, whose peer is not known
-// yet: at most MaxFrame bytes of any type, so that no peer can make the
-// server hold a large buffer before it has shown the job's token.
+// yet: at most the largest Hello's bytes, of any type, so that no peer can
+// make the server hold a large buffer before it has shown the job's token.
 func ReadHello(r *bufio.Reader) (Msg, error) { return readMsg(r, helloLimit) }
+
+// maxHelloFrame is the payload of the largest Hello: its version and two
+// strings (token and node) at their limit.
+const maxHelloFrame = 3*binary.MaxVarintLen64 + 2*maxString
 
 func msgLimit(t Type) int {
 	if t == TAnnounce || t == TWelcome {
@@ -271,7 +275,7 @@ func msgLimit(t Type) int {
 	return MaxFrame
 }
 
-func helloLimit(Type) int { return MaxFrame }
+func helloLimit(Type) int { return maxHelloFrame }
 
 func readMsg(r *bufio.Reader, limit func(Type) int) (Msg, error) {
 	t, p, err := framing.Read(r, limit)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -55,6 +56,16 @@ type Config struct {
 	// PullTimeout: a client that does not answer a Pull this long is
 	// dropped (default 60s).
 	PullTimeout time.Duration
+	// HelloTimeout: a connection that has not sent its Hello this long
+	// after it was accepted is dropped (default 30s), so that clients
+	// that connect and say nothing, or trickle bytes, hold no server
+	// resources for longer.
+	HelloTimeout time.Duration
+	// TLS, if set, is the job's server TLS configuration
+	// (jobtls.Config.Server): every connection is TLS, and a client must
+	// present the job's certificate before its Hello is read. nil: plain
+	// TCP.
+	TLS *tls.Config
 	// Logf, if set, receives one line per notable event.
 	Logf func(format string, args ...any)
 	// OnDone, if set, is called once per flush the server finishes,
@@ -162,6 +173,9 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.PullTimeout <= 0 {
 		cfg.PullTimeout = 60 * time.Second
 	}
+	if cfg.HelloTimeout <= 0 {
+		cfg.HelloTimeout = 30 * time.Second
+	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
@@ -261,6 +275,12 @@ func (s *Server) Pending() []string {
 	return slices.Clone(s.order)
 }
 
+// Read buffers of a client's connection, before and after its Hello.
+const (
+	helloBuffer = 4 << 10
+	connBuffer  = 64 << 10
+)
+
 // handle runs one client connection: Hello, then its messages until it
 // closes or misbehaves.
 func (s *Server) handle(nc net.Conn) {
@@ -270,9 +290,18 @@ func (s *Server) handle(nc net.Conn) {
 	stop := context.AfterFunc(s.ctx, func() { nc.Close() })
 	defer stop()
 	tcp.NoDelay(nc)
-	br := bufio.NewReaderSize(nc, 64<<10)
-	nc.SetReadDeadline(time.Now().Add(30 * time.Second))
-	msg, err := ReadHello(br)
+	if s.cfg.TLS != nil {
+		// The handshake runs at the first read, within the Hello's
+		// deadline; nc.Close (deferred) closes the TCP connection.
+		nc = tls.Server(nc, s.cfg.TLS)
+	}
+	// Until the client has shown the job's token it gets a small buffer:
+	// the large one, for Data, reads through it once the Hello is in (a
+	// read that size bypasses the small buffer, so nothing is copied
+	// twice).
+	hr := bufio.NewReaderSize(nc, helloBuffer)
+	nc.SetReadDeadline(time.Now().Add(s.cfg.HelloTimeout))
+	msg, err := ReadHello(hr)
 	if err != nil {
 		s.cfg.Logf("stage: %s: no hello: %v", nc.RemoteAddr(), err)
 		return
@@ -294,6 +323,7 @@ func (s *Server) handle(nc net.Conn) {
 		return
 	}
 	nc.SetReadDeadline(time.Time{})
+	br := bufio.NewReaderSize(hr, connBuffer)
 	c := newConn(s, nc, h.Node)
 	s.mu.Lock()
 	if s.closed {

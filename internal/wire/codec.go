@@ -221,6 +221,9 @@ func (m *Hello) appendPayload(b []byte) ([]byte, error) {
 	if b, err = appendStr(b, "node", m.Node, MaxNode); err != nil {
 		return b, err
 	}
+	if len(m.Ranks) > MaxHelloRanks {
+		return b, fmt.Errorf("%w: Hello of %d ranks exceeds %d", ErrMalformed, len(m.Ranks), MaxHelloRanks)
+	}
 	return appendRanks(b, "rank", m.Ranks)
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -165,6 +166,7 @@ func TestEncodeInvalid(t *testing.T) {
 	for _, m := range []Msg{
 		&Hello{Token: strings.Repeat("t", MaxToken+1)},
 		&Hello{Ranks: []int32{-1}},
+		&Hello{Ranks: make([]int32, MaxHelloRanks+1)},
 		&Welcome{Size: -1},
 		&Collective{Seq: 1, Kind: 0},
 		&Collective{Seq: 1, Kind: Barrier, Contribs: []Contrib{{Rank: -2}}},
@@ -229,6 +231,27 @@ func TestString(t *testing.T) {
 		if !strings.HasPrefix(m.String(), m.Type().String()+"{") {
 			t.Errorf("%T.String() = %q", m, m.String())
 		}
+	}
+}
+
+// The largest Hello there can be, every field at its limit and every rank
+// at its longest, fits HelloLimit: a server that reads a connection's
+// first frames within it refuses no client of the job.
+func TestHelloLimit(t *testing.T) {
+	h := &Hello{Token: strings.Repeat("t", MaxToken), Incarnation: 1<<64 - 1,
+		Node: strings.Repeat("n", MaxNode), Ranks: make([]int32, MaxHelloRanks)}
+	for i := range h.Ranks {
+		h.Ranks[i] = math.MaxInt32
+	}
+	b, err := Encode(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(b) - HeaderSize; got > HelloLimit {
+		t.Fatalf("largest Hello has %d payload bytes, HelloLimit %d", got, HelloLimit)
+	}
+	if HelloLimit >= DefaultLimit {
+		t.Fatalf("HelloLimit %d is not below the post-Hello limit %d", HelloLimit, DefaultLimit)
 	}
 }
 

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
@@ -85,6 +86,15 @@ const (
 	MaxKey    = 256      // keys of the key–value service
 	MaxValue  = 64 << 10 // values of the key–value service
 	MaxReason = 1024     // reasons of Refused, Fail, Abort, Error
+
+	// MaxHelloRanks bounds the ranks one Hello speaks for: a client's, or
+	// a node's relay's, all the ranks of the node.
+	MaxHelloRanks = 1 << 16
+	// HelloLimit is the payload limit of the frames a server reads from a
+	// connection before its Hello, whose client has not yet shown the
+	// job's token: a Hello of MaxHelloRanks ranks fits, and nothing
+	// larger than that costs the server before the token is checked.
+	HelloLimit = 4*binary.MaxVarintLen64 + MaxToken + MaxNode + MaxHelloRanks*binary.MaxVarintLen32
 
 	// HeaderSize is the size of a frame header: length and type.
 	HeaderSize = framing.HeaderSize

@@ -2,6 +2,7 @@ package transfer
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"slices"
 	"sync"
@@ -21,6 +22,7 @@ type StagedConfig struct {
 	// Source serves the node's cache to the server's pulls.
 	Source stage.Source
 	Logf   func(format string, args ...any)
+	TLS    *tls.Config // the job's client TLS (jobtls.Config.Client); nil: plain TCP
 }
 
 // Staged is the non-blocking flush (Sato et al. 2012): Start announces the
@@ -60,7 +62,7 @@ func NewStaged(cfg StagedConfig, m *manifest.Manifest) *Staged {
 
 func (s *Staged) connect() *stage.Client {
 	return stage.NewClient(stage.ClientConfig{Addr: s.addr, Token: s.cfg.Token, Node: s.cfg.Node,
-		Source: s.cfg.Source, Logf: s.cfg.Logf})
+		Source: s.cfg.Source, Logf: s.cfg.Logf, TLS: s.cfg.TLS})
 }
 
 // Addr is the staging server this node talks to.

@@ -5,7 +5,7 @@
 // The object "ckpt.0007/rank-3/state.bin" is the file
 // <root>/ckpt.0007/rank-3/state.bin. Create writes a temp file
 // "<TempPrefix><random>-state.bin" in the same directory, creating missing
-// directories with mode 0o755; Commit syncs the file, closes it, renames it
+// directories; Commit syncs the file, closes it, renames it
 // over the final name and syncs the directory (and, once per process, each
 // new ancestor directory), so a committed object survives a crash of the
 // machine. Writes go straight to the file with no buffering or copying in
@@ -17,6 +17,12 @@
 // the root, but does not sync them: a removed object may come back after a
 // crash of the machine. A writer that dies before Commit or Abort leaves its
 // temp file behind, invisible to every method; CleanTemp removes it.
+//
+// A checkpoint is the job's data, and a node's cache or the shared tier may
+// be on a file system other users of the machine see: every directory the
+// backend creates has mode DirMode (0o700) and every file FileMode (0o600),
+// readable by the job's user only, whatever the umask. Directories that
+// exist already (the root an administrator made) keep their mode.
 package local
 
 import (
@@ -60,7 +66,7 @@ type Hooks struct {
 	// random hex digits, "-", then base cut to fit.
 	TempName func(base string) string
 	// OpenTemp creates the temp file path for writing. Default:
-	// os.OpenFile(path, O_WRONLY|O_CREATE|O_EXCL, 0o644).
+	// os.OpenFile(path, O_WRONLY|O_CREATE|O_EXCL, FileMode).
 	OpenTemp func(path string) (*os.File, error)
 	// SyncFile makes a temp file's data durable. Default: f.Sync().
 	SyncFile func(f *os.File) error
@@ -140,8 +146,8 @@ type Backend struct {
 	dirs sync.RWMutex
 }
 
-// New returns a backend storing objects under dir, creating dir (mode 0o755)
-// if it does not exist.
+// New returns a backend storing objects under dir, creating dir (mode
+// DirMode) if it does not exist.
 func New(dir string, opts ...Option) (*Backend, error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
@@ -169,7 +175,7 @@ func New(dir string, opts ...Option) (*Backend, error) {
 		}
 		created = append(created, d)
 	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
+	if err := os.MkdirAll(root, DirMode); err != nil {
 		return nil, fmt.Errorf("local: %w", err)
 	}
 	if fi, err := os.Stat(root); err != nil {
@@ -237,7 +243,7 @@ func (b *Backend) Create(ctx context.Context, name string) (storage.Writer, erro
 			return attempt < 10 && errors.Is(err, fs.ErrNotExist)
 		}
 		b.dirs.RLock()
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, DirMode); err != nil {
 			b.dirs.RUnlock()
 			if retry(err) {
 				continue
@@ -682,8 +688,15 @@ func tempName(base string) string {
 
 // openTemp is the default Hooks.OpenTemp.
 func openTemp(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode)
 }
+
+// Modes of what the backend creates: the job's user's only (see the
+// package documentation). The umask can only take bits away.
+const (
+	DirMode  os.FileMode = 0o700
+	FileMode os.FileMode = 0o600
+)
 
 // syncDir is the default Hooks.SyncDir.
 func syncDir(dir string) error {

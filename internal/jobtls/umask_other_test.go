@@ -1,0 +1,5 @@
+//go:build !unix
+
+package jobtls
+
+func umask0() func() { return func() {} }
