@@ -1,6 +1,7 @@
 package coordnet
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/ckpt/ckpt/internal/coord"
 	"github.com/ckpt/ckpt/internal/group"
 	"github.com/ckpt/ckpt/internal/testwait"
+	"github.com/ckpt/ckpt/internal/wire"
 )
 
 // proxy forwards TCP connections to target; cut drops the ones open, as a
@@ -190,4 +192,29 @@ func TestRelayGivesUpOnDeadCoordinator(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A server that closes the connection without a word before the Welcome:
+// the rank's error says who closed it, not just EOF.
+func TestDialNamesSilentClose(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			// Read the Hello first: closing with it unread would reset the
+			// connection instead of ending it.
+			wire.ReadFrame(bufio.NewReader(c), wire.DefaultLimit)
+			c.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	_, err = Dial(ctx, ClientConfig{Addr: ln.Addr().String(), Token: token, Rank: 0, Size: 1})
+	if err == nil || !strings.Contains(err.Error(), ln.Addr().String()+" closed the connection without a reason") {
+		t.Fatalf("dial of a server that hangs up: %v", err)
+	}
 }
