@@ -39,6 +39,14 @@ type CoordResult struct {
 
 const benchToken = "bench"
 
+// benchHeartbeat is the heartbeat timeout of the benchmark's coordinators
+// and sub-coordinators. It measures how fast ranks join and complete a
+// round, not how fast a failure is seen: beside a CPU hog, on a machine
+// with a load of 15 on 2 cores, a relay process holding 16K connections
+// went unscheduled long enough for the coordinator to call it silent for
+// 30s, the default, and the benchmark failed.
+const benchHeartbeat = 2 * time.Minute
+
 // RunCoord runs the three measurements.
 func RunCoord(ctx context.Context, cfg CoordConfig) (CoordResult, error) {
 	var r CoordResult
@@ -63,7 +71,7 @@ func RunCoord(ctx context.Context, cfg CoordConfig) (CoordResult, error) {
 	}
 
 	cfg.Progress("flat: every rank joins the coordinator, one checkpoint round")
-	co, err := coordnet.StartCoordinator("127.0.0.1:0", coord.Config{Size: cfg.Clients, Token: benchToken}, coordnet.Options{})
+	co, err := coordnet.StartCoordinator("127.0.0.1:0", coord.Config{Size: cfg.Clients, Token: benchToken, HeartbeatTimeout: benchHeartbeat}, coordnet.Options{})
 	if err != nil {
 		return r, err
 	}
@@ -78,7 +86,7 @@ func RunCoord(ctx context.Context, cfg CoordConfig) (CoordResult, error) {
 
 	cfg.Progress(fmt.Sprintf("tree: %d ranks per node's sub-coordinator, one checkpoint round", cfg.PerNode))
 	// As `ckpt run --tree` configures it: a relay cut off may come back.
-	co, err = coordnet.StartCoordinator("127.0.0.1:0", coord.Config{Size: cfg.Clients, Token: benchToken, Relays: true}, coordnet.Options{})
+	co, err = coordnet.StartCoordinator("127.0.0.1:0", coord.Config{Size: cfg.Clients, Token: benchToken, HeartbeatTimeout: benchHeartbeat, Relays: true}, coordnet.Options{})
 	if err != nil {
 		return r, err
 	}
@@ -348,7 +356,8 @@ func relaysWorker(ctx context.Context, n, perNode int, upstream string, w io.Wri
 		for r := lo; r < min(lo+perNode, n); r++ {
 			ranks = append(ranks, int32(r))
 		}
-		relay, err := coord.NewRelay(coord.RelayConfig{Token: benchToken, Node: fmt.Sprintf("node%d", lo/perNode), Ranks: ranks})
+		relay, err := coord.NewRelay(coord.RelayConfig{Token: benchToken, Node: fmt.Sprintf("node%d", lo/perNode), Ranks: ranks,
+			HeartbeatTimeout: benchHeartbeat})
 		if err != nil {
 			return err
 		}
