@@ -237,17 +237,20 @@ func midCommitRank(spec string) error {
 // whatever the caches list of it must restore bit-exactly, and the
 // relaunch restores it or, if the others took it back, the first one.
 // Either way every rank restores the same checkpoint bit-exactly and the
-// job ends with the result of a run without failures.
+// job ends with the result of a run without failures. The parity point
+// runs in tree mode too, where the victim's relay sees it die.
 func TestKillOneRankMidCommit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs jobs of rank processes")
 	}
 	for _, point := range []string{"parity", "round2", "vote"} {
-		t.Run(point, func(t *testing.T) { killMidCommit(t, point) })
+		t.Run(point, func(t *testing.T) { killMidCommit(t, point, false) })
 	}
+	// In tree mode the victim's relay sees it die and fails the job.
+	t.Run("parity-tree", func(t *testing.T) { killMidCommit(t, "parity", true) })
 }
 
-func killMidCommit(t *testing.T, point string) {
+func killMidCommit(t *testing.T, point string, tree bool) {
 	const ranks, victim = 4, 2
 	dir := t.TempDir()
 	cacheRoot := filepath.Join(dir, "caches")
@@ -257,7 +260,7 @@ func killMidCommit(t *testing.T, point string) {
 	}
 	spec := launch.Job{Ranks: ranks, Nodes: ranks, Program: os.Args[0],
 		Args:       []string{"-test.run=^TestMidCommitRank$", "-test.count=1"},
-		Redundancy: "xor:4", Interval: none, Retries: 1, Heartbeat: 10 * time.Second}
+		Redundancy: "xor:4", Interval: none, Retries: 1, Heartbeat: 10 * time.Second, Tree: tree}
 	cfg, coords, err := spec.Config(cacheRoot)
 	if err != nil {
 		t.Fatal(err)
