@@ -39,6 +39,14 @@ type CoordResult struct {
 
 const benchToken = "bench"
 
+// benchHeartbeat is the heartbeat timeout of the benchmark's coordinators
+// and sub-coordinators. It measures how fast ranks join and complete a
+// round, not how fast a failure is seen: beside a CPU hog, on a machine
+// with a load of 15 on 2 cores, a relay process holding 16K connections
+// went unscheduled long enough for the coordinator to call it silent for
+// 30s, the default, and the benchmark failed.
+const benchHeartbeat = 2 * time.Minute
+
 // RunCoord runs the three measurements.
 func RunCoord(ctx context.Context, cfg CoordConfig) (CoordResult, error) {
 	var r CoordResult
@@ -63,7 +71,7 @@ func RunCoord(ctx context.Context, cfg CoordConfig) (CoordResult, error) {
 	}
 
 	cfg.Progress("flat: every rank joins the coordinator, one checkpoint round")
-	co, err := coordnet.StartCoordinator("127.0.0.1:0", coord.Config{Size: cfg.Clients, Token: benchToken}, coordnet.Options{})
+	co, err := coordnet.StartCoordinator("127.0.0.1:0", coord.Config{Size: cfg.Clients, Token: benchToken, HeartbeatTimeout: benchHeartbeat}, coordnet.Options{})
 	if err != nil {
 		return r, err
 	}
@@ -77,7 +85,8 @@ func RunCoord(ctx context.Context, cfg CoordConfig) (CoordResult, error) {
 	}
 
 	cfg.Progress(fmt.Sprintf("tree: %d ranks per node's sub-coordinator, one checkpoint round", cfg.PerNode))
-	co, err = coordnet.StartCoordinator("127.0.0.1:0", coord.Config{Size: cfg.Clients, Token: benchToken}, coordnet.Options{})
+	// As `ckpt run --tree` configures it: a relay cut off may come back.
+	co, err = coordnet.StartCoordinator("127.0.0.1:0", coord.Config{Size: cfg.Clients, Token: benchToken, HeartbeatTimeout: benchHeartbeat, Relays: true}, coordnet.Options{})
 	if err != nil {
 		return r, err
 	}
@@ -125,13 +134,18 @@ func waitDone(ctx context.Context, co *coordnet.Coordinator) error {
 func runClients(ctx context.Context, cfg CoordConfig, args ...string) (float64, error) {
 	cmd := cfg.Worker(append([]string{"clients"}, args...)...)
 	var stdout strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
+	var stderr lastLine
+	cmd.Stdout, cmd.Stderr = &stdout, io.MultiWriter(os.Stderr, &stderr)
 	if err := cmd.Start(); err != nil {
 		return 0, err
 	}
 	stop := context.AfterFunc(ctx, func() { cmd.Process.Kill() })
 	defer stop()
 	if err := cmd.Wait(); err != nil {
+		// The worker's last word is the first client's error: what failed.
+		if why := stderr.String(); why != "" {
+			return 0, fmt.Errorf("clients: %w: %s", err, why)
+		}
 		return 0, fmt.Errorf("clients: %w", err)
 	}
 	var secs float64
@@ -139,6 +153,39 @@ func runClients(ctx context.Context, cfg CoordConfig, args ...string) (float64, 
 		return 0, fmt.Errorf("clients said %q: %w", stdout.String(), err)
 	}
 	return secs, nil
+}
+
+// lastLine keeps the last non-empty line written to it.
+type lastLine struct {
+	mu   sync.Mutex
+	line []byte // the last complete line
+	part []byte // the line being written
+}
+
+func (l *lastLine) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, b := range p {
+		if b != '\n' {
+			if len(l.part) < 4096 {
+				l.part = append(l.part, b)
+			}
+			continue
+		}
+		if len(l.part) > 0 {
+			l.line, l.part = append(l.line[:0], l.part...), l.part[:0]
+		}
+	}
+	return len(p), nil
+}
+
+func (l *lastLine) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.part) > 0 {
+		return string(l.part)
+	}
+	return string(l.line)
 }
 
 // rawBarrierServer accepts n connections, reads one byte from each, then
@@ -309,7 +356,8 @@ func relaysWorker(ctx context.Context, n, perNode int, upstream string, w io.Wri
 		for r := lo; r < min(lo+perNode, n); r++ {
 			ranks = append(ranks, int32(r))
 		}
-		relay, err := coord.NewRelay(coord.RelayConfig{Token: benchToken, Node: fmt.Sprintf("node%d", lo/perNode), Ranks: ranks})
+		relay, err := coord.NewRelay(coord.RelayConfig{Token: benchToken, Node: fmt.Sprintf("node%d", lo/perNode), Ranks: ranks,
+			HeartbeatTimeout: benchHeartbeat})
 		if err != nil {
 			return err
 		}

@@ -89,6 +89,14 @@ type Config struct {
 	MaxWaits int
 	// Decide is the policy of decide collectives. Default DecideRank0.
 	Decide DecideFunc
+	// Relays says the clients are nodes' relays (tree mode), which dial
+	// again when their connection drops. A relay's connection lost while
+	// the job runs then detaches its ranks instead of aborting the job:
+	// a Hello for exactly those ranks, from the same node, resumes them
+	// on the new connection, as long as the heartbeat timeout has not
+	// declared them lost (counted from the last message the old
+	// connection brought). See the package documentation, "Resuming".
+	Relays bool
 }
 
 // RelayConfig configures a node's sub-coordinator. Zero fields take the

@@ -31,11 +31,17 @@
 //     Abort, should the job fail) and is not timed out for its silence,
 //     since ranks started by srun or mpirun may start minutes apart.
 //     Config.JoinTimeout bounds admission instead: a job not complete by
-//     then aborts, naming the ranks missing.
+//     then aborts, naming the ranks missing. Nor is a connection whose
+//     Hello was not read yet timed out while the job joins: a client says
+//     Hello first thing, so its silence means a server too busy to read it
+//     (16K ranks joining a busy machine); once the job runs, such a
+//     connection is refused after the heartbeat timeout, told why.
 //   - Running: collectives, the key–value service and Leave (see below).
 //     The loss of a rank that has not left — its connection closed or lost,
 //     silent for longer than the heartbeat timeout, breaking the protocol,
-//     or reported by Fail — aborts the job.
+//     or reported by Fail — aborts the job; with Config.Relays the loss of
+//     a relay's connection first waits for the relay to come back (see
+//     Resuming).
 //   - Aborted: every live connection got Abort naming the rank(s) and the
 //     cause, and was closed (NoticeAborted); every later message gets the
 //     same Abort. A round that loses a rank is aborted, which leaves the
@@ -86,6 +92,36 @@
 // connections, admission, liveness, protocol errors); they differ in what
 // a lost rank means.
 //
+// # Resuming
+//
+// With Config.Relays (tree mode: every client is a node's relay), a relay
+// whose connection to the coordinator drops while the job runs — a network
+// blip, the coordinator alive — keeps its node running and its driver dials
+// again (with the same jittered back-off); on the new connection it sends
+// its Hello again. The coordinator kept the lost connection's ranks
+// (detached): a Hello from the same node for exactly those ranks, with the
+// job's token and incarnation, gives them to the new connection — not a new
+// join, not a failure; if the old connection is still open (its loss not
+// seen yet) it is closed. Neither side knows which messages in flight at
+// the cut arrived, so the relay sends again its contributions to the open
+// collective if their Result has not come, the Leaves it sent, and the
+// key–value requests not answered, in their first order; the coordinator
+// answers the Hello with Welcome and the last Result, and drops from a
+// resumed connection what it already has (contributions to completed
+// collectives or of ranks that contributed, Leaves of ranks that left,
+// publishes up to the highest request id it saw from the node, answered
+// with Ack alone so that a later publish of the key is not undone). The
+// relay ignores a Welcome or a stale Result after resuming, and answers to
+// requests it no longer waits for.
+//
+// The heartbeat timeout bounds the wait on both sides: the coordinator
+// aborts the job when a detached relay's last message is older than it,
+// and the relay aborts its node when it has not reconnected within it (the
+// coordinator truly died). A relay lost after its Hello but before the
+// start aborts its node at once, as a silent or misbehaving relay does.
+// Without Config.Relays the coordinator treats a relay's connection as any
+// client's: its loss aborts the job, and a resuming relay is told so.
+//
 // # Clients
 //
 // A client (the rank side, in internal/coordnet) sends Hello first, then
@@ -133,6 +169,9 @@
 //
 // A relay's driver has the same obligations for its local connections and
 // its upstream one; it dials the coordinator (with jittered back-off) and
-// reports the connection with Connect(Upstream): losing it before the relay
-// has sent its Hello is harmless, so the driver simply dials again.
+// reports the connection with Connect(Upstream). When the connection is
+// lost it dials again as long as Relay.NeedsUpstream says so: before the
+// relay sent its Hello that is harmless, and while the job runs the relay
+// resumes (see Resuming). A connection it reports after the relay gave up
+// is closed at once.
 package coord

@@ -82,13 +82,23 @@ func (f *front) disconnect(c ConnID, err error) {
 }
 
 // tickSilent fails connections silent for longer than the heartbeat
-// timeout. One whose ranks joined and wait for the job to start is not
-// timed out: its client may wait for ranks that start minutes later, and
-// the join timeout bounds that wait instead.
+// timeout. None is timed out while the job is joining: one whose ranks
+// joined may wait for ranks that start minutes later, and one whose Hello
+// was not read yet is a client of a server too busy to read it (a client
+// says Hello first thing) — at 16K ranks joining a busy machine, that took
+// longer than the heartbeat timeout, and the ranks failed. The join timeout
+// bounds admission instead. A connection timed out before its Hello is
+// told why (Refused), so that its client can say it.
 func (f *front) tickSilent(timeout time.Duration) {
+	if f.phase == Joining {
+		return
+	}
 	for i := 0; i < len(f.conns); {
 		cn := f.conns[i]
-		if silent := f.now - cn.lastSeen; silent > timeout && !(cn.joined && f.phase == Joining) {
+		if silent := f.now - cn.lastSeen; silent > timeout {
+			if !cn.joined {
+				f.send(cn, &wire.Refused{Reason: silentCause(silent) + " before its Hello"})
+			}
 			f.side.lose(cn, silentCause(silent), true) // removes cn from f.conns
 			continue
 		}

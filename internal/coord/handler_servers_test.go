@@ -6,7 +6,7 @@ import (
 )
 
 // coord size=N [token=T] [inc=I] [timeout=D] [interval=D] [join=D] [decide=max]
-// [maxvalue=N] [maxstore=N] [maxwaits=N] [maxcontrib=N]
+// [maxvalue=N] [maxstore=N] [maxwaits=N] [maxcontrib=N] [relays]
 //
 // Creates the coordinator, forgetting every relay and client. Token and incarnation become the defaults of
 // every later Hello.
@@ -24,6 +24,7 @@ func (e *env) cmdCoord(c *command) {
 		MaxStore:          e.int(c, "maxstore", 0),
 		MaxWaits:          e.int(c, "maxwaits", 0),
 		MaxContrib:        e.int(c, "maxcontrib", 0),
+		Relays:            c.Has("relays"),
 	}
 	if e.str(c, "decide", "") == "max" {
 		cfg.Decide = decideMax

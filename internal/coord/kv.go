@@ -45,6 +45,14 @@ func (s *kvStore) cancel(c *conn) {
 }
 
 func (m *Machine) publish(cn *conn, x *wire.Publish) {
+	if cn.resumed && x.Req <= cn.maxReq {
+		// A resumed relay sends again what it sent before the cut: the
+		// publish was applied (a later one of the key must not be
+		// undone), only its Ack may have been lost.
+		m.send(cn, &wire.Ack{Req: x.Req})
+		return
+	}
+	cn.maxReq = max(cn.maxReq, x.Req)
 	if len(x.Value) > m.cfg.MaxValue {
 		m.protocolError(cn, x.Req, fmt.Sprintf("value of %d bytes exceeds %d", len(x.Value), m.cfg.MaxValue))
 		return
@@ -72,6 +80,7 @@ func (m *Machine) publish(cn *conn, x *wire.Publish) {
 }
 
 func (m *Machine) lookup(cn *conn, x *wire.Lookup) {
+	cn.maxReq = max(cn.maxReq, x.Req)
 	s := &m.kv
 	v, ok := s.vals[x.Key]
 	if ok || !x.Wait {

@@ -3,6 +3,7 @@ package coord
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ckpt/ckpt/internal/wire"
@@ -55,6 +56,12 @@ type Machine struct {
 	// within JoinTimeout of it.
 	origin time.Duration
 	seen   bool
+
+	// With Config.Relays: the relays' connections lost while the job
+	// runs, whose ranks wait for them to come back, and the last Result,
+	// which a resumed relay may have missed.
+	detached   []*conn
+	lastResult *wire.Result
 }
 
 var _ StateMachine = (*Machine)(nil)
@@ -145,6 +152,9 @@ func (m *Machine) Tick(now time.Duration) Ready {
 	// Failures first: a connection that times out gets no heartbeat, and an
 	// abort empties m.conns, which ends both loops.
 	m.tickSilent(m.cfg.HeartbeatTimeout)
+	if m.phase == Running {
+		m.tickDetached()
+	}
 	m.tickHeartbeats(m.cfg.HeartbeatInterval)
 	return m.rd
 }
@@ -192,7 +202,11 @@ func (m *Machine) Receive(c ConnID, msg wire.Msg, now time.Duration) Ready {
 
 // hello joins cn's ranks, or refuses them all: a Hello is never accepted in
 // part, so a client knows after one answer whether it belongs to the job.
+// A relay's Hello for ranks it held while the job runs resumes them.
 func (m *Machine) hello(cn *conn, h *wire.Hello) {
+	if m.cfg.Relays && m.phase == Running && !cn.joined && m.resume(cn, h) {
+		return
+	}
 	if !m.join(cn, h, m.cfg.Size, m.cfg.Token, m.cfg.Incarnation, func(r int32) string {
 		return fmt.Sprintf("rank %d out of range [0, %d)", r, m.cfg.Size)
 	}) {
@@ -216,6 +230,11 @@ func (m *Machine) hello(cn *conn, h *wire.Hello) {
 func (m *Machine) collective(cn *conn, x *wire.Collective) {
 	if !m.running(cn, "collective") {
 		return
+	}
+	if cn.resumed {
+		if x = m.fresh(x); x == nil {
+			return
+		}
 	}
 	p := m.t.contribute(cn, x, m.cfg.MaxContrib, func(r int, d wire.Contrib) {
 		if x.Kind == wire.Barrier {
@@ -256,6 +275,9 @@ func (m *Machine) collective(cn *conn, x *wire.Collective) {
 	// One Result for all: the driver may encode it once for every
 	// connection.
 	m.broadcast(res)
+	if m.cfg.Relays {
+		m.lastResult = res
+	}
 	m.data = nil // the Result owns it now
 	m.t.next()
 }
@@ -310,6 +332,18 @@ func CommitOutcome(votes [][]byte, committed func(name string)) []byte {
 func (m *Machine) leave(cn *conn, x *wire.Leave) {
 	if !m.running(cn, "leave") {
 		return
+	}
+	if cn.resumed {
+		// A resumed relay repeats the Leaves it sent; those that came
+		// before are not news.
+		ranks := slices.DeleteFunc(slices.Clone(x.Ranks), func(r int32) bool {
+			i, ok := m.t.idx(r)
+			return ok && m.t.owner[i] == cn && m.t.left[i]
+		})
+		if len(ranks) == 0 {
+			return
+		}
+		x = &wire.Leave{Ranks: ranks}
 	}
 	if p := m.t.leave(cn, x.Ranks); p != nil {
 		m.problem(cn, p)
@@ -375,7 +409,15 @@ func (m *Machine) lose(cn *conn, cause string, close bool) {
 		}
 		m.notice(Notice{Kind: NoticeDropped, Conn: cn.id, Ranks: cn.ranks, Reason: cause})
 	case Running:
-		if ranks := m.t.unleft(cn); len(ranks) > 0 {
+		ranks := m.t.unleft(cn)
+		switch {
+		case len(ranks) == 0:
+		case m.cfg.Relays && !close:
+			// Lost by the network or the relay, not given up on here:
+			// its ranks wait for it to dial again (tickDetached).
+			cn.cause = cause
+			m.detached = append(m.detached, cn)
+		default:
 			m.abort(failReason(ranks, cn.node, cause))
 		}
 	}

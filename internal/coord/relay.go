@@ -24,7 +24,11 @@ import (
 //     the answers back;
 //   - it forwards Welcome, Refused and Abort down, and turns the failure of
 //     a local rank (lost, silent, or breaking the protocol) into Fail
-//     upstream, then aborts its node.
+//     upstream, then aborts its node;
+//   - when its upstream connection drops while the job runs, it keeps its
+//     node running for up to the heartbeat timeout and resumes on the
+//     connection its driver dials next (see "Resuming" in the package
+//     documentation); then it aborts its node.
 //
 // It is not safe for concurrent use.
 type Relay struct {
@@ -32,10 +36,23 @@ type Relay struct {
 	cfg RelayConfig
 	up  struct {
 		connected bool
-		hello     bool // the Hello went upstream; it is never sent again
+		hello     bool // the Hello went upstream; only a resumption sends it again
 		lastSeen  time.Duration
 		lastSent  time.Duration
+		// lost: the connection dropped while the job ran, at lostAt,
+		// for cause; the relay dials again and resumes (see resume.go)
+		// unless the heartbeat timeout runs out first. resumed: some
+		// connection was resumed, so answers may come twice.
+		lost    bool
+		lostAt  time.Duration
+		cause   string
+		resumed bool
 	}
+	// Kept for a resumption, which sends again what may not have
+	// arrived: the node's contributions to the open collective (until its
+	// Result) and the ranks whose Leave went upstream.
+	upContribs []wire.Contrib
+	upLeft     []int32
 	// contribs are the local contributions to the open collective; sent
 	// tells that they went upstream and the relay waits for the Result.
 	contribs []wire.Contrib
@@ -57,6 +74,7 @@ type pending struct {
 	req    uint64
 	lookup bool
 	wait   bool
+	up     wire.Msg // as sent upstream, for a resumption
 }
 
 type queued struct {
@@ -109,7 +127,20 @@ func (r *Relay) Connect(c ConnID, now time.Duration) Ready {
 		}
 		r.up.connected = true
 		r.up.lastSeen, r.up.lastSent = r.now, r.now
-		r.joinUpstream()
+		switch {
+		case r.up.lost && r.phase == Running:
+			r.resumeUpstream()
+		case r.up.lost && r.phase == Finished:
+			// Every local rank left during the cut: the coordinator
+			// still needs their Leaves.
+			r.resumeUpstream()
+			r.closeFinished()
+		case r.up.hello || !r.NeedsUpstream():
+			// Dialled before the relay gave up, or after its job ended.
+			r.closeUp("the node's job ended")
+		default:
+			r.joinUpstream()
+		}
 		return r.rd
 	}
 	r.connect(c, "Relay.Connect")
@@ -118,7 +149,9 @@ func (r *Relay) Connect(c ConnID, now time.Duration) Ready {
 
 // Disconnect reports the loss of a connection. Losing the coordinator
 // before the Hello went upstream is harmless (the driver dials again);
-// after it, the node aborts.
+// while the job runs the driver dials again too, and the relay resumes
+// unless the heartbeat timeout runs out first (Tick); after the Hello and
+// before the job started, the node aborts.
 func (r *Relay) Disconnect(c ConnID, err error, now time.Duration) Ready {
 	r.begin(now)
 	if c == Upstream {
@@ -126,7 +159,12 @@ func (r *Relay) Disconnect(c ConnID, err error, now time.Duration) Ready {
 			return r.rd
 		}
 		r.up.connected = false
-		if r.up.hello && (r.phase == Joining || r.phase == Running) {
+		switch {
+		case r.up.hello && (r.phase == Running || r.phase == Finished):
+			if !r.up.lost {
+				r.up.lost, r.up.lostAt, r.up.cause = true, r.now, lostCause(err)
+			}
+		case r.up.hello && r.phase == Joining:
 			r.abortLocal(clip("lost the coordinator: " + lostCause(err)))
 		}
 		return r.rd
@@ -152,6 +190,14 @@ func (r *Relay) Tick(now time.Duration) Ready {
 			reason := fmt.Sprintf("coordinator silent for %v", silent)
 			r.closeUp(reason)
 			r.abortLocal(reason)
+		}
+	}
+	if r.up.lost && r.now-r.up.lostAt > r.cfg.HeartbeatTimeout {
+		// The coordinator died, or the network to it did: the node's
+		// ranks must not wait for it forever.
+		r.up.lost = false
+		if r.phase == Running {
+			r.abortLocal(clip(fmt.Sprintf("lost the coordinator: %s; not reconnected within %v", r.up.cause, r.cfg.HeartbeatTimeout)))
 		}
 	}
 	r.tickHeartbeats(r.cfg.HeartbeatInterval)
@@ -267,12 +313,20 @@ func (r *Relay) flush() {
 		size += n
 	}
 	r.sendUp(&wire.Collective{Seq: r.t.seq, Kind: r.t.kind, Contribs: r.contribs[start:]})
+	r.upContribs = r.contribs
 	r.contribs = nil
 	r.sent = true
 	for _, l := range r.leaves {
-		r.sendUp(l)
+		r.sendLeave(l)
 	}
 	r.leaves = nil
+}
+
+// sendLeave sends a Leave upstream and remembers its ranks for a
+// resumption.
+func (r *Relay) sendLeave(l wire.Msg) {
+	r.upLeft = append(r.upLeft, l.(*wire.Leave).Ranks...)
+	r.sendUp(l)
 }
 
 // leave applies the coordinator's rules to a local Leave and forwards it.
@@ -287,7 +341,7 @@ func (r *Relay) leave(cn *conn, x *wire.Leave) {
 	if r.t.count > 0 && !r.sent {
 		r.leaves = append(r.leaves, x)
 	} else {
-		r.sendUp(x)
+		r.sendLeave(x)
 	}
 	if r.t.leftN == r.t.size() {
 		r.phase = Finished
@@ -297,9 +351,12 @@ func (r *Relay) leave(cn *conn, x *wire.Leave) {
 }
 
 // NeedsUpstream says whether the node's job still needs its connection to
-// the coordinator: not once every local rank left or the job was aborted,
-// when a lost connection is not to be dialled again.
-func (r *Relay) NeedsUpstream() bool { return r.phase != Finished && r.phase != Aborted }
+// the coordinator: not once the job was aborted, nor once every local rank
+// left, unless their Leaves may have been lost with the connection; a
+// connection lost then is not dialled again.
+func (r *Relay) NeedsUpstream() bool {
+	return r.phase == Joining || r.phase == Running || r.phase == Finished && r.up.lost
+}
 
 // closeFinished closes upstream once every local rank left and every
 // request forwarded for a live local connection was answered: a client that
@@ -350,11 +407,13 @@ func (r *Relay) forward(cn *conn, msg wire.Msg) {
 	id := r.nextReq
 	switch x := msg.(type) {
 	case *wire.Publish:
-		r.reqs[id] = pending{c: cn, req: x.Req}
-		r.sendUp(&wire.Publish{Req: id, Key: x.Key, Value: x.Value})
+		up := &wire.Publish{Req: id, Key: x.Key, Value: x.Value}
+		r.reqs[id] = pending{c: cn, req: x.Req, up: up}
+		r.sendUp(up)
 	case *wire.Lookup:
-		r.reqs[id] = pending{c: cn, req: x.Req, lookup: true, wait: x.Wait}
-		r.sendUp(&wire.Lookup{Req: id, Key: x.Key, Wait: x.Wait})
+		up := &wire.Lookup{Req: id, Key: x.Key, Wait: x.Wait}
+		r.reqs[id] = pending{c: cn, req: x.Req, lookup: true, wait: x.Wait, up: up}
+		r.sendUp(up)
 	}
 }
 
@@ -372,6 +431,9 @@ func (r *Relay) fromUpstream(msg wire.Msg) {
 	switch x := msg.(type) {
 	case *wire.Heartbeat:
 	case *wire.Welcome:
+		if r.up.resumed && r.phase == Running {
+			return // the coordinator took the node back
+		}
 		if r.phase != Joining || !r.up.hello {
 			r.upstreamError("Welcome before Hello")
 			return
@@ -385,6 +447,11 @@ func (r *Relay) fromUpstream(msg wire.Msg) {
 		}
 		r.notice(Notice{Kind: NoticeStarted})
 	case *wire.Refused:
+		if r.phase == Finished {
+			// Resumed to deliver the Leaves, which had arrived.
+			r.closeUp("the job has finished")
+			return
+		}
 		r.end(x, "refused: "+x.Reason)
 	case *wire.Abort:
 		r.end(x, x.Reason)
@@ -395,6 +462,9 @@ func (r *Relay) fromUpstream(msg wire.Msg) {
 		r.closeUp(reason)
 		r.abortLocal(reason)
 	case *wire.Result:
+		if r.up.resumed && r.phase == Running && (!r.sent || x.Seq < r.t.seq) {
+			return // the last Result, which the node had before the cut
+		}
 		if r.phase != Running || !r.sent || x.Seq != r.t.seq || x.Kind != r.t.kind {
 			r.upstreamError(fmt.Sprintf("unexpected %s result of seq %d", x.Kind, x.Seq))
 			return
@@ -403,9 +473,13 @@ func (r *Relay) fromUpstream(msg wire.Msg) {
 		// coordinator's message goes down as it is.
 		r.broadcast(x)
 		r.sent = false
+		r.upContribs = nil
 		r.t.next()
 	case *wire.Ack:
 		p, ok := r.reqs[x.Req]
+		if !ok && r.up.resumed {
+			return // answered before the cut as well
+		}
 		if !ok || p.lookup {
 			r.upstreamError(fmt.Sprintf("Ack of unknown publish %d", x.Req))
 			return
@@ -417,6 +491,9 @@ func (r *Relay) fromUpstream(msg wire.Msg) {
 		r.closeFinished()
 	case *wire.Value:
 		p, ok := r.reqs[x.Req]
+		if !ok && r.up.resumed {
+			return // answered before the cut as well
+		}
 		if !ok || !p.lookup {
 			r.upstreamError(fmt.Sprintf("Value of unknown lookup %d", x.Req))
 			return

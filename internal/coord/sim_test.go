@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/ckpt/ckpt/internal/wire"
 )
@@ -23,16 +24,28 @@ import (
 //   - without failures the job always finishes (no deadlock: when no
 //     message is in flight, every client is done);
 //   - with a crash (a client or a relay's link) every surviving client is
-//     either done or told Abort: nobody waits forever.
+//     either done or told Abort: nobody waits forever. A relay whose link
+//     is cut dials again at a random moment, or gives up after its
+//     heartbeat timeout (the coordinator died); half the coordinators take
+//     relays back (Config.Relays), the others abort at the cut.
 func TestRandomized(t *testing.T) {
 	seeds := 400
 	if testing.Short() {
 		seeds = 50
 	}
 	ends := map[Phase]int{}
+	resumed := 0 // jobs that finished with a relay that dialled again
 	for seed := range uint64(seeds) {
-		ends[runSim(t, seed, seed%3 == 0)]++
+		s := runSim(t, seed, seed%3 == 0)
+		ends[s.coord.Status().Phase]++
+		if s.redialed && s.coord.Status().Phase == Finished {
+			resumed++
+		}
 	}
+	if resumed < seeds/100 {
+		t.Fatalf("%d jobs finished with a relay resumed: the simulation no longer exercises resumption", resumed)
+	}
+	t.Logf("ends %v; %d finished with a relay resumed", ends, resumed)
 	// Guard the test itself: crashes must hit running jobs.
 	if ends[Aborted] < seeds/6 || ends[Finished] < seeds/2 {
 		t.Fatalf("ends %v: the simulation no longer exercises both outcomes", ends)
@@ -84,10 +97,12 @@ type sim struct {
 	relayUp map[*Relay]*simLink
 	clients []*simClient
 	pending []func() // connections not yet made
+	// redialed: a relay's link was cut and it dialled again.
+	redialed bool
 }
 
-// runSim runs one simulated job and returns how it ended.
-func runSim(t *testing.T, seed uint64, crash bool) Phase {
+// runSim runs one simulated job and returns it, ended.
+func runSim(t *testing.T, seed uint64, crash bool) *sim {
 	s := &sim{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 7)),
 		byConn: map[StateMachine]map[ConnID]*simLink{}, relayUp: map[*Relay]*simLink{}}
 	s.size = 1 + s.rng.IntN(12)
@@ -96,7 +111,7 @@ func runSim(t *testing.T, seed uint64, crash bool) Phase {
 		s.kinds = append(s.kinds, []wire.Kind{wire.Barrier, wire.AllGather, wire.Decide, wire.Commit}[s.rng.IntN(4)])
 	}
 	var err error
-	s.coord, err = New(Config{Size: s.size, Token: "tok", Incarnation: 3, Decide: decideMax})
+	s.coord, err = New(Config{Size: s.size, Token: "tok", Incarnation: 3, Decide: decideMax, Relays: seed%2 == 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,8 +168,32 @@ func runSim(t *testing.T, seed uint64, crash bool) Phase {
 			t.Fatalf("seed %d: no end after %d steps", seed, step)
 		}
 	}
+	if crashed && s.coord.cfg.Relays && s.coord.Status().Phase == Running {
+		// A relay that gave up never comes back: the coordinator waits
+		// for it until the heartbeat timeout, then tells the others,
+		// which meanwhile heartbeat as clients do.
+		tick := func(now time.Duration) {
+			s.apply(s.coord, s.coord.Tick(now))
+			seen := map[*Relay]bool{}
+			for _, l := range s.links {
+				if r := l.relay; r != nil && !seen[r] {
+					seen[r] = true
+					s.apply(r, r.Tick(now))
+				}
+			}
+		}
+		tick(DefaultHeartbeatTimeout / 2)
+		for _, c := range s.clients {
+			s.send(c, &wire.Heartbeat{})
+		}
+		for s.step() {
+		}
+		tick(DefaultHeartbeatTimeout + 1)
+		for s.step() {
+		}
+	}
 	s.check(crashed)
-	return s.coord.Status().Phase
+	return s
 }
 
 func (s *sim) dial(c *simClient, srv StateMachine, node string) {
@@ -416,6 +455,21 @@ func (s *sim) crash() bool {
 				l.toServer, l.toClient, l.upClosed, l.open = nil, nil, true, false
 				s.apply(s.coord, s.coord.Disconnect(l.id, fmt.Errorf("reset"), 0))
 				s.apply(r, r.Disconnect(Upstream, fmt.Errorf("reset"), 0))
+				if s.rng.IntN(2) == 0 {
+					s.pending = append(s.pending, func() { s.dialUp(r) })
+					s.redialed = true
+				} else {
+					// Time passes for this relay alone, its ranks
+					// heartbeating: it gives up on the coordinator.
+					half := DefaultHeartbeatTimeout / 2
+					s.apply(r, r.Tick(half))
+					for id, l := range s.byConn[r] {
+						if l.open && !l.client.crashed {
+							s.apply(r, r.Receive(id, &wire.Heartbeat{}, half))
+						}
+					}
+					s.apply(r, r.Tick(DefaultHeartbeatTimeout+1))
+				}
 				return true
 			}
 		}

@@ -20,6 +20,13 @@ type conn struct {
 	lastSeen time.Duration
 	lastSent time.Duration
 	waits    int // lookups with wait outstanding
+	// A relay's connection (Config.Relays): resumed says it took over
+	// the ranks of a lost one, whose messages may come again; maxReq is
+	// the highest request id it sent, which a resumed connection
+	// inherits; cause is why it was lost, while detached.
+	resumed bool
+	maxReq  uint64
+	cause   string
 }
 
 // table is the bookkeeping of ranks shared by Machine (every rank of the

@@ -137,8 +137,13 @@ func Dial(ctx context.Context, cfg ClientConfig) (*Client, error) {
 		return nil, err
 	}
 	if err != nil {
-		if !stopped {
+		switch {
+		case !stopped:
 			err = ctx.Err()
+		case errors.Is(err, io.EOF):
+			err = fmt.Errorf("%s closed the connection without a reason (%w)", cfg.Addr, err)
+		default:
+			err = fmt.Errorf("connection to %s: %w", cfg.Addr, err)
 		}
 		return failDial(fmt.Errorf("coordnet: rank %d: waiting to be welcomed: %w", cfg.Rank, err))
 	}

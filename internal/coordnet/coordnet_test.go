@@ -146,17 +146,7 @@ func TestFlatJob(t *testing.T) {
 // startRelay runs a node's sub-coordinator for ranks, upstream of co.
 func startRelay(t *testing.T, co *Coordinator, node string, ranks []int32) *Server {
 	t.Helper()
-	r, err := coord.NewRelay(coord.RelayConfig{Token: token, Node: node, Ranks: ranks})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := Serve(ln, r, Options{Tick: 20 * time.Millisecond, Upstream: co.Addr()})
-	t.Cleanup(func() { s.Close() })
-	return s
+	return relayVia(t, co.Addr(), node, ranks, 0)
 }
 
 func TestTreeJob(t *testing.T) {

@@ -244,6 +244,13 @@ func (s *Server) start1(c *netConn, limit int) {
 	}()
 }
 
+// drainEvents handles the events queued now.
+func (s *Server) drainEvents() {
+	for n := len(s.events); n > 0; n-- {
+		s.apply(s.handle(<-s.events))
+	}
+}
+
 func drain(ch chan []byte) {
 	for range ch {
 	}
@@ -268,6 +275,10 @@ func (s *Server) loop() {
 		case ev := <-s.events:
 			rd = s.handle(ev)
 		case <-tick.C:
+			// What the readers posted before the tick is handled first:
+			// under load the queue is long, and a frame waiting in it
+			// must not count as silence.
+			s.drainEvents()
 			rd = s.sm.Tick(s.now())
 		case f := <-s.calls:
 			f()

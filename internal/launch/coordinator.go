@@ -77,7 +77,8 @@ func (f *Coordinators) New(inc uint64, token string) (Coordinator, error) {
 	f.started = time.Now()
 	f.mu.Unlock()
 	cfg := coord.Config{Size: f.Ranks, Token: token, Incarnation: inc,
-		HeartbeatTimeout: f.HeartbeatTimeout, JoinTimeout: f.JoinTimeout, Decide: f.decide}
+		HeartbeatTimeout: f.HeartbeatTimeout, JoinTimeout: f.JoinTimeout, Decide: f.decide,
+		Relays: f.Tree} // a relay cut off by the network dials again and resumes
 	listen := f.Listen
 	if listen == "" {
 		listen = "127.0.0.1:0"
