@@ -31,11 +31,13 @@
 //     Abort, should the job fail) and is not timed out for its silence,
 //     since ranks started by srun or mpirun may start minutes apart.
 //     Config.JoinTimeout bounds admission instead: a job not complete by
-//     then aborts, naming the ranks missing. Nor is a connection whose
-//     Hello was not read yet timed out while the job joins: a client says
-//     Hello first thing, so its silence means a server too busy to read it
-//     (16K ranks joining a busy machine); once the job runs, such a
-//     connection is refused after the heartbeat timeout, told why.
+//     then aborts, naming the ranks missing. A connection whose Hello was
+//     not read yet gets two heartbeat timeouts while the job joins: a
+//     client says Hello first thing, so its silence may mean a server too
+//     busy to read it (16K ranks joining a busy machine), but one that
+//     never says it (a slowloris) must not hold a connection for the whole
+//     join; once the job runs, such a connection is refused after one
+//     heartbeat timeout, told why.
 //   - Running: collectives, the key–value service and Leave (see below).
 //     The loss of a rank that has not left — its connection closed or lost,
 //     silent for longer than the heartbeat timeout, breaking the protocol,

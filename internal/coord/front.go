@@ -82,20 +82,27 @@ func (f *front) disconnect(c ConnID, err error) {
 }
 
 // tickSilent fails connections silent for longer than the heartbeat
-// timeout. None is timed out while the job is joining: one whose ranks
-// joined may wait for ranks that start minutes later, and one whose Hello
-// was not read yet is a client of a server too busy to read it (a client
-// says Hello first thing) — at 16K ranks joining a busy machine, that took
-// longer than the heartbeat timeout, and the ranks failed. The join timeout
-// bounds admission instead. A connection timed out before its Hello is
-// told why (Refused), so that its client can say it.
+// timeout. While the job is joining, one whose ranks joined is not timed
+// out: its client may wait for ranks that start minutes later, and the
+// join timeout bounds that wait instead. One whose Hello was not read yet
+// gets helloSilence times the timeout: a client says Hello first thing,
+// so its silence may be a server too busy to read it (at 16K ranks joining
+// a busy machine that took longer than the heartbeat timeout, and the
+// ranks failed), but a client that never says it must not hold a
+// connection for the whole join (a slowloris). A connection timed out
+// before its Hello is told why (Refused), so that its client can say it.
 func (f *front) tickSilent(timeout time.Duration) {
-	if f.phase == Joining {
-		return
-	}
 	for i := 0; i < len(f.conns); {
 		cn := f.conns[i]
-		if silent := f.now - cn.lastSeen; silent > timeout {
+		limit := timeout
+		if f.phase == Joining {
+			if cn.joined {
+				i++
+				continue
+			}
+			limit = helloSilence * timeout
+		}
+		if silent := f.now - cn.lastSeen; silent > limit {
 			if !cn.joined {
 				f.send(cn, &wire.Refused{Reason: silentCause(silent) + " before its Hello"})
 			}
@@ -105,6 +112,10 @@ func (f *front) tickSilent(timeout time.Duration) {
 		i++
 	}
 }
+
+// helloSilence is how many heartbeat timeouts a connection may stay silent
+// before its Hello while the job is joining.
+const helloSilence = 2
 
 // tickHeartbeats sends Heartbeat on welcomed connections idle for the
 // heartbeat interval; a client waiting for Welcome expects nothing else

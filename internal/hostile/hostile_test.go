@@ -30,6 +30,10 @@ const (
 	// it could have judged at once fails, whatever the machine's load.
 	silent = 8 * time.Second
 	prompt = 4 * time.Second
+	// coordSilent is the coordinator's and a relay's bound while the job
+	// joins: a connection may stay silent before its Hello for two
+	// heartbeat timeouts then (a busy server may not have read it).
+	coordSilent = 2 * silent
 )
 
 func coordHello(tok string, inc uint64, rank int32) []byte {
@@ -89,7 +93,7 @@ func start(t *testing.T, ctx context.Context) *listeners {
 	l.targets = append(l.targets, hostile.Target{Name: "coordinator", Addr: co.Addr(),
 		Hello:   func(tok string) []byte { return coordHello(tok, 1, 1) },
 		Replays: [][]byte{coordHello(token, 0, 1), coordHello(token, 1, 0)}, // the previous incarnation; a rank that joined
-		Prompt:  prompt, Silent: silent})
+		Prompt:  prompt, Silent: coordSilent})
 	l.serve = append(l.serve, func(ctx context.Context, t *testing.T) {
 		c1, err := coordnet.Dial(ctx, coordnet.ClientConfig{Addr: co.Addr(), Token: token, Incarnation: 1, Rank: 1, Size: 2})
 		if err != nil {
@@ -133,7 +137,7 @@ func start(t *testing.T, ctx context.Context) *listeners {
 	l.targets = append(l.targets, hostile.Target{Name: "relay", Addr: rs.Addr(),
 		Hello:   func(tok string) []byte { return coordHello(tok, 1, 0) },
 		Replays: [][]byte{coordHello(token, 0, 0)},
-		Prompt:  prompt, Silent: silent})
+		Prompt:  prompt, Silent: coordSilent})
 	l.serve = append(l.serve, func(ctx context.Context, t *testing.T) {
 		c, err := coordnet.Dial(ctx, coordnet.ClientConfig{Addr: rs.Addr(), Token: token, Incarnation: 1, Rank: 0, Size: 1})
 		if err != nil {
