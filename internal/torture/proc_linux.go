@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/jobenv"
 )
 
 // Reference runs w once without faults.
@@ -237,11 +239,11 @@ func (j *procJob) children() []proc {
 		for _, kv := range bytes.Split(env, []byte{0}) {
 			k, v, _ := strings.Cut(string(kv), "=")
 			switch k {
-			case "CKPT_RANK":
+			case jobenv.VarRank:
 				p.rank, _ = strconv.Atoi(v)
-			case "CKPT_NODE":
+			case jobenv.VarNode:
 				p.node, _ = strconv.Atoi(strings.TrimPrefix(v, "node"))
-			case "CKPT_CACHE":
+			case jobenv.VarCache:
 				p.cache = v
 			}
 		}
