@@ -186,8 +186,16 @@ func TestRelayGivesUpOnDeadCoordinator(t *testing.T) {
 		case !errors.Is(err, group.ErrFailed):
 			return fmt.Errorf("barrier after the coordinator died: %v", err)
 		case !strings.Contains(err.Error(), "lost the coordinator") || !strings.Contains(err.Error(), "not reconnected within 2s"):
-			return fmt.Errorf("the abort does not say the relay gave up on the coordinator: %v", err)
-		case time.Since(start) < timeout:
+			// The relay may see the coordinator's silence before the end
+			// of its connection (a busy machine reads the EOF late): it
+			// gives up then too, saying so.
+			if !strings.Contains(err.Error(), "coordinator silent for") {
+				return fmt.Errorf("the abort does not say the relay gave up on the coordinator: %v", err)
+			}
+		}
+		// Silence counts from the coordinator's last heartbeat, up to one
+		// heartbeat interval (timeout/3) before it closed.
+		if time.Since(start) < timeout-timeout/3 {
 			return fmt.Errorf("aborted after %v, before the heartbeat timeout of %v", time.Since(start), timeout)
 		}
 		return nil
