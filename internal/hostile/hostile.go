@@ -50,6 +50,10 @@ type Target struct {
 	// frame (its Hello or heartbeat timeout); a silent or trickling client
 	// must be dropped within Silent plus Prompt.
 	Silent time.Duration
+	// Dial, if set, opens the attacks' connections (default a TCP dial):
+	// a caller that counts them, or reaches the listener from elsewhere
+	// (another network namespace), dials its own way.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
 }
 
 // Attack is one kind of misbehaviour. Run plays it against t and returns
@@ -160,7 +164,7 @@ func replay(ctx context.Context, t Target) error {
 // waits, within bound, for the listener to close the connection; what it
 // answers first does not matter.
 func sendExpectDrop(ctx context.Context, t Target, b []byte, closeWrite bool, bound time.Duration) error {
-	nc, err := dial(ctx, t.Addr)
+	nc, err := t.dial(ctx)
 	if err != nil {
 		return err
 	}
@@ -214,7 +218,7 @@ func slowloris(ctx context.Context, t Target) error {
 		}
 	}()
 	for range Slowloris {
-		nc, err := dial(ctx, t.Addr)
+		nc, err := t.dial(ctx)
 		if err != nil {
 			return err
 		}
@@ -258,13 +262,17 @@ func slowloris(ctx context.Context, t Target) error {
 	return nil
 }
 
-func dial(ctx context.Context, addr string) (net.Conn, error) {
-	var d net.Dialer
+func (t Target) dial(ctx context.Context) (net.Conn, error) {
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	nc, err := d.DialContext(dctx, "tcp", addr)
+	dial := t.Dial
+	if dial == nil {
+		var d net.Dialer
+		dial = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
+	}
+	nc, err := dial(dctx, t.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", addr, err)
+		return nil, fmt.Errorf("dial %s: %w", t.Addr, err)
 	}
 	return nc, nil
 }
