@@ -89,6 +89,20 @@ func Run(ctx context.Context, t Target, attacks []Attack) []Verdict {
 	return vs
 }
 
+// RunAtOnce plays attacks against t all at once, each on connections of
+// its own, and returns their verdicts in attacks' order: the suite lasts
+// as long as its longest attack (a silent one: Silent plus Prompt), not
+// as long as all of them, for a caller that attacks a job while it runs.
+func RunAtOnce(ctx context.Context, t Target, attacks []Attack) []Verdict {
+	vs := make([]Verdict, len(attacks))
+	var wg sync.WaitGroup
+	for i, a := range attacks {
+		wg.Go(func() { vs[i] = Run(ctx, t, []Attack{a})[0] })
+	}
+	wg.Wait()
+	return vs
+}
+
 // Slowloris is the number of connections the slowloris attack holds open
 // at once.
 const Slowloris = 16
