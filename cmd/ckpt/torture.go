@@ -61,7 +61,8 @@ xor: must be 0); lost_beyond_tolerance (count, and why: all caches lost, a
 set lost more members than its scheme rebuilds, ...); recover_seconds by
 kind (median and p99 from the fault to the restored state, or for a fault
 the job rides out to its next checkpoint after the fault ended);
-attacks_held by kind of listener and hostile_failures (attacks a listener
+attacks_held by kind of listener, attacks_cut (cut short by the end of the
+job) and hostile_failures (attacks a listener
 did not hold, connections it kept, restarts during a hostile fault: must
 be 0). The exit status is 1 when wrong_results,
 committed_lost_within_tolerance or hostile_failures is not 0.
@@ -248,7 +249,7 @@ func tortureTable(w io.Writer, res torture.Result) error {
 	t.row("stuck", fmt.Sprint(res.Stuck))
 	t.row("job failures", fmt.Sprint(res.JobFailures))
 	if len(res.AttacksHeld) > 0 || res.HostileFailures > 0 {
-		t.row("hostile failures", fmt.Sprint(res.HostileFailures), "attacks held: "+counts(res.AttacksHeld))
+		t.row("hostile failures", fmt.Sprint(res.HostileFailures), fmt.Sprintf("attacks held: %s; %d cut short by the job's end", counts(res.AttacksHeld), res.AttacksCut))
 	}
 	kinds := make([]string, 0, len(res.RecoverSeconds))
 	for k := range res.RecoverSeconds {

@@ -114,6 +114,18 @@ func (j *procJob) attackOne(ctx context.Context, l listener) (held, cut int, fai
 	var mine []netip.AddrPort  // the attackers' ends of their connections
 	var listened time.Time     // when l was last seen listening
 	stopped := make(chan bool) // whether l stopped listening before the attacks ended
+	dial := j.dialer()
+	l.tg.Dial = func(ctx context.Context, addr string) (net.Conn, error) {
+		nc, err := dial(ctx, addr)
+		if err == nil {
+			if a, ok := nc.LocalAddr().(*net.TCPAddr); ok {
+				mu.Lock()
+				mine = append(mine, a.AddrPort())
+				mu.Unlock()
+			}
+		}
+		return nc, err
+	}
 	go func() {
 		tick := time.NewTicker(200 * time.Millisecond)
 		defer tick.Stop()
@@ -135,18 +147,6 @@ func (j *procJob) attackOne(ctx context.Context, l listener) (held, cut int, fai
 			}
 		}
 	}()
-	dial := j.dialer()
-	l.tg.Dial = func(ctx context.Context, addr string) (net.Conn, error) {
-		nc, err := dial(ctx, addr)
-		if err == nil {
-			if a, ok := nc.LocalAddr().(*net.TCPAddr); ok {
-				mu.Lock()
-				mine = append(mine, a.AddrPort())
-				mu.Unlock()
-			}
-		}
-		return nc, err
-	}
 	start := time.Now()
 	vs := hostile.RunAtOnce(actx, l.tg, hostile.Attacks())
 	cancel()

@@ -143,7 +143,7 @@ func runAttacked(t *testing.T, r *attackRunner, faults int) Result {
 
 func TestRunCountsHostileFailures(t *testing.T) {
 	held := map[string]int{"coordinator": 9, "peer": 35}
-	r := &attackRunner{Fake: &Fake{Steps: 100, Every: 10}, attacks: Attacks{Held: held,
+	r := &attackRunner{Fake: &Fake{Steps: 100, Every: 10}, attacks: Attacks{Held: held, Cut: 1,
 		Failed: []string{"peer of rank 1 at 127.0.0.1:4000: peer of rank 1/silent: FAILED after 15s: connection still open after 15s"}}}
 	res := runAttacked(t, r, 2)
 	if res.HostileFailures != 2 || !res.Failed() || res.WrongResults != 0 {
@@ -152,8 +152,8 @@ func TestRunCountsHostileFailures(t *testing.T) {
 	if len(res.Problems) != 2 || !strings.Contains(res.Problems[0], "hostile: #1 hostile") || !strings.Contains(res.Problems[0], "silent: FAILED") {
 		t.Fatalf("problems %q", res.Problems)
 	}
-	if !reflect.DeepEqual(res.AttacksHeld, map[string]int{"coordinator": 18, "peer": 70}) {
-		t.Fatalf("attacks held %v", res.AttacksHeld)
+	if !reflect.DeepEqual(res.AttacksHeld, map[string]int{"coordinator": 18, "peer": 70}) || res.AttacksCut != 2 {
+		t.Fatalf("attacks held %v, cut %d", res.AttacksHeld, res.AttacksCut)
 	}
 	// The job rode them out: each hostile fault has a time to its next
 	// checkpoint, and no restart.

@@ -97,6 +97,10 @@ type Result struct {
 	// AttacksHeld counts, by kind of listener (coordinator, relay, peer,
 	// stage), the attacks of hostile faults the listener held.
 	AttacksHeld map[string]int `json:"attacks_held"`
+	// AttacksCut counts attacks cut short because their listener's
+	// process ended first (a job ends before a staging server's 30s Hello
+	// timeout has passed): neither held nor failed.
+	AttacksCut int `json:"attacks_cut"`
 }
 
 // Failed tells whether the campaign found a bug: a wrong result, a
@@ -189,6 +193,7 @@ func (t *Tally) Attacked(f Fault, a Attacks) []string {
 	for k, n := range a.Held {
 		t.r.AttacksHeld[k] += n
 	}
+	t.r.AttacksCut += a.Cut
 	var out []string
 	for _, why := range a.Failed {
 		t.r.HostileFailures++
