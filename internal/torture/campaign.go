@@ -354,7 +354,7 @@ func (r *jobRun) fault(ctx context.Context, f Fault) error {
 	r.tally.Injected(f)
 	r.say("fault %s injected (newest committed step %d)", f, r.committed)
 	if f.Kind == Hostile {
-		r.attacked(f)
+		return r.rideOutAttacks(ctx, f, at)
 	}
 	var damage Damage
 	damage.Add(f, r.red)
@@ -374,7 +374,7 @@ func (r *jobRun) fault(ctx context.Context, f Fault) error {
 // waits for the job's next checkpoint: the recovery. A restart on the way
 // (the fault did force one) is accounted as the fault's recovery.
 func (r *jobRun) rideOut(ctx context.Context, f Fault, at time.Time) error {
-	if f.Kind != KillStage && f.Kind != Hostile { // Hostile's Inject lasted as long as its attacks
+	if f.Kind != KillStage {
 		if err := sleep(ctx, f.Hold); err != nil {
 			return err
 		}
@@ -387,9 +387,6 @@ func (r *jobRun) rideOut(ctx context.Context, f Fault, at time.Time) error {
 	return r.await(ctx, f.String(), func(e Event) bool {
 		switch {
 		case e.Kind == "restored" || e.Kind == "started":
-			if f.Kind == Hostile {
-				r.report(r.tally.HostileRestart(f))
-			}
 			r.restored(&f, at, e, Damage{})
 			return true
 		case e.Kind == "checkpoint" && !e.At.Before(healed):

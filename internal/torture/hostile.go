@@ -2,6 +2,7 @@ package torture
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ckpt/ckpt/internal/jobenv"
 )
@@ -43,6 +45,35 @@ func (a Attacks) String() string {
 // fault returned, Attacks returns what its attacks found.
 type Attacker interface {
 	Attacks() Attacks
+}
+
+// rideOutAttacks accounts for hostile fault f, whose attacks began at at
+// and have ended (Inject returns when they have), and reads the job's
+// events up to its first checkpoint after they ended. The job rides the
+// attacks out if it does not restart meanwhile; its recovery time is to
+// its first checkpoint after they began: the job went on under attack. A
+// job that finishes meanwhile rode them out too.
+func (r *jobRun) rideOutAttacks(ctx context.Context, f Fault, at time.Time) error {
+	end := r.cfg.Now()
+	r.attacked(f)
+	first := true
+	return r.await(ctx, f.String(), func(e Event) bool {
+		switch {
+		case e.Kind == "restored" || e.Kind == "started":
+			r.report(r.tally.HostileRestart(f))
+			r.restored(&f, at, e, Damage{})
+			return true
+		case e.Kind == "checkpoint" && !e.At.Before(at) && first:
+			first = false
+			r.tally.Healed(f, at, e)
+			r.say("rode out %s: step %d committed %.2fs after the attacks began", f, e.Step, e.At.Sub(at).Seconds())
+		}
+		if e.Kind == "checkpoint" && !e.At.Before(end) {
+			r.since = 0
+			return true
+		}
+		return false
+	})
 }
 
 // attacked accounts for the attacks of hostile fault f, which the job

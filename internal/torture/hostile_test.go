@@ -66,8 +66,8 @@ func TestParseTCP(t *testing.T) {
 }
 
 func TestParseEnviron(t *testing.T) {
-	env := parseEnviron([]byte("PATH=/bin\x00CKPT_COORD=127.0.0.1:5000\x00EMPTY=\x00A=b=c\x00junk\x00\x00"))
-	want := map[string]string{"PATH": "/bin", "CKPT_COORD": "127.0.0.1:5000", "EMPTY": "", "A": "b=c"}
+	env := parseEnviron([]byte("PATH=/bin\x00" + jobenv.VarCoord + "=127.0.0.1:5000\x00EMPTY=\x00A=b=c\x00junk\x00\x00"))
+	want := map[string]string{"PATH": "/bin", jobenv.VarCoord: "127.0.0.1:5000", "EMPTY": "", "A": "b=c"}
 	if !reflect.DeepEqual(env, want) {
 		t.Fatalf("got %v, want %v", env, want)
 	}
