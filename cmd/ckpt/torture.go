@@ -237,19 +237,19 @@ func reportTorture(w io.Writer, res torture.Result, asJSON bool) error {
 func tortureTable(w io.Writer, res torture.Result) error {
 	t := newTable(w)
 	t.row("seed", fmt.Sprint(res.Seed), fmt.Sprintf("(%s, %s; %d runs, %d finished)", strings.Join(res.Workloads, ", "), res.Redundancy, res.Runs, res.RunsFinished))
-	t.row("faults injected", fmt.Sprint(res.FaultsInjected), counts(res.Faults))
+	t.row("faults injected", fmt.Sprint(res.FaultsInjected), torture.Counts(res.Faults))
 	if len(res.Skipped) > 0 {
-		t.row("faults skipped", "", counts(res.Skipped)+" (nothing to hit)")
+		t.row("faults skipped", "", torture.Counts(res.Skipped)+" (nothing to hit)")
 	}
-	t.row("recoveries", "", counts(res.Recoveries))
+	t.row("recoveries", "", torture.Counts(res.Recoveries))
 	t.row("wrong results", fmt.Sprint(res.WrongResults))
 	t.row("committed lost within tolerance", fmt.Sprint(res.CommittedLostWithinTolerance))
-	t.row("lost beyond tolerance", fmt.Sprint(res.LostBeyondTolerance.Count), counts(res.LostBeyondTolerance.Why))
+	t.row("lost beyond tolerance", fmt.Sprint(res.LostBeyondTolerance.Count), torture.Counts(res.LostBeyondTolerance.Why))
 	t.row("unexpected restarts", fmt.Sprint(res.UnexpectedRestarts))
 	t.row("stuck", fmt.Sprint(res.Stuck))
 	t.row("job failures", fmt.Sprint(res.JobFailures))
 	if len(res.AttacksHeld) > 0 || res.HostileFailures > 0 {
-		t.row("hostile failures", fmt.Sprint(res.HostileFailures), fmt.Sprintf("attacks held: %s; %d cut short by the job's end", counts(res.AttacksHeld), res.AttacksCut))
+		t.row("hostile failures", fmt.Sprint(res.HostileFailures), fmt.Sprintf("attacks held: %s; %d cut short by the job's end", torture.Counts(res.AttacksHeld), res.AttacksCut))
 	}
 	kinds := make([]string, 0, len(res.RecoverSeconds))
 	for k := range res.RecoverSeconds {
@@ -268,18 +268,4 @@ func tortureTable(w io.Writer, res torture.Result) error {
 		t.row("problem", p)
 	}
 	return t.flush()
-}
-
-// counts is "a 2, b 1" in key order.
-func counts[K ~string](m map[K]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, string(k))
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[K(k)])
-	}
-	return strings.Join(parts, ", ")
 }

@@ -31,7 +31,10 @@ type Attacks struct {
 
 // String is the progress line's account: "coordinator 9, peer 36 held".
 func (a Attacks) String() string {
-	s := counts(a.Held) + " held"
+	s := "none held"
+	if len(a.Held) > 0 {
+		s = Counts(a.Held) + " held"
+	}
 	if a.Cut > 0 {
 		s += fmt.Sprintf(", %d cut short by the end of their listener's process", a.Cut)
 	}
@@ -90,19 +93,17 @@ func (r *jobRun) attacked(f Fault) {
 	r.say("attacks of %s: %s", f, res)
 }
 
-// counts is "a 2, b 1" in key order.
-func counts(m map[string]int) string {
+// Counts is "a 2, b 1": m's counts in key order, for the account's
+// progress lines and tables.
+func Counts[K ~string](m map[K]int) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
-		keys = append(keys, k)
+		keys = append(keys, string(k))
 	}
 	slices.Sort(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	if len(parts) == 0 {
-		return "none"
+		parts[i] = fmt.Sprintf("%s %d", k, m[K(k)])
 	}
 	return strings.Join(parts, ", ")
 }
