@@ -170,7 +170,11 @@ func (j *procJob) attackOne(ctx context.Context, l listener) (held, cut int, fai
 	}
 	// The leak check: every connection an attacker opened is closed on
 	// the listener's side too, soon.
-	deadline := time.Now().Add(leakBound)
+	wait := j.leakWait
+	if wait <= 0 {
+		wait = leakBound
+	}
+	deadline := time.Now().Add(wait)
 	for {
 		kept, err := keptConns(l.pid, l.addr.Port(), mine)
 		if err != nil || !j.listens(l) {
@@ -181,7 +185,7 @@ func (j *procJob) attackOne(ctx context.Context, l listener) (held, cut int, fai
 		}
 		if time.Now().After(deadline) {
 			return held, cut, append(failed, fmt.Sprintf("%s at %s kept %d of the attackers' %d connections open %v after the attacks",
-				l.tg.Name, l.addr, kept, len(mine), leakBound))
+				l.tg.Name, l.addr, kept, len(mine), wait))
 		}
 		if sleep(ctx, 100*time.Millisecond) != nil {
 			return held, cut, failed

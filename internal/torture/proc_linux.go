@@ -91,9 +91,12 @@ type procJob struct {
 	stopped            []int // processes a fault stopped (SIGSTOP), for Heal and Close
 	sharedDown         bool
 	// dial reaches the job's listeners (nil: a TCP dial from here);
-	// attacked is what the last hostile fault's attacks found.
+	// attacked is what the last hostile fault's attacks found; leakWait
+	// bounds the wait for a listener to close the attackers' connections
+	// (0: leakBound).
 	dial     func(ctx context.Context, addr string) (net.Conn, error)
 	attacked Attacks
+	leakWait time.Duration
 }
 
 // launch starts a `ckpt run` of the job.
