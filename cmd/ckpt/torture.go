@@ -39,6 +39,12 @@ Faults (--kinds, default all):
                           restart must fall back to an older checkpoint
   shared-down             the shared tier's directory is replaced by a file for
                           a while (root ignores permissions): its writes fail
+  hostile                 a hostile client attacks every listener of the job
+                          (coordinator, relays, peers, staging servers) at once:
+                          wrong token, replayed Hellos, oversized, malformed and
+                          truncated frames, garbage, silent and slowloris
+                          connections; each must drop the attacker in time and
+                          keep none of its connections, and the job ride it out
 
 A fault comes after 1 to 3 checkpoints committed since the job last started
 or recovered, plus a random delay; the next waits for the recovery. After
@@ -54,8 +60,12 @@ damage was within the redundancy's tolerance, such as one node lost under
 xor: must be 0); lost_beyond_tolerance (count, and why: all caches lost, a
 set lost more members than its scheme rebuilds, ...); recover_seconds by
 kind (median and p99 from the fault to the restored state, or for a fault
-the job rides out to its next checkpoint after the fault ended). The exit
-status is 1 when wrong_results or committed_lost_within_tolerance is not 0.
+the job rides out to its next checkpoint after the fault ended);
+attacks_held by kind of listener, attacks_cut (cut short by the end of the
+job) and hostile_failures (attacks a listener
+did not hold, connections it kept, restarts during a hostile fault: must
+be 0). The exit status is 1 when wrong_results,
+committed_lost_within_tolerance or hostile_failures is not 0.
 
 Replaying: the schedule is a pure function of --seed, --kinds and the job's
 shape (-n, --nodes, --staging-servers): the same command injects the same
@@ -71,7 +81,7 @@ docs/RELIABILITY.md says more.
 type tortureFlags struct {
 	duration, heartbeat, recoverTimeout *quantity
 	seed                                *uint64
-	asJSON, keep                        *bool
+	asJSON, keep, tree                  *bool
 	workload, kinds, redundancy, dir    *string
 	faults, ranks, nodes, staging       *int
 	flushEvery, perRun                  *int
@@ -93,6 +103,7 @@ func newTortureCmd() *cobra.Command {
 		nodes:          fs.Int("nodes", 2, "simulated nodes of each job"),
 		redundancy:     fs.String("redundancy", "xor:2", "the jobs' redundancy (single, partner, xor:S, rs:K+M)"),
 		staging:        fs.Int("staging-servers", 1, "staging servers of each job (0: the ranks flush, blocking; no staging faults then)"),
+		tree:           fs.Bool("tree", false, "give each node of a job a relay (ckpt run --tree), which hostile faults attack too"),
 		flushEvery:     fs.Int("flush-every", 2, "flush every K-th checkpoint to the shared tier"),
 		heartbeat:      durationFlag(fs, "heartbeat-timeout", "the jobs' heartbeat timeout: how soon a hung rank is caught (default 5s)"),
 		recoverTimeout: durationFlag(fs, "recover-timeout", "a job that neither recovers nor checkpoints this long after a fault is stuck (default 2m)"),
@@ -107,7 +118,7 @@ func newTortureCmd() *cobra.Command {
 // workloads are the jobs of --workload: small, so that a run of a minute
 // on two cores sees several faults, each job long enough for several.
 func (f *tortureFlags) workloads() ([]torture.Workload, error) {
-	base := torture.Workload{Ranks: *f.ranks, Nodes: *f.nodes, Redundancy: *f.redundancy, Staging: *f.staging}
+	base := torture.Workload{Ranks: *f.ranks, Nodes: *f.nodes, Redundancy: *f.redundancy, Staging: *f.staging, Tree: *f.tree}
 	himeno := base
 	himeno.Name, himeno.Interval = "himeno", "10steps"
 	himeno.Args = []string{"example", "himeno", "--size", "xs", "--iterations", "500"}
@@ -217,8 +228,8 @@ func reportTorture(w io.Writer, res torture.Result, asJSON bool) error {
 		return err
 	}
 	if res.Failed() {
-		return statusError{err: fmt.Errorf("torture: %d wrong results, %d committed checkpoints lost within tolerance (seed %d)",
-			res.WrongResults, res.CommittedLostWithinTolerance, res.Seed), status: exitError}
+		return statusError{err: fmt.Errorf("torture: %d wrong results, %d committed checkpoints lost within tolerance, %d hostile failures (seed %d)",
+			res.WrongResults, res.CommittedLostWithinTolerance, res.HostileFailures, res.Seed), status: exitError}
 	}
 	return nil
 }
@@ -226,17 +237,20 @@ func reportTorture(w io.Writer, res torture.Result, asJSON bool) error {
 func tortureTable(w io.Writer, res torture.Result) error {
 	t := newTable(w)
 	t.row("seed", fmt.Sprint(res.Seed), fmt.Sprintf("(%s, %s; %d runs, %d finished)", strings.Join(res.Workloads, ", "), res.Redundancy, res.Runs, res.RunsFinished))
-	t.row("faults injected", fmt.Sprint(res.FaultsInjected), counts(res.Faults))
+	t.row("faults injected", fmt.Sprint(res.FaultsInjected), torture.Counts(res.Faults))
 	if len(res.Skipped) > 0 {
-		t.row("faults skipped", "", counts(res.Skipped)+" (nothing to hit)")
+		t.row("faults skipped", "", torture.Counts(res.Skipped)+" (nothing to hit)")
 	}
-	t.row("recoveries", "", counts(res.Recoveries))
+	t.row("recoveries", "", torture.Counts(res.Recoveries))
 	t.row("wrong results", fmt.Sprint(res.WrongResults))
 	t.row("committed lost within tolerance", fmt.Sprint(res.CommittedLostWithinTolerance))
-	t.row("lost beyond tolerance", fmt.Sprint(res.LostBeyondTolerance.Count), counts(res.LostBeyondTolerance.Why))
+	t.row("lost beyond tolerance", fmt.Sprint(res.LostBeyondTolerance.Count), torture.Counts(res.LostBeyondTolerance.Why))
 	t.row("unexpected restarts", fmt.Sprint(res.UnexpectedRestarts))
 	t.row("stuck", fmt.Sprint(res.Stuck))
 	t.row("job failures", fmt.Sprint(res.JobFailures))
+	if len(res.AttacksHeld) > 0 || res.HostileFailures > 0 {
+		t.row("hostile failures", fmt.Sprint(res.HostileFailures), fmt.Sprintf("attacks held: %s; %d cut short by the job's end", torture.Counts(res.AttacksHeld), res.AttacksCut))
+	}
 	kinds := make([]string, 0, len(res.RecoverSeconds))
 	for k := range res.RecoverSeconds {
 		kinds = append(kinds, string(k))
@@ -254,18 +268,4 @@ func tortureTable(w io.Writer, res torture.Result) error {
 		t.row("problem", p)
 	}
 	return t.flush()
-}
-
-// counts is "a 2, b 1" in key order.
-func counts[K ~string](m map[K]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, string(k))
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[K(k)])
-	}
-	return strings.Join(parts, ", ")
 }

@@ -158,3 +158,85 @@ func TestExampleTrace(t *testing.T) {
 		t.Fatalf("an unwritable trace: exit %d, %s", code, stderr)
 	}
 }
+
+// TestTortureHostile runs a short campaign of hostile faults on real jobs
+// with relays (--tree): every kind of listener is attacked, each holds
+// every attack it sees to its end, and the job rides the attacks out.
+func TestTortureHostile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real jobs for about 40s (55s with -race); not in -short")
+	}
+	t.Setenv(asCkpt, "1")
+	code, stdout, stderr := runCLI(t, "torture", "--duration", "15m", "--faults", "2", "--seed", "3", "--kinds", "hostile",
+		"--workload", "matmul", "--tree", "--heartbeat-timeout", "3s", "--dir", t.TempDir(), "--json")
+	if code != exitOK {
+		t.Fatalf("ckpt torture: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	t.Log(stderr)
+	obj := decodeOne(t, stdout)
+	for _, k := range []string{"hostile_failures", "attacks_held", "attacks_cut"} {
+		if _, ok := obj[k]; !ok {
+			t.Errorf("the JSON has no %q: %s", k, stdout)
+		}
+	}
+	var res torture.Result
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.FaultsInjected != 2 || res.Faults[torture.Hostile] != 2 {
+		t.Fatalf("faults %v, want 2 hostile\n%s", res.Faults, stderr)
+	}
+	if res.HostileFailures != 0 || res.WrongResults != 0 || len(res.Problems) != 0 {
+		t.Errorf("hostile failures %d, wrong results %d: %q\n%s", res.HostileFailures, res.WrongResults, res.Problems, stderr)
+	}
+	// Every kind of listener held attacks: the coordinator, the two
+	// relays, the four ranks' peer listeners, the staging server.
+	for _, k := range []string{"coordinator", "relay", "peer", "stage"} {
+		if res.AttacksHeld[k] == 0 {
+			t.Errorf("no attack on a %s held: %v\n%s", k, res.AttacksHeld, stderr)
+		}
+	}
+	// Ridden out: no restart, and every job ran to its end with the
+	// failure-free result (checked with every checkpoint on the way).
+	if len(res.Recoveries) != 0 || res.UnexpectedRestarts != 0 || res.JobFailures != 0 || res.Stuck != 0 || res.RunsFinished != res.Runs {
+		t.Errorf("recoveries %v, unexpected restarts %d, job failures %d, stuck %d, runs %d finished of %d\n%s",
+			res.Recoveries, res.UnexpectedRestarts, res.JobFailures, res.Stuck, res.RunsFinished, res.Runs, stderr)
+	}
+	// A progress line per fault counts the attacks each kind held.
+	n := 0
+	for _, line := range strings.Split(stderr, "\n") {
+		if !strings.Contains(line, "attacks of #") {
+			continue
+		}
+		n++
+		for _, k := range []string{"coordinator ", "relay ", "peer ", "stage "} {
+			if !strings.Contains(line, k) {
+				t.Errorf("the progress line %q counts no attack a %s held", line, k)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d progress lines of attacks, want 2:\n%s", n, stderr)
+	}
+}
+
+// TestTortureFailsOnAHostileFailure: an attack a listener did not hold
+// fails ckpt torture, and the account names it.
+func TestTortureFailsOnAHostileFailure(t *testing.T) {
+	res := torture.Result{Seed: 4, FaultsInjected: 1, Faults: map[torture.Kind]int{torture.Hostile: 1}, HostileFailures: 1,
+		AttacksHeld: map[string]int{"coordinator": 8}, Problems: []string{"hostile: #1 hostile target 0: coordinator/silent: FAILED"}}
+	var out bytes.Buffer
+	err := reportTorture(&out, res, true)
+	var se statusError
+	if !errors.As(err, &se) || se.status != exitError || !strings.Contains(err.Error(), "1 hostile failures") {
+		t.Fatalf("reportTorture of a hostile failure: %v, want exit status %d", err, exitError)
+	}
+	if obj := decodeOne(t, out.String()); obj["hostile_failures"] != json.Number("1") {
+		t.Fatalf("hostile_failures %v, want 1:\n%s", obj["hostile_failures"], out.String())
+	}
+	out.Reset()
+	reportTorture(&out, res, false)
+	if !strings.Contains(out.String(), "coordinator/silent: FAILED") || !strings.Contains(out.String(), "attacks held: coordinator 8") {
+		t.Fatalf("the table names no hostile failure:\n%s", out.String())
+	}
+}

@@ -50,6 +50,10 @@ type Target struct {
 	// frame (its Hello or heartbeat timeout); a silent or trickling client
 	// must be dropped within Silent plus Prompt.
 	Silent time.Duration
+	// Dial, if set, opens the attacks' connections (default a TCP dial):
+	// a caller that counts them, or reaches the listener from elsewhere
+	// (another network namespace), dials its own way.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
 }
 
 // Attack is one kind of misbehaviour. Run plays it against t and returns
@@ -82,6 +86,20 @@ func Run(ctx context.Context, t Target, attacks []Attack) []Verdict {
 		err := a.Run(ctx, t)
 		vs = append(vs, Verdict{Target: t.Name, Attack: a.Name, Took: time.Since(start), Err: err})
 	}
+	return vs
+}
+
+// RunAtOnce plays attacks against t all at once, each on connections of
+// its own, and returns their verdicts in attacks' order: the suite lasts
+// as long as its longest attack (a silent one: Silent plus Prompt), not
+// as long as all of them, for a caller that attacks a job while it runs.
+func RunAtOnce(ctx context.Context, t Target, attacks []Attack) []Verdict {
+	vs := make([]Verdict, len(attacks))
+	var wg sync.WaitGroup
+	for i, a := range attacks {
+		wg.Go(func() { vs[i] = Run(ctx, t, []Attack{a})[0] })
+	}
+	wg.Wait()
 	return vs
 }
 
@@ -160,7 +178,7 @@ func replay(ctx context.Context, t Target) error {
 // waits, within bound, for the listener to close the connection; what it
 // answers first does not matter.
 func sendExpectDrop(ctx context.Context, t Target, b []byte, closeWrite bool, bound time.Duration) error {
-	nc, err := dial(ctx, t.Addr)
+	nc, err := t.dial(ctx)
 	if err != nil {
 		return err
 	}
@@ -214,7 +232,7 @@ func slowloris(ctx context.Context, t Target) error {
 		}
 	}()
 	for range Slowloris {
-		nc, err := dial(ctx, t.Addr)
+		nc, err := t.dial(ctx)
 		if err != nil {
 			return err
 		}
@@ -258,13 +276,17 @@ func slowloris(ctx context.Context, t Target) error {
 	return nil
 }
 
-func dial(ctx context.Context, addr string) (net.Conn, error) {
-	var d net.Dialer
+func (t Target) dial(ctx context.Context) (net.Conn, error) {
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	nc, err := d.DialContext(dctx, "tcp", addr)
+	dial := t.Dial
+	if dial == nil {
+		var d net.Dialer
+		dial = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
+	}
+	nc, err := dial(dctx, t.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", addr, err)
+		return nil, fmt.Errorf("dial %s: %w", t.Addr, err)
 	}
 	return nc, nil
 }

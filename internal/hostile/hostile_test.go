@@ -18,7 +18,6 @@ import (
 	"github.com/ckpt/ckpt/internal/peer"
 	"github.com/ckpt/ckpt/internal/stage"
 	"github.com/ckpt/ckpt/internal/storage/mem"
-	"github.com/ckpt/ckpt/internal/wire"
 )
 
 const (
@@ -37,16 +36,10 @@ const (
 )
 
 func coordHello(tok string, inc uint64, rank int32) []byte {
-	b, err := wire.Encode(&wire.Hello{Token: tok, Incarnation: inc, Node: "n0", Ranks: []int32{rank}})
-	if err != nil {
-		panic(err)
-	}
-	return b
+	return hostile.CoordHello(tok, inc, "n0", rank)
 }
 
-func stageHello(tok string) []byte {
-	return stage.Append(nil, &stage.Hello{Version: stage.Version, Token: tok, Node: "node0"})
-}
+func stageHello(tok string) []byte { return hostile.StageHello(tok, "node0") }
 
 // listeners are the job's four kinds of listener, started for real in
 // this process, each with what a legitimate client does to it.
@@ -163,8 +156,9 @@ func start(t *testing.T, ctx context.Context) *listeners {
 		nodes[r] = nd
 	}
 	l.targets = append(l.targets, hostile.Target{Name: "peer", Addr: nodes[0].Addr(),
-		Hello:   func(tok string) []byte { return peer.Handshake(tok, 1, 0) },
-		Replays: [][]byte{peer.Handshake(previous, 1, 0)}, // the previous launch's
+		Hello: func(tok string) []byte { return hostile.PeerHello(tok, 1, 0) },
+		// The previous launch's; one of this job's for another rank.
+		Replays: [][]byte{hostile.PeerHello(previous, 1, 0), hostile.PeerHello(token, 0, 1)},
 		Prompt:  prompt, Silent: silent})
 	l.serve = append(l.serve, func(ctx context.Context, t *testing.T) {
 		if err := nodes[1].Send(ctx, 0, 7, []byte("after the attacks")); err != nil {
@@ -188,7 +182,7 @@ func start(t *testing.T, ctx context.Context) *listeners {
 	t.Cleanup(func() { srv.Close() })
 	l.targets = append(l.targets, hostile.Target{Name: "stage", Addr: sln.Addr().String(),
 		Hello:   stageHello,
-		Replays: [][]byte{stageHello(previous)}, // another job's
+		Replays: [][]byte{stageHello(previous), hostile.StageData(1)}, // another job's; a frame due after a Hello
 		Prompt:  prompt, Silent: silent})
 	l.serve = append(l.serve, func(ctx context.Context, t *testing.T) {
 		nc, err := net.Dial("tcp", sln.Addr().String())

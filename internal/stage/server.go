@@ -24,6 +24,11 @@ import (
 	"github.com/ckpt/ckpt/storage"
 )
 
+// DefaultHelloTimeout is Config.HelloTimeout's default (ckpt stage's):
+// the hostile client (internal/hostile) waits this long for a silent
+// client to be dropped.
+const DefaultHelloTimeout = 30 * time.Second
+
 // Config configures a staging server. Zero fields take their defaults.
 type Config struct {
 	// Shared is the shared tier the server writes to.
@@ -57,9 +62,9 @@ type Config struct {
 	// dropped (default 60s).
 	PullTimeout time.Duration
 	// HelloTimeout: a connection that has not sent its Hello this long
-	// after it was accepted is dropped (default 30s), so that clients
-	// that connect and say nothing, or trickle bytes, hold no server
-	// resources for longer.
+	// after it was accepted is dropped (default DefaultHelloTimeout), so
+	// that clients that connect and say nothing, or trickle bytes, hold
+	// no server resources for longer.
 	HelloTimeout time.Duration
 	// TLS, if set, is the job's server TLS configuration
 	// (jobtls.Config.Server): every connection is TLS, and a client must
@@ -174,7 +179,7 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.PullTimeout = 60 * time.Second
 	}
 	if cfg.HelloTimeout <= 0 {
-		cfg.HelloTimeout = 30 * time.Second
+		cfg.HelloTimeout = DefaultHelloTimeout
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}

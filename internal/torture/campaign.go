@@ -19,6 +19,7 @@ type Workload struct {
 	Nodes      int
 	Redundancy string // as ckpt run --redundancy spells it
 	Staging    int    // staging servers (0: none)
+	Tree       bool   // a relay per node (ckpt run --tree)
 	// Interval is ckpt run --interval, in steps, so that the checkpoints
 	// fall on the same steps in every run (the reference has them).
 	Interval string
@@ -352,6 +353,9 @@ func (r *jobRun) fault(ctx context.Context, f Fault) error {
 	r.injected++
 	r.tally.Injected(f)
 	r.say("fault %s injected (newest committed step %d)", f, r.committed)
+	if f.Kind == Hostile {
+		return r.rideOutAttacks(ctx, f, at)
+	}
 	var damage Damage
 	damage.Add(f, r.red)
 	if !f.Kind.Restarts() {

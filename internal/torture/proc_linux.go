@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,6 +65,9 @@ func (p *Procs) start(ctx context.Context, w Workload, name string) (*procJob, e
 	if w.Staging > 0 {
 		j.args = append(j.args, "--staging-servers", strconv.Itoa(w.Staging))
 	}
+	if w.Tree {
+		j.args = append(j.args, "--tree")
+	}
 	j.args = append(append(append(j.args, "--", p.Exe), w.Args...), "--trace", j.trace)
 	if err := j.launch(); err != nil {
 		return nil, err
@@ -86,6 +90,13 @@ type procJob struct {
 	queue              []Event
 	stopped            []int // processes a fault stopped (SIGSTOP), for Heal and Close
 	sharedDown         bool
+	// dial reaches the job's listeners (nil: a TCP dial from here);
+	// attacked is what the last hostile fault's attacks found; leakWait
+	// bounds the wait for a listener to close the attackers' connections
+	// (0: leakBound).
+	dial     func(ctx context.Context, addr string) (net.Conn, error)
+	attacked Attacks
+	leakWait time.Duration
 }
 
 // launch starts a `ckpt run` of the job.
@@ -235,18 +246,15 @@ func (j *procJob) children() []proc {
 			continue
 		}
 		p := proc{pid: pid, rank: -1, node: -1, stage: -1}
-		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			k, v, _ := strings.Cut(string(kv), "=")
-			switch k {
-			case jobenv.VarRank:
-				p.rank, _ = strconv.Atoi(v)
-			case jobenv.VarNode:
-				p.node, _ = strconv.Atoi(strings.TrimPrefix(v, "node"))
-			case jobenv.VarCache:
-				p.cache = v
-			}
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		env := parseEnviron(b)
+		if v, ok := env[jobenv.VarRank]; ok {
+			p.rank, _ = strconv.Atoi(v)
 		}
+		if v, ok := env[jobenv.VarNode]; ok {
+			p.node, _ = strconv.Atoi(strings.TrimPrefix(v, "node"))
+		}
+		p.cache = env[jobenv.VarCache]
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		args := strings.Split(string(cmdline), "\x00")
 		for i, a := range args {
@@ -301,6 +309,8 @@ func (j *procJob) Inject(ctx context.Context, f Fault) (time.Time, error) {
 		return j.killLauncher(ctx)
 	case KillStage, HangStage:
 		return j.hitStage(f)
+	case Hostile:
+		return j.attack(ctx)
 	case SharedDown:
 		// Root ignores permissions, so the tier is made unusable by
 		// taking its directory away and putting a file in its place:

@@ -31,17 +31,22 @@ const (
 	// SharedDown replaces the shared tier's directory by a file for a
 	// while: every write and read of the tier fails.
 	SharedDown Kind = "shared-down"
+	// Hostile plays the hostile client's attacks (internal/hostile)
+	// against every listener of the job: coordinator, relays, peers and
+	// staging servers. The job must ride them out, and every listener
+	// hold.
+	Hostile Kind = "hostile"
 )
 
 // Kinds is every kind, in the order --help lists them.
 var Kinds = []Kind{KillRank, KillNode, KillLauncher, KillStage, HangRank, HangStage,
-	CorruptData, CorruptParity, CorruptCacheManifest, CorruptSharedObject, CorruptSharedManifest, SharedDown}
+	CorruptData, CorruptParity, CorruptCacheManifest, CorruptSharedObject, CorruptSharedManifest, SharedDown, Hostile}
 
 // Restarts tells whether a fault of kind k ends the job's processes, so
 // that the job recovers from a checkpoint.
 func (k Kind) Restarts() bool {
 	switch k {
-	case KillStage, HangStage, SharedDown:
+	case KillStage, HangStage, SharedDown, Hostile:
 		return false
 	}
 	return true

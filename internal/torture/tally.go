@@ -90,11 +90,25 @@ type Result struct {
 	Workloads                    []string         `json:"workloads"`
 	Redundancy                   string           `json:"redundancy"`
 	Problems                     []string         `json:"problems"` // one line per wrong result, loss, stuck recovery
+	// HostileFailures counts attacks of hostile faults that a listener
+	// did not hold, listeners that kept attackers' connections, and
+	// restarts during a hostile fault (the job must ride it out).
+	HostileFailures int `json:"hostile_failures"`
+	// AttacksHeld counts, by kind of listener (coordinator, relay, peer,
+	// stage), the attacks of hostile faults the listener held.
+	AttacksHeld map[string]int `json:"attacks_held"`
+	// AttacksCut counts attacks cut short because their listener's
+	// process ended first (a job ends before a staging server's 30s Hello
+	// timeout has passed): neither held nor failed.
+	AttacksCut int `json:"attacks_cut"`
 }
 
-// Failed tells whether the campaign found a bug: a wrong result or a
-// committed checkpoint lost within the redundancy's tolerance.
-func (r Result) Failed() bool { return r.WrongResults > 0 || r.CommittedLostWithinTolerance > 0 }
+// Failed tells whether the campaign found a bug: a wrong result, a
+// committed checkpoint lost within the redundancy's tolerance, or a
+// hostile fault a listener or the job did not withstand.
+func (r Result) Failed() bool {
+	return r.WrongResults > 0 || r.CommittedLostWithinTolerance > 0 || r.HostileFailures > 0
+}
 
 // Tally accounts for a campaign, event by event; it does no I/O.
 type Tally struct {
@@ -106,7 +120,7 @@ type Tally struct {
 func NewTally(seed uint64) *Tally {
 	return &Tally{r: Result{Seed: seed, Faults: map[Kind]int{}, Recoveries: map[string]int{},
 		LostBeyondTolerance: Lost{Why: map[string]int{}}, RecoverSeconds: map[Kind]Seconds{},
-		Skipped: map[Kind]int{}, Problems: []string{}}, times: map[Kind][]float64{}}
+		Skipped: map[Kind]int{}, Problems: []string{}, AttacksHeld: map[string]int{}}, times: map[Kind][]float64{}}
 }
 
 // Check compares a state the job reported with the reference; it returns
@@ -171,6 +185,28 @@ func (t *Tally) Recovered(f *Fault, at time.Time, e Event, committed int64, dama
 // out: at injection, e the job's first checkpoint after it ended.
 func (t *Tally) Healed(f Fault, at time.Time, e Event) {
 	t.times[f.Kind] = append(t.times[f.Kind], e.At.Sub(at).Seconds())
+}
+
+// Attacked accounts for the attacks of hostile fault f; it returns the
+// problems (one per failure).
+func (t *Tally) Attacked(f Fault, a Attacks) []string {
+	for k, n := range a.Held {
+		t.r.AttacksHeld[k] += n
+	}
+	t.r.AttacksCut += a.Cut
+	var out []string
+	for _, why := range a.Failed {
+		t.r.HostileFailures++
+		out = append(out, t.problem(fmt.Sprintf("hostile: %s: %s", f, why)))
+	}
+	return out
+}
+
+// HostileRestart counts a restart during hostile fault f, which the job
+// should have ridden out.
+func (t *Tally) HostileRestart(f Fault) string {
+	t.r.HostileFailures++
+	return t.problem(fmt.Sprintf("hostile: the job restarted during %s", f))
 }
 
 // Stuck counts a job that made no progress for waited after what (a
