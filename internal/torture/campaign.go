@@ -55,7 +55,8 @@ type Runner interface {
 //     time it did; a kill of the launcher includes starting a new
 //     `ckpt run` of the same job. It wraps ErrNothingToHit when there was
 //     nothing to act on.
-//  3. Heal ends a fault that lasts (hang-stage, shared-down).
+//  3. Heal ends a fault that lasts (Kind.Lasts: hang-stage, shared-down,
+//     partition-node, disk-full, shared-full).
 //  4. Resume starts a new `ckpt run` of the same job after one ended
 //     without finishing.
 //  5. Close ends the job (its processes are killed and reaped) and

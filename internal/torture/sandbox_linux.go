@@ -370,6 +370,8 @@ func (j *procJob) sandbox(ctx context.Context, peak diskPeak) error {
 		return err
 	}
 	j.sb = sb
+	fmt.Fprintf(j.logFile(), "torture: sandbox %d: each node's cache on a tmpfs of %d MiB, the shared tier on one of %d MiB\n",
+		sb.pid, tmpfsSize(peak.cache)>>20, tmpfsSize(peak.shared)>>20)
 	for n := range j.w.Nodes {
 		if err := sb.disk(j.cacheDisk(n), tmpfsSize(peak.cache), "cache", filepath.Join(j.cache, fmt.Sprintf("node%d", n))); err != nil {
 			return err
