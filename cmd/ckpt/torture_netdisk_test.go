@@ -24,8 +24,8 @@ func TestTortureNetworkAndDisk(t *testing.T) {
 	}
 	t.Setenv(asCkpt, "1")
 	const (
-		seed      = 22 // its first 8 faults: two of each kind, partitions of 4.2 and 5.2 s
-		faults    = 8
+		seed      = 20 // its first 5 faults: cut-node, disk-full, a partition of 5.4 s, shared-full, disk-full
+		faults    = 5
 		heartbeat = 3 * time.Second
 	)
 	kinds := []torture.Kind{torture.CutNode, torture.PartitionNode, torture.DiskFull, torture.SharedFull}

@@ -60,16 +60,19 @@ func (p *Procs) Start(ctx context.Context, w Workload, seq int) (Job, error) {
 func (p *Procs) start(ctx context.Context, w Workload, name string, sandboxed bool) (*procJob, error) {
 	dir := filepath.Join(p.Dir, name)
 	os.RemoveAll(dir)
-	if err := os.MkdirAll(filepath.Join(dir, "shared"), 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	j := &procJob{p: p, w: w, dir: dir, cache: filepath.Join(dir, "job"), shared: filepath.Join(dir, "shared"),
 		trace: filepath.Join(dir, "trace.jsonl"), log: filepath.Join(dir, "run.log")}
 	if sandboxed {
+		// The shared tier goes on a disk of its own.
 		if err := j.sandbox(ctx, p.peaks[w.Name]); err != nil {
 			j.Close()
 			return nil, err
 		}
+	} else if err := os.MkdirAll(j.shared, 0o755); err != nil {
+		return nil, err
 	}
 	j.args = []string{"run", "-n", strconv.Itoa(w.Ranks), "--nodes", strconv.Itoa(w.Nodes),
 		"--redundancy", w.Redundancy, "--shared", j.shared, "--flush-every", strconv.Itoa(max(p.FlushEvery, 1)),
