@@ -190,7 +190,7 @@ func withSandbox(kinds []torture.Kind, named bool, why func() string) ([]torture
 		return kinds, nil, nil
 	}
 	if named {
-		return nil, nil, usagef("--kinds: %s run each job in a sandbox of its own, and this machine has none: %s", kindNames(need), reason)
+		return nil, nil, usagef("--kinds %s: these faults run each job in a sandbox (network and mount namespaces), which this machine cannot make: %s", kindNames(need), reason)
 	}
 	var out []torture.Kind
 	unavailable := map[torture.Kind]string{}
