@@ -34,7 +34,7 @@ func TestTortureNetworkAndDisk(t *testing.T) {
 		names[i] = string(k)
 	}
 	code, stdout, stderr := runCLI(t, "torture", "--duration", "15m", "--faults", fmt.Sprint(faults), "--seed", fmt.Sprint(seed),
-		"--faults-per-run", "4", "--heartbeat-timeout", heartbeat.String(), "--workload", "himeno",
+		"--faults-per-run", fmt.Sprint(faults), "--heartbeat-timeout", heartbeat.String(), "--workload", "himeno",
 		"--kinds", strings.Join(names, ","), "--dir", t.TempDir(), "--json")
 	if code != exitOK {
 		t.Fatalf("ckpt torture: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
