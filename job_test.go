@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -242,5 +243,38 @@ func TestCheckpointFileNameReserved(t *testing.T) {
 	}
 	if _, err := c.Create(engine.MessagesFile); err == nil || !strings.Contains(err.Error(), "reserved") {
 		t.Errorf("Create(%q): %v, want a reserved-name error", engine.MessagesFile, err)
+	}
+}
+
+// TestJobCheckpointFailsOnEveryRank: a rank whose save fails (its node's
+// disk is full) fails the checkpoint on every rank, none left waiting for
+// it, and the job goes on to commit the next one.
+func TestJobCheckpointFailsOnEveryRank(t *testing.T) {
+	n := &netJob{t: t, ranks: 4, root: t.TempDir()}
+	n.launch(func(j *Job) error {
+		ctx := context.Background()
+		err := j.Checkpoint(ctx, "c1", func(c *Checkpoint) error {
+			if j.Rank() == 1 {
+				return fmt.Errorf("write state: %w", syscall.ENOSPC)
+			}
+			return writeString(c, "state", fmt.Sprint("rank ", j.Rank()))
+		})
+		switch {
+		case err == nil:
+			return errors.New("c1 committed, which rank 1 could not write")
+		case j.Rank() == 1 && !errors.Is(err, syscall.ENOSPC):
+			return fmt.Errorf("rank 1's error %v does not say why", err)
+		case !strings.Contains(err.Error(), syscall.ENOSPC.Error()):
+			return fmt.Errorf("error %v does not say why", err)
+		}
+		if err := j.Checkpoint(ctx, "c2", func(c *Checkpoint) error {
+			return writeString(c, "state", fmt.Sprint("rank ", j.Rank()))
+		}); err != nil {
+			return err
+		}
+		return j.Finish(ctx, "ok")
+	})
+	if n.result != "ok" || n.status.Committed != "c2" {
+		t.Errorf("result %q, committed %q: want ok and c2", n.result, n.status.Committed)
 	}
 }

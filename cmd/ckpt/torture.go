@@ -45,6 +45,18 @@ Faults (--kinds, default all):
                           truncated frames, garbage, silent and slowloris
                           connections; each must drop the attacker in time and
                           keep none of its connections, and the job ride it out
+  cut-node                destroy every TCP connection of one node's ranks (ss -K)
+  partition-node          drop every packet to or from one node's ranks for 2 to
+                          6 s (tc on the job's loopback): ridden out, or caught
+                          by the heartbeat timeout and restarted
+  disk-full               fill one node's cache disk (a small tmpfs) for a while:
+                          its checkpoints fail with ENOSPC, none committed is lost
+  shared-full             fill the shared tier's disk (a small tmpfs) for a while
+
+The last four run each job in a sandbox of its own: network and mount
+namespaces (root, util-linux's unshare and nsenter, iproute2's ip, tc and
+ss). Where there is none, --kinds all leaves them out (said on stderr, and
+under "unavailable" in the JSON) and naming one is an error.
 
 A fault comes after 1 to 3 checkpoints committed since the job last started
 or recovered, plus a random delay; the next waits for the recovery. After
@@ -143,6 +155,11 @@ func (f *tortureFlags) config() (torture.Config, error) {
 	if err != nil {
 		return cfg, usagef("--kinds: %v", err)
 	}
+	named := strings.TrimSpace(*f.kinds) != "all" && *f.kinds != ""
+	kinds, unavailable, err := withSandbox(kinds, named, torture.SandboxUnavailable)
+	if err != nil {
+		return cfg, err
+	}
 	if *f.staging == 0 {
 		kinds = withoutStaging(kinds)
 		if len(kinds) == 0 {
@@ -163,7 +180,57 @@ func (f *tortureFlags) config() (torture.Config, error) {
 		return cfg, err
 	}
 	return torture.Config{Seed: *f.seed, Duration: orDefault(f.duration, time.Minute), MaxFaults: *f.faults, FaultsPerRun: *f.perRun,
-		Kinds: kinds, Workloads: w, RecoverTimeout: orDefault(f.recoverTimeout, 2*time.Minute)}, nil
+		Kinds: kinds, Workloads: w, RecoverTimeout: orDefault(f.recoverTimeout, 2*time.Minute), Unavailable: unavailable}, nil
+}
+
+// withSandbox leaves out the kinds that need a sandbox when why (asked
+// only if one is selected) says this machine cannot make one; when they
+// were named in --kinds, that is an error.
+func withSandbox(kinds []torture.Kind, named bool, why func() string) ([]torture.Kind, map[torture.Kind]string, error) {
+	var need []torture.Kind
+	for _, k := range kinds {
+		if k.NeedsSandbox() {
+			need = append(need, k)
+		}
+	}
+	if len(need) == 0 {
+		return kinds, nil, nil
+	}
+	reason := why()
+	if reason == "" {
+		return kinds, nil, nil
+	}
+	if named {
+		return nil, nil, usagef("--kinds %s: these faults run each job in a sandbox (network and mount namespaces), which this machine cannot make: %s", kindNames(need), reason)
+	}
+	var out []torture.Kind
+	unavailable := map[torture.Kind]string{}
+	for _, k := range kinds {
+		if k.NeedsSandbox() {
+			unavailable[k] = reason
+		} else {
+			out = append(out, k)
+		}
+	}
+	return out, unavailable, nil
+}
+
+func kindNames(kinds []torture.Kind) string {
+	s := make([]string, len(kinds))
+	for i, k := range kinds {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
+
+// sandboxed tells whether a kind of kinds needs the jobs in sandboxes.
+func sandboxed(kinds []torture.Kind) bool {
+	for _, k := range kinds {
+		if k.NeedsSandbox() {
+			return true
+		}
+	}
+	return false
 }
 
 func withoutStaging(kinds []torture.Kind) []torture.Kind {
@@ -205,8 +272,17 @@ func (f *tortureFlags) run(c *cobra.Command) error {
 		return err
 	}
 	procs := &torture.Procs{Exe: exe, Dir: dir, Heartbeat: orDefault(f.heartbeat, 5*time.Second),
-		FlushEvery: *f.flushEvery, Keep: *f.keep}
+		FlushEvery: *f.flushEvery, Keep: *f.keep, Sandbox: sandboxed(cfg.Kinds)}
 	cfg.Progress = c.ErrOrStderr()
+	if len(cfg.Unavailable) > 0 {
+		var left []torture.Kind
+		for _, k := range torture.Kinds {
+			if _, ok := cfg.Unavailable[k]; ok {
+				left = append(left, k)
+			}
+		}
+		fmt.Fprintf(cfg.Progress, "ckpt torture: WARNING: the faults %s are left out: %s\n", kindNames(left), cfg.Unavailable[left[0]])
+	}
 	fmt.Fprintf(cfg.Progress, "ckpt torture: seed %d for %s, jobs in %s\n", cfg.Seed, cfg.Duration, dir)
 	res, err := torture.Run(c.Context(), cfg, procs)
 	if err != nil {

@@ -6,13 +6,17 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/cachetier"
 	"github.com/ckpt/ckpt/internal/cluster"
 	"github.com/ckpt/ckpt/internal/engine"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // A checkpoint committed across nodes restarts from the caches as they
@@ -110,4 +114,58 @@ func TestCorruptManifestOnOneNode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A rank that cannot write its part (its node's disk is full) fails the
+// checkpoint for every rank at once: each returns an error instead of
+// waiting in Commit for a rank that gave up, the previous checkpoint
+// stays current, and the job goes on to commit the next one.
+func TestFailedWriteFailsEveryRank(t *testing.T) {
+	c := cluster.New(t, cluster.Config{Ranks: 4, Nodes: 2, Scheme: "xor:2", Mem: true})
+	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Write(ctx, "c1") })
+	errs := make([]error, 4)
+	c.MustRun(func(ctx context.Context, r *cluster.Rank) error {
+		ck, err := r.Engine.Start("c2")
+		if err != nil {
+			return err
+		}
+		f, err := ck.Create("state")
+		if err != nil {
+			return err
+		}
+		if r.ID == 1 {
+			f.Write([]byte("half a state"))
+			errs[1] = ck.Fail(ctx, fmt.Errorf("write state: %w", syscall.ENOSPC))
+			return nil
+		}
+		f.Write(cluster.State("c2", r.ID))
+		if err := f.Close(); err != nil {
+			return err
+		}
+		errs[r.ID] = ck.Commit(ctx)
+		return nil
+	})
+	for r, err := range errs {
+		switch {
+		case err == nil:
+			t.Fatalf("rank %d committed c2, which rank 1 could not write", r)
+		case r == 1 && !errors.Is(err, syscall.ENOSPC):
+			t.Fatalf("rank 1's error %v does not say why", err)
+		case r != 1 && !strings.Contains(err.Error(), "rank 1: write state: "+syscall.ENOSPC.Error()):
+			t.Fatalf("rank %d's error %v does not name rank 1 and its reason", r, err)
+		}
+	}
+	// Nothing of c2 is left in any cache: no torn checkpoint to restore,
+	// no space held on a full disk.
+	for _, r := range c.Ranks() {
+		err := r.Cache.List(context.Background(), "c2/", func(i storage.Info) error {
+			return fmt.Errorf("node %s still holds %s", r.NodeName, i.Name)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Write(ctx, "c3") })
+	c.Relaunch()
+	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return r.Restart(ctx, "c3", engine.SourceCache) })
 }

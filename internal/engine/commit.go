@@ -28,10 +28,11 @@ const (
 
 // Checkpoint is a checkpoint being written by this rank.
 type Checkpoint struct {
-	e     *Engine
-	name  string
-	files []*File
-	done  bool
+	e      *Engine
+	name   string
+	files  []*File
+	done   bool
+	failed error // why this rank could not write its part (Fail)
 }
 
 // File is a file of a checkpoint being written into the node's cache.
@@ -193,7 +194,11 @@ func (c *Checkpoint) Commit(ctx context.Context) error {
 	// and failure domain, and the ID it proposes (past any it has seen),
 	// so that all can derive the same sets and the same ID.
 	msg := commitMsg{Part: manifest.Part{Rank: e.Rank, Node: e.Node}, Domain: e.Domain, Created: time.Now().UTC()}
-	msg.Err = ErrString(c.collectFiles(ctx, &msg.Part))
+	if c.failed != nil {
+		msg.Err = ErrString(c.failed)
+	} else {
+		msg.Err = ErrString(c.collectFiles(ctx, &msg.Part))
+	}
 	msg.NextID = e.lastID + 1 // the restored checkpoint may live only on the shared tier
 	if ms, _, err := cachetier.ScanWith(ctx, e.Cache, e.decodeMemo); err == nil {
 		e.pruneMemo(ms)
@@ -421,6 +426,24 @@ func (e *Engine) dataReader(ctx context.Context, name string, p manifest.Part) *
 func (c *Checkpoint) fail(ctx context.Context, err error) error {
 	cachetier.RemovePart(context.WithoutCancel(ctx), c.e.Cache, c.name, c.e.Rank)
 	return fmt.Errorf("ckpt: commit %q: %w", c.name, err)
+}
+
+// Fail is Commit for a rank that could not write its part (its disk is
+// full, the application's save failed): it takes part in Commit's
+// collective rounds with err, so that every rank's Commit fails at once
+// and the previous checkpoint stays current, and the job can go on; a
+// rank that only aborted would leave the others waiting in Commit. It
+// returns err once the other ranks were told.
+func (c *Checkpoint) Fail(ctx context.Context, err error) error {
+	for _, f := range c.files {
+		if !f.closed && !f.routed {
+			f.closed = true
+			f.w.Abort()
+		}
+	}
+	c.failed = err
+	c.Commit(ctx) // fails: round 1 carries err to every rank
+	return err
 }
 
 // Abort discards the checkpoint on this rank.

@@ -293,8 +293,9 @@ func (r *Runtime) Checkpoint(ctx context.Context, name string, save func(c *engi
 		err = c.WriteReserved(engine.MessagesFile, peer.MarshalPending(pending))
 	}
 	if err != nil {
-		c.Abort()
-		return fmt.Errorf("ckpt: checkpoint %q: %w", name, err)
+		// Every rank fails this checkpoint together (none is left waiting
+		// in Commit), and the previous one stays current.
+		return c.Fail(ctx, fmt.Errorf("ckpt: checkpoint %q: %w", name, err))
 	}
 	if err := c.Commit(ctx); err != nil {
 		return err

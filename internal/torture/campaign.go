@@ -56,7 +56,8 @@ type Runner interface {
 //     time it did; a kill of the launcher includes starting a new
 //     `ckpt run` of the same job. It wraps ErrNothingToHit when there was
 //     nothing to act on.
-//  3. Heal ends a fault that lasts (hang-stage, shared-down).
+//  3. Heal ends a fault that lasts (Kind.Lasts: hang-stage, shared-down,
+//     partition-node, disk-full, shared-full).
 //  4. Resume starts a new `ckpt run` of the same job after one ended
 //     without finishing.
 //  5. Close ends the job (its processes are killed and reaped) and
@@ -85,7 +86,10 @@ type Config struct {
 	// stuck).
 	RecoverTimeout time.Duration
 	Progress       io.Writer // one line per fault and recovery
-	Now            func() time.Time
+	// Unavailable is the kinds left out because this machine cannot
+	// inject them, and why; the result lists them.
+	Unavailable map[Kind]string
+	Now         func() time.Time
 }
 
 // campaign is Run's state.
@@ -130,6 +134,9 @@ func Run(ctx context.Context, cfg Config, runner Runner) (Result, error) {
 		err = c.run(ctx, cfg.Workloads[(seq-1)%len(cfg.Workloads)], seq)
 	}
 	res := c.tally.Result()
+	for k, why := range cfg.Unavailable {
+		res.Unavailable[k] = why
+	}
 	if len(cfg.Workloads) > 0 {
 		res.Redundancy = cfg.Workloads[0].Redundancy
 	}
@@ -374,7 +381,7 @@ func (r *jobRun) fault(ctx context.Context, f Fault) error {
 // waits for the job's next checkpoint: the recovery. A restart on the way
 // (the fault did force one) is accounted as the fault's recovery.
 func (r *jobRun) rideOut(ctx context.Context, f Fault, at time.Time) error {
-	if f.Kind != KillStage {
+	if f.Kind.Lasts() {
 		if err := sleep(ctx, f.Hold); err != nil {
 			return err
 		}

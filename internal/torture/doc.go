@@ -21,7 +21,9 @@
 //
 // Run is the campaign's loop over a Runner, the process I/O: Procs starts
 // `ckpt run` as a subprocess of the ckpt binary and injects faults with
-// signals and file edits; tests use fakes.
+// signals and file edits, and the network and disk faults inside a
+// sandbox of network and mount namespaces per job (sandbox_linux.go);
+// tests use fakes.
 //
 // The driver's obligations (what a Runner must do) are on the Runner and
 // Job interfaces.

@@ -3,8 +3,6 @@ package torture
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -160,71 +158,4 @@ func parseEnviron(b []byte) map[string]string {
 		}
 	}
 	return env
-}
-
-// socket is a line of /proc/PID/net/tcp or tcp6.
-type socket struct {
-	local, remote netip.AddrPort
-	state         uint8 // tcpListen, ...
-	inode         uint64
-}
-
-// tcpListen is the state of a listening socket in /proc/net/tcp.
-const tcpListen = 0x0A
-
-// parseTCP reads /proc/PID/net/tcp or tcp6: after the header, one socket
-// a line, "sl local rem st tx:rx tr:when retrnsmt uid timeout inode ...",
-// the addresses in hex as the kernel holds them.
-func parseTCP(text string) ([]socket, error) {
-	var out []socket
-	lines := strings.Split(text, "\n")
-	for i, line := range lines {
-		f := strings.Fields(line)
-		if i == 0 || len(f) == 0 {
-			continue // the header, or the end
-		}
-		if len(f) < 10 {
-			return nil, fmt.Errorf("tcp table line %d: %d fields: %q", i+1, len(f), line)
-		}
-		local, err := parseHexAddr(f[1])
-		if err != nil {
-			return nil, fmt.Errorf("tcp table line %d: %w", i+1, err)
-		}
-		remote, err := parseHexAddr(f[2])
-		if err != nil {
-			return nil, fmt.Errorf("tcp table line %d: %w", i+1, err)
-		}
-		st, err := strconv.ParseUint(f[3], 16, 8)
-		if err != nil {
-			return nil, fmt.Errorf("tcp table line %d: state %q", i+1, f[3])
-		}
-		inode, err := strconv.ParseUint(f[9], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("tcp table line %d: inode %q", i+1, f[9])
-		}
-		out = append(out, socket{local: local, remote: remote, state: uint8(st), inode: inode})
-	}
-	return out, nil
-}
-
-// parseHexAddr reads "0100007F:1F90": the address as the kernel's 32-bit
-// words in host order (little-endian here), the port big-endian. An
-// IPv4-mapped IPv6 address is returned as IPv4, so that it compares equal
-// to the address a process was given.
-func parseHexAddr(s string) (netip.AddrPort, error) {
-	h, p, ok := strings.Cut(s, ":")
-	raw, err := hex.DecodeString(h)
-	if !ok || err != nil || (len(raw) != 4 && len(raw) != 16) {
-		return netip.AddrPort{}, fmt.Errorf("address %q", s)
-	}
-	port, err := strconv.ParseUint(p, 16, 16)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("port of %q", s)
-	}
-	ip := make([]byte, len(raw))
-	for w := 0; w < len(raw); w += 4 {
-		binary.BigEndian.PutUint32(ip[w:], binary.LittleEndian.Uint32(raw[w:]))
-	}
-	addr, _ := netip.AddrFromSlice(ip)
-	return netip.AddrPortFrom(addr.Unmap(), uint16(port)), nil
 }

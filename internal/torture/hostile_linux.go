@@ -67,6 +67,9 @@ func (j *procJob) dialer() func(ctx context.Context, addr string) (net.Conn, err
 	if j.dial != nil {
 		return j.dial
 	}
+	if j.sb != nil {
+		return j.sb.dial
+	}
 	var d net.Dialer
 	return func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
 }

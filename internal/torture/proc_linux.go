@@ -24,17 +24,25 @@ import (
 
 // Reference runs w once without faults.
 func (p *Procs) Reference(ctx context.Context, w Workload) ([]Event, error) {
-	j, err := p.start(ctx, w, "ref-"+w.Name)
+	j, err := p.start(ctx, w, "ref-"+w.Name, false)
 	if err != nil {
 		return nil, err
 	}
 	defer j.Close()
 	var events []Event
+	var peak diskPeak
+	defer func() {
+		if p.peaks == nil {
+			p.peaks = map[string]diskPeak{}
+		}
+		p.peaks[w.Name] = peak
+	}()
 	for {
 		e, err := j.Next(ctx)
 		if err != nil {
 			return nil, err
 		}
+		j.measure(&peak)
 		if e.Kind == "exit" {
 			if e.Err != "" {
 				return events, fmt.Errorf("%s\n%s", e.Err, j.tail())
@@ -47,17 +55,26 @@ func (p *Procs) Reference(ctx context.Context, w Workload) ([]Event, error) {
 
 // Start starts a job of w.
 func (p *Procs) Start(ctx context.Context, w Workload, seq int) (Job, error) {
-	return p.start(ctx, w, fmt.Sprintf("run%d-%s", seq, w.Name))
+	return p.start(ctx, w, fmt.Sprintf("run%d-%s", seq, w.Name), p.Sandbox)
 }
 
-func (p *Procs) start(ctx context.Context, w Workload, name string) (*procJob, error) {
+func (p *Procs) start(ctx context.Context, w Workload, name string, sandboxed bool) (*procJob, error) {
 	dir := filepath.Join(p.Dir, name)
 	os.RemoveAll(dir)
-	if err := os.MkdirAll(filepath.Join(dir, "shared"), 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	j := &procJob{p: p, w: w, dir: dir, cache: filepath.Join(dir, "job"), shared: filepath.Join(dir, "shared"),
 		trace: filepath.Join(dir, "trace.jsonl"), log: filepath.Join(dir, "run.log")}
+	if sandboxed {
+		// The shared tier goes on a disk of its own.
+		if err := j.sandbox(ctx, p.peaks[w.Name]); err != nil {
+			j.Close()
+			return nil, err
+		}
+	} else if err := os.MkdirAll(j.shared, 0o755); err != nil {
+		return nil, err
+	}
 	j.args = []string{"run", "-n", strconv.Itoa(w.Ranks), "--nodes", strconv.Itoa(w.Nodes),
 		"--redundancy", w.Redundancy, "--shared", j.shared, "--flush-every", strconv.Itoa(max(p.FlushEvery, 1)),
 		"--interval", w.Interval, "--heartbeat-timeout", p.Heartbeat.String(), "--retries", "100",
@@ -70,6 +87,7 @@ func (p *Procs) start(ctx context.Context, w Workload, name string) (*procJob, e
 	}
 	j.args = append(append(append(j.args, "--", p.Exe), w.Args...), "--trace", j.trace)
 	if err := j.launch(); err != nil {
+		j.Close()
 		return nil, err
 	}
 	return j, nil
@@ -97,6 +115,8 @@ type procJob struct {
 	dial     func(ctx context.Context, addr string) (net.Conn, error)
 	attacked Attacks
 	leakWait time.Duration
+	sb       *sandbox // the job's namespaces and disks (nil: none)
+	lasting  *lasting // the network or disk fault Heal ends
 }
 
 // launch starts a `ckpt run` of the job.
@@ -108,6 +128,9 @@ func (j *procJob) launch() error {
 	defer logf.Close()
 	fmt.Fprintf(logf, "$ %s %s\n", j.p.Exe, strings.Join(j.args, " "))
 	cmd := exec.Command(j.p.Exe, j.args...)
+	if j.sb != nil {
+		cmd = j.sb.command(j.p.Exe, j.args...)
+	}
 	j.stdout = &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = j.stdout, logf
 	// Its own process group, and killed with the campaign: no job
@@ -311,14 +334,16 @@ func (j *procJob) Inject(ctx context.Context, f Fault) (time.Time, error) {
 		return j.hitStage(f)
 	case Hostile:
 		return j.attack(ctx)
+	case CutNode, PartitionNode, DiskFull, SharedFull:
+		return j.injectNetDisk(f)
 	case SharedDown:
 		// Root ignores permissions, so the tier is made unusable by
 		// taking its directory away and putting a file in its place:
 		// every open, create and list under it fails (ENOTDIR).
-		if err := os.Rename(j.shared, j.shared+".down"); err != nil {
+		if err := os.Rename(j.host(j.shared), j.host(j.shared)+".down"); err != nil {
 			return time.Time{}, err
 		}
-		if err := os.WriteFile(j.shared, []byte("shared tier down (ckpt torture)\n"), 0o644); err != nil {
+		if err := os.WriteFile(j.host(j.shared), []byte("shared tier down (ckpt torture)\n"), 0o644); err != nil {
 			return time.Time{}, err
 		}
 		j.sharedDown = true
@@ -356,7 +381,7 @@ func (j *procJob) Inject(ctx context.Context, f Fault) (time.Time, error) {
 		// Stopped first, so that the node's ranks go together and none
 		// writes into the cache being deleted.
 		signal(node, syscall.SIGSTOP)
-		err := removeCache(cache)
+		err := j.removeCache(cache)
 		signal(node, syscall.SIGKILL)
 		return time.Now(), err
 	}
@@ -378,14 +403,15 @@ func (j *procJob) corrupt(f Fault, ranks []proc, target proc) error {
 	var file string
 	switch f.Kind {
 	case CorruptData, CorruptParity:
-		name, err := newest(target.cache, "/manifest")
+		cache := j.host(target.cache)
+		name, err := newest(cache, "/manifest")
 		if err != nil {
 			return err
 		}
 		if f.Kind == CorruptParity {
-			file = filepath.Join(target.cache, name, fmt.Sprintf("rank-%d.parity", target.rank))
+			file = filepath.Join(cache, name, fmt.Sprintf("rank-%d.parity", target.rank))
 		} else {
-			files, _ := filepath.Glob(filepath.Join(target.cache, name, fmt.Sprintf("rank-%d", target.rank), "*"))
+			files, _ := filepath.Glob(filepath.Join(cache, name, fmt.Sprintf("rank-%d", target.rank), "*"))
 			if len(files) == 0 {
 				return fmt.Errorf("%w: rank %d has no files in %s", ErrNothingToHit, target.rank, name)
 			}
@@ -396,7 +422,7 @@ func (j *procJob) corrupt(f Fault, ranks []proc, target proc) error {
 		cache := ""
 		for _, r := range ranks {
 			if r.node == f.Target {
-				cache = r.cache
+				cache = j.host(r.cache)
 			}
 		}
 		name, err := newest(cache, "/manifest")
@@ -405,13 +431,14 @@ func (j *procJob) corrupt(f Fault, ranks []proc, target proc) error {
 		}
 		file = filepath.Join(cache, name, "manifest")
 	case CorruptSharedObject, CorruptSharedManifest:
-		name, err := newest(j.shared, ".manifest")
+		shared := j.host(j.shared)
+		name, err := newest(shared, ".manifest")
 		if err != nil {
 			return err
 		}
-		file = filepath.Join(j.shared, name+".manifest")
+		file = filepath.Join(shared, name+".manifest")
 		if f.Kind == CorruptSharedObject {
-			file = filepath.Join(j.shared, name, fmt.Sprintf("rank-%d.data", target.rank))
+			file = filepath.Join(shared, name, fmt.Sprintf("rank-%d.data", target.rank))
 		}
 	default:
 		return fmt.Errorf("unknown fault kind %q", f.Kind)
@@ -426,7 +453,7 @@ func (j *procJob) corrupt(f Fault, ranks []proc, target proc) error {
 		for _, r := range ranks {
 			if !seen[r.cache] {
 				seen[r.cache] = true
-				if err := removeCache(r.cache); err != nil {
+				if err := j.removeCache(r.cache); err != nil {
 					return err
 				}
 			}
@@ -546,6 +573,8 @@ func (j *procJob) Heal(ctx context.Context, f Fault) error {
 	switch f.Kind {
 	case SharedDown:
 		return j.sharedUp()
+	case PartitionNode, DiskFull, SharedFull:
+		return j.unhold()
 	case HangStage:
 		signal(j.stopped, syscall.SIGCONT)
 		j.stopped = nil
@@ -557,11 +586,11 @@ func (j *procJob) sharedUp() error {
 	if !j.sharedDown {
 		return nil
 	}
-	if err := os.Remove(j.shared); err != nil {
+	if err := os.Remove(j.host(j.shared)); err != nil {
 		return err
 	}
 	j.sharedDown = false
-	return os.Rename(j.shared+".down", j.shared)
+	return os.Rename(j.host(j.shared)+".down", j.host(j.shared))
 }
 
 // Resume runs the job's command again.
@@ -576,14 +605,26 @@ func (j *procJob) Resume(ctx context.Context) error {
 
 // Close kills the job and removes its directory (unless Keep).
 func (j *procJob) Close() error {
-	kids := j.children()
-	j.cmd.Process.Kill()
-	signal(j.stopped, syscall.SIGCONT)
-	ctx, cancel := context.WithTimeout(context.Background(), j.p.wait())
-	defer cancel()
-	err := j.reap(ctx, kids)
+	var err error
+	if j.cmd != nil {
+		kids := j.children()
+		j.cmd.Process.Kill()
+		signal(j.stopped, syscall.SIGCONT)
+		ctx, cancel := context.WithTimeout(context.Background(), j.p.wait())
+		defer cancel()
+		err = j.reap(ctx, kids)
+	}
+	if e := j.unhold(); err == nil {
+		err = e
+	}
 	if e := j.sharedUp(); err == nil {
 		err = e
+	}
+	if j.sb != nil {
+		// The job's processes are gone: its mounts and qdiscs go with the
+		// holder.
+		j.sb.Close()
+		j.sb = nil
 	}
 	if !j.p.Keep {
 		os.RemoveAll(j.dir)
@@ -613,13 +654,34 @@ func (j *procJob) tail() string {
 // target has stopped, so a rank in the middle of a write may still add a
 // file while the tree is removed ("directory not empty", seen once in a
 // run of 1,000 faults): the removal is tried again until nothing is left.
-func removeCache(dir string) error {
+// In a sandbox the cache is a mount point (its node's disk): what it
+// holds goes, the directory stays, as on a replaced disk.
+func (j *procJob) removeCache(dir string) error {
 	var err error
 	for range 20 {
-		if err = os.RemoveAll(dir); err == nil || !errors.Is(err, syscall.ENOTEMPTY) {
+		if j.sb != nil {
+			err = removeContents(j.host(dir))
+		} else {
+			err = os.RemoveAll(dir)
+		}
+		if err == nil || !errors.Is(err, syscall.ENOTEMPTY) {
 			return err
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	return err
+}
+
+// removeContents deletes everything in dir, not dir.
+func removeContents(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -36,11 +36,21 @@ const (
 	// staging servers. The job must ride them out, and every listener
 	// hold.
 	Hostile Kind = "hostile"
+	// Network and disk faults, inside the job's sandbox (sandbox_linux.go):
+	// CutNode destroys every TCP connection of one node's ranks;
+	// PartitionNode drops every packet to or from them for a while;
+	// DiskFull and SharedFull fill a node's cache's or the shared tier's
+	// small file system for a while.
+	CutNode       Kind = "cut-node"
+	PartitionNode Kind = "partition-node"
+	DiskFull      Kind = "disk-full"
+	SharedFull    Kind = "shared-full"
 )
 
 // Kinds is every kind, in the order --help lists them.
 var Kinds = []Kind{KillRank, KillNode, KillLauncher, KillStage, HangRank, HangStage,
-	CorruptData, CorruptParity, CorruptCacheManifest, CorruptSharedObject, CorruptSharedManifest, SharedDown, Hostile}
+	CorruptData, CorruptParity, CorruptCacheManifest, CorruptSharedObject, CorruptSharedManifest, SharedDown,
+	CutNode, PartitionNode, DiskFull, SharedFull, Hostile}
 
 // Restarts tells whether a fault of kind k ends the job's processes, so
 // that the job recovers from a checkpoint.
@@ -48,9 +58,15 @@ func (k Kind) Restarts() bool {
 	switch k {
 	case KillStage, HangStage, SharedDown, Hostile:
 		return false
+	case CutNode, PartitionNode, DiskFull, SharedFull:
+		return false
 	}
 	return true
 }
+
+// Lasts tells whether a fault of kind k that forces no restart lasts
+// until Heal ends it (after Fault.Hold); the others are over at once.
+func (k Kind) Lasts() bool { return !k.Restarts() && k != KillStage && k != CutNode && k != Hostile }
 
 // NeedsStaging tells whether a fault of kind k needs staging servers.
 func (k Kind) NeedsStaging() bool { return k == KillStage || k == HangStage }
@@ -58,6 +74,12 @@ func (k Kind) NeedsStaging() bool { return k == KillStage || k == HangStage }
 // NeedsShared tells whether a fault of kind k needs a shared tier.
 func (k Kind) NeedsShared() bool {
 	return k == CorruptSharedObject || k == CorruptSharedManifest || k == SharedDown
+}
+
+// NeedsSandbox tells whether a fault of kind k needs the job to run in a
+// sandbox of its own: a network and a mount namespace (root, Linux).
+func (k Kind) NeedsSandbox() bool {
+	return k == CutNode || k == PartitionNode || k == DiskFull || k == SharedFull
 }
 
 // ParseKinds reads a comma-separated list of kinds ("all": every kind).
@@ -91,7 +113,8 @@ type Fault struct {
 	Seq  int // 1, 2, ... in the campaign
 	Kind Kind
 	// Target is a rank (kill-rank, hang-rank, the rank whose file is
-	// corrupted), a node (kill-node, corrupt-cache-manifest) or a staging
+	// corrupted), a node (kill-node, corrupt-cache-manifest, cut-node,
+	// partition-node, disk-full) or a staging
 	// server; the runner reduces it modulo what the job has.
 	Target int
 	// After is how many checkpoints the job must have committed since it
@@ -99,7 +122,7 @@ type Fault struct {
 	After int
 	Delay time.Duration
 	// Hold is how long a fault that is healed lasts (hang-stage,
-	// shared-down).
+	// shared-down, partition-node, disk-full, shared-full).
 	Hold time.Duration
 	// Flip seeds which bytes a corruption flips (Flips of them).
 	Flip  uint64
@@ -140,8 +163,13 @@ func (s *Schedule) Next(t Topology) Fault {
 	f.Hold = time.Duration(1000+s.rng.IntN(2000)) * time.Millisecond
 	f.Flip = s.rng.Uint64()
 	f.Flips = 1 + s.rng.IntN(4)
+	if f.Kind == PartitionNode {
+		// 2 to 6 s: against the default heartbeat timeout of 5 s, some
+		// partitions are ridden out and some must be detected.
+		f.Hold *= 2
+	}
 	switch f.Kind {
-	case KillNode, CorruptCacheManifest:
+	case KillNode, CorruptCacheManifest, CutNode, PartitionNode, DiskFull:
 		f.Target = target % max(t.Nodes, 1)
 	case KillStage, HangStage:
 		f.Target = target % max(t.StagingServers, 1)

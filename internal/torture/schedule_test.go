@@ -3,6 +3,7 @@ package torture
 import (
 	"reflect"
 	"testing"
+	"time"
 )
 
 func draw(seed uint64, kinds []Kind, topo Topology, n int) []Fault {
@@ -35,13 +36,16 @@ func TestScheduleTargetsAndKinds(t *testing.T) {
 		}
 		limit := topo.Ranks
 		switch f.Kind {
-		case KillNode, CorruptCacheManifest:
+		case KillNode, CorruptCacheManifest, CutNode, PartitionNode, DiskFull:
 			limit = topo.Nodes
 		case KillStage, HangStage:
 			limit = topo.StagingServers
 		}
 		if f.Target < 0 || f.Target >= limit {
 			t.Fatalf("%v: target out of [0,%d)", f, limit)
+		}
+		if f.Kind == PartitionNode && (f.Hold < 2*time.Second || f.Hold >= 6*time.Second) {
+			t.Fatalf("%v: a partition of %s, want 2 to 6 s (around the default heartbeat timeout)", f, f.Hold)
 		}
 		if f.After < 1 || f.After > 3 || f.Delay < 0 || f.Hold <= 0 || f.Flips < 1 {
 			t.Fatalf("%v: after %d, delay %s, hold %s, flips %d", f, f.After, f.Delay, f.Hold, f.Flips)

@@ -81,6 +81,7 @@ type Result struct {
 	LostBeyondTolerance          Lost             `json:"lost_beyond_tolerance"`
 	RecoverSeconds               map[Kind]Seconds `json:"recover_seconds"`
 	Skipped                      map[Kind]int     `json:"skipped"`             // faults that found nothing to hit (no shared copy yet)
+	Unavailable                  map[Kind]string  `json:"unavailable"`         // kinds left out, and why (no sandbox for the network and disk faults)
 	UnexpectedRestarts           int              `json:"unexpected_restarts"` // restarts no fault caused (a heartbeat missed on a busy machine)
 	Stuck                        int              `json:"stuck"`               // recoveries that did not happen within the recovery timeout
 	JobFailures                  int              `json:"job_failures"`        // ckpt run ended without finishing and was started again
@@ -120,7 +121,7 @@ type Tally struct {
 func NewTally(seed uint64) *Tally {
 	return &Tally{r: Result{Seed: seed, Faults: map[Kind]int{}, Recoveries: map[string]int{},
 		LostBeyondTolerance: Lost{Why: map[string]int{}}, RecoverSeconds: map[Kind]Seconds{},
-		Skipped: map[Kind]int{}, Problems: []string{}, AttacksHeld: map[string]int{}}, times: map[Kind][]float64{}}
+		Skipped: map[Kind]int{}, Unavailable: map[Kind]string{}, Problems: []string{}, AttacksHeld: map[string]int{}}, times: map[Kind][]float64{}}
 }
 
 // Check compares a state the job reported with the reference; it returns
