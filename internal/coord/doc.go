@@ -116,10 +116,16 @@
 // relay ignores a Welcome or a stale Result after resuming, and answers to
 // requests it no longer waits for.
 //
-// The heartbeat timeout bounds the wait on both sides: the coordinator
-// aborts the job when a detached relay's last message is older than it,
-// and the relay aborts its node when it has not reconnected within it (the
-// coordinator truly died). A relay lost after its Hello but before the
+// A relay treats a connection on which the coordinator has been silent
+// for the heartbeat timeout as lost too (a hung coordinator, or a route
+// that drops its messages): it closes it and dials again, as after the
+// connection's end. The heartbeat timeout bounds the wait on both sides:
+// the coordinator aborts the job when a detached relay's last message is
+// older than it, and the relay aborts its node, naming the loss (the
+// connection's end or the silence), when the coordinator has not answered
+// on a new connection within it of the loss (the coordinator truly died,
+// or hung for good); connections that are accepted and end again do not
+// restart that window. A relay lost after its Hello but before the
 // start aborts its node at once, as a silent or misbehaving relay does.
 // Without Config.Relays the coordinator treats a relay's connection as any
 // client's: its loss aborts the job, and a resuming relay is told so.

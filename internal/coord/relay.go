@@ -25,10 +25,12 @@ import (
 //   - it forwards Welcome, Refused and Abort down, and turns the failure of
 //     a local rank (lost, silent, or breaking the protocol) into Fail
 //     upstream, then aborts its node;
-//   - when its upstream connection drops while the job runs, it keeps its
-//     node running for up to the heartbeat timeout and resumes on the
+//   - when its upstream connection is lost while the job runs, dropped or
+//     gone silent for the heartbeat timeout (then it closes it), it keeps
+//     its node running for up to the heartbeat timeout and resumes on the
 //     connection its driver dials next (see "Resuming" in the package
-//     documentation); then it aborts its node.
+//     documentation); if the coordinator has not answered on one by then,
+//     it aborts its node, saying what it lost the coordinator to.
 //
 // It is not safe for concurrent use.
 type Relay struct {
@@ -39,9 +41,10 @@ type Relay struct {
 		hello     bool // the Hello went upstream; only a resumption sends it again
 		lastSeen  time.Duration
 		lastSent  time.Duration
-		// lost: the connection dropped while the job ran, at lostAt,
-		// for cause; the relay dials again and resumes (see resume.go)
-		// unless the heartbeat timeout runs out first. resumed: some
+		// lost: the connection dropped or went silent while the job
+		// ran, at lostAt, for cause; the relay dials again and resumes
+		// (see resume.go) unless the heartbeat timeout runs out before
+		// the coordinator answers on a new connection. resumed: some
 		// connection was resumed, so answers may come twice.
 		lost    bool
 		lostAt  time.Duration
@@ -132,7 +135,10 @@ func (r *Relay) Connect(c ConnID, now time.Duration) Ready {
 			r.resumeUpstream()
 		case r.up.lost && r.phase == Finished:
 			// Every local rank left during the cut: the coordinator
-			// still needs their Leaves.
+			// still needs their Leaves, and nothing more of this node,
+			// so the relay sends them and closes without waiting for
+			// an answer.
+			r.up.lost = false
 			r.resumeUpstream()
 			r.closeFinished()
 		case r.up.hello || !r.NeedsUpstream():
@@ -150,7 +156,8 @@ func (r *Relay) Connect(c ConnID, now time.Duration) Ready {
 // Disconnect reports the loss of a connection. Losing the coordinator
 // before the Hello went upstream is harmless (the driver dials again);
 // while the job runs the driver dials again too, and the relay resumes
-// unless the heartbeat timeout runs out first (Tick); after the Hello and
+// unless the heartbeat timeout runs out first (Tick), counted from the
+// first loss since the coordinator last answered; after the Hello and
 // before the job started, the node aborts.
 func (r *Relay) Disconnect(c ConnID, err error, now time.Duration) Ready {
 	r.begin(now)
@@ -173,23 +180,26 @@ func (r *Relay) Disconnect(c ConnID, err error, now time.Duration) Ready {
 	return r.rd
 }
 
-// Tick fails silent local connections, aborts the node if the coordinator
-// is silent after the job started, and sends heartbeats: upstream always,
-// down only to welcomed ranks. As on the coordinator, local ranks waiting
-// for Welcome are neither timed out nor sent heartbeats, and the
-// coordinator's silence before Welcome means nothing: it sends a waiting
-// connection nothing, and its join timeout bounds the wait.
+// Tick fails silent local connections, gives up the coordinator's
+// connection when it is silent after the job started, aborts the node when
+// the coordinator has not come back within the heartbeat timeout of its
+// loss, and sends heartbeats: upstream always, down only to welcomed
+// ranks. As on the coordinator, local ranks waiting for Welcome are
+// neither timed out nor sent heartbeats, and the coordinator's silence
+// before Welcome means nothing: it sends a waiting connection nothing, and
+// its join timeout bounds the wait.
 func (r *Relay) Tick(now time.Duration) Ready {
 	r.begin(now)
 	r.tickSilent(r.cfg.HeartbeatTimeout)
 	// The coordinator sends heartbeats too once the job runs, so its
-	// silence then means it hung (or the network did): the node must not
-	// wait for it forever.
-	if r.up.connected && r.phase == Running {
+	// silence then means the connection hung (the network, or the
+	// coordinator): the relay closes it and dials again, as after its end;
+	// a coordinator that hung for good does not answer the new one.
+	if r.up.connected && r.phase == Running && !r.up.lost {
 		if silent := r.now - r.up.lastSeen; silent > r.cfg.HeartbeatTimeout {
-			reason := fmt.Sprintf("coordinator silent for %v", silent)
-			r.closeUp(reason)
-			r.abortLocal(reason)
+			cause := fmt.Sprintf("coordinator silent for %v", silent)
+			r.closeUp(cause)
+			r.up.lost, r.up.lostAt, r.up.cause = true, r.now, cause
 		}
 	}
 	if r.up.lost && r.now-r.up.lostAt > r.cfg.HeartbeatTimeout {
@@ -197,7 +207,9 @@ func (r *Relay) Tick(now time.Duration) Ready {
 		// ranks must not wait for it forever.
 		r.up.lost = false
 		if r.phase == Running {
-			r.abortLocal(clip(fmt.Sprintf("lost the coordinator: %s; not reconnected within %v", r.up.cause, r.cfg.HeartbeatTimeout)))
+			reason := clip(fmt.Sprintf("lost the coordinator: %s; not reconnected within %v", r.up.cause, r.cfg.HeartbeatTimeout))
+			r.closeUp(reason) // a new connection the coordinator never answered on
+			r.abortLocal(reason)
 		}
 	}
 	r.tickHeartbeats(r.cfg.HeartbeatInterval)
@@ -428,6 +440,9 @@ func (r *Relay) fromUpstream(msg wire.Msg) {
 	if r.phase == Aborted {
 		return
 	}
+	// The coordinator answers on a new connection: the node is back
+	// (Welcome, or the Refused or Abort that ends it below).
+	r.up.lost = false
 	switch x := msg.(type) {
 	case *wire.Heartbeat:
 	case *wire.Welcome:

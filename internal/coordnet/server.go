@@ -315,14 +315,18 @@ func (s *Server) handle(ev event) coord.Ready {
 		lost := s.conns[ev.c.id] == ev.c
 		if lost {
 			s.forget(ev.c)
+		} else if ev.c.id == coord.Upstream {
+			// The machine closed it and knows; the id may already name
+			// the connection dialled since, which this end is not.
+			return coord.Ready{}
 		}
 		rd := s.sm.Disconnect(ev.c.id, ev.err, s.now())
-		if ev.c.id == coord.Upstream && lost && s.wantsUpstream() {
+		if ev.c.id == coord.Upstream && s.wantsUpstream() {
 			// Only a coordinator lost while the node's job still needs it
 			// is dialled again: a relay closes upstream itself when its
-			// ranks have all left (or it gave up on a silent
-			// coordinator), and dialling again then would hand the
-			// coordinator a connection nobody uses.
+			// ranks have all left (or it gave up on the coordinator), and
+			// dialling again then would hand the coordinator a connection
+			// nobody uses.
 			s.redialUpstream()
 		}
 		return rd
@@ -374,6 +378,11 @@ func (s *Server) apply(rd coord.Ready) {
 	for _, cl := range rd.Closes {
 		if c := s.conns[cl.Conn]; c != nil {
 			s.forget(c)
+			if cl.Conn == coord.Upstream && s.wantsUpstream() {
+				// A relay that gave up a silent connection still needs
+				// the coordinator: it resumes on a new one.
+				s.redialUpstream()
+			}
 		}
 	}
 	if s.opts.OnNotice != nil {
