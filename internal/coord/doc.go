@@ -176,10 +176,12 @@
 //     stop the machine once the Ready's Sends are written.
 //
 // A relay's driver has the same obligations for its local connections and
-// its upstream one; it dials the coordinator (with jittered back-off) and
-// reports the connection with Connect(Upstream). When the connection is
-// lost it dials again as long as Relay.NeedsUpstream says so: before the
-// relay sent its Hello that is harmless, and while the job runs the relay
-// resumes (see Resuming). A connection it reports after the relay gave up
-// is closed at once.
+// its upstream one; it dials the coordinator (with jittered back-off)
+// whenever it has no connection to it and Relay.WantsUpstream says so
+// (after each Ready), and reports the connection with Connect(Upstream).
+// The relay wants one once every local rank joined, so that its Hello is
+// the first thing on it, and again after it was lost or given up while the
+// job needs it: before the relay sent its Hello that is harmless, and
+// while the job runs the relay resumes (see Resuming). A connection it
+// reports after the relay gave up is closed at once.
 package coord

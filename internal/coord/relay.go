@@ -370,6 +370,17 @@ func (r *Relay) NeedsUpstream() bool {
 	return r.phase == Joining || r.phase == Running || r.phase == Finished && r.up.lost
 }
 
+// WantsUpstream says whether the driver should hold a connection to the
+// coordinator now: while the job needs it (NeedsUpstream), from the moment
+// the relay can say its Hello on it, every local rank having joined (or
+// the Hello went up before). A connection must say Hello within a time of
+// its start whatever else it sends (the coordinator refuses one that only
+// sends heartbeats), so a relay waiting minutes for its ranks does not
+// hold one open meanwhile.
+func (r *Relay) WantsUpstream() bool {
+	return r.NeedsUpstream() && (r.up.hello || r.up.lost || r.t.joined == r.t.size())
+}
+
 // closeFinished closes upstream once every local rank left and every
 // request forwarded for a live local connection was answered: a client that
 // asks and then leaves still gets its answer, as it would from the
@@ -465,6 +476,14 @@ func (r *Relay) fromUpstream(msg wire.Msg) {
 		if r.phase == Finished {
 			// Resumed to deliver the Leaves, which had arrived.
 			r.closeUp("the job has finished")
+			return
+		}
+		if r.phase == Joining && !r.up.hello {
+			// Refused before the node said Hello: the connection idled
+			// past the coordinator's Hello deadline (a local rank left
+			// after it was dialled), nothing of the node's; the driver
+			// dials again when the node is ready.
+			r.closeUp(clip("refused before the node's Hello: " + x.Reason))
 			return
 		}
 		r.end(x, "refused: "+x.Reason)

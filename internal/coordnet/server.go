@@ -48,7 +48,8 @@ type Options struct {
 	// OnNotice, if set, is called in the loop for every notice.
 	OnNotice func(coord.Notice)
 	// Upstream makes the server a relay: the address of the coordinator
-	// it dials (with jittered back-off) and speaks for its node to.
+	// it dials (with jittered back-off, once the relay wants it: see
+	// dialIfWanted) and speaks for its node to.
 	Upstream string
 	// Rand jitters the back-off; default a random source.
 	Rand *rand.Rand
@@ -72,9 +73,10 @@ type Server struct {
 	closed sync.Once
 
 	// Owned by the loop.
-	conns  map[coord.ConnID]*netConn
-	nextID uint64
-	frames map[wire.Msg][]byte // frames encoded in the current batch
+	conns     map[coord.ConnID]*netConn
+	nextID    uint64
+	upDialing bool                // a dialUpstream is under way
+	frames    map[wire.Msg][]byte // frames encoded in the current batch
 }
 
 // event is something that happened to a connection, posted by its reader
@@ -129,10 +131,6 @@ func Serve(ln net.Listener, sm coord.StateMachine, opts Options) *Server {
 	s.wg.Add(2)
 	go s.accept()
 	go s.loop()
-	if opts.Upstream != "" {
-		s.wg.Add(1)
-		go s.dialUpstream()
-	}
 	return s
 }
 
@@ -269,6 +267,7 @@ func (s *Server) loop() {
 			c.nc.Close()
 		}
 	}()
+	s.dialIfWanted()
 	for {
 		var rd coord.Ready
 		select {
@@ -296,6 +295,8 @@ func (s *Server) handle(ev event) coord.Ready {
 		if ev.c.id != coord.Upstream {
 			s.nextID++
 			ev.c.id = coord.ConnID(s.nextID)
+		} else {
+			s.upDialing = false
 		}
 		s.conns[ev.c.id] = ev.c
 		limit := s.opts.ReadLimit
@@ -320,16 +321,9 @@ func (s *Server) handle(ev event) coord.Ready {
 			// the connection dialled since, which this end is not.
 			return coord.Ready{}
 		}
-		rd := s.sm.Disconnect(ev.c.id, ev.err, s.now())
-		if ev.c.id == coord.Upstream && s.wantsUpstream() {
-			// Only a coordinator lost while the node's job still needs it
-			// is dialled again: a relay closes upstream itself when its
-			// ranks have all left (or it gave up on the coordinator), and
-			// dialling again then would hand the coordinator a connection
-			// nobody uses.
-			s.redialUpstream()
-		}
-		return rd
+		// A lost coordinator is dialled again (apply, dialIfWanted) if
+		// the relay still wants it.
+		return s.sm.Disconnect(ev.c.id, ev.err, s.now())
 	}
 }
 
@@ -378,13 +372,9 @@ func (s *Server) apply(rd coord.Ready) {
 	for _, cl := range rd.Closes {
 		if c := s.conns[cl.Conn]; c != nil {
 			s.forget(c)
-			if cl.Conn == coord.Upstream && s.wantsUpstream() {
-				// A relay that gave up a silent connection still needs
-				// the coordinator: it resumes on a new one.
-				s.redialUpstream()
-			}
 		}
 	}
+	s.dialIfWanted()
 	if s.opts.OnNotice != nil {
 		for _, n := range rd.Notices {
 			s.opts.OnNotice(n)
@@ -411,23 +401,26 @@ func (s *Server) dialUpstream() {
 	s.post(event{kind: evConnect, c: c})
 }
 
-// wantsUpstream says whether the relay's job still needs the coordinator
-// (coord.Relay.NeedsUpstream); a machine that does not say does.
-func (s *Server) wantsUpstream() bool {
-	if r, ok := s.sm.(interface{ NeedsUpstream() bool }); ok {
-		return r.NeedsUpstream()
+// dialIfWanted starts dialling the coordinator when a relay has no
+// connection to it, none is being dialled, and the relay wants one
+// (coord.Relay.WantsUpstream): first once its node's ranks have all
+// joined, so that its Hello is the first thing on the connection, then
+// after the connection is lost or given up while the job still needs it.
+// A relay that closed upstream because its job no longer needs it is not
+// dialled for: that would hand the coordinator a connection nobody uses.
+func (s *Server) dialIfWanted() {
+	if s.opts.Upstream == "" || s.upDialing || s.conns[coord.Upstream] != nil {
+		return
 	}
-	return true
-}
-
-// redialUpstream dials again after the coordinator's connection was lost;
-// the relay decides whether that still matters.
-func (s *Server) redialUpstream() {
+	if r, ok := s.sm.(interface{ WantsUpstream() bool }); ok && !r.WantsUpstream() {
+		return
+	}
 	select {
 	case <-s.quit:
 		return
 	default:
 	}
+	s.upDialing = true
 	s.wg.Add(1)
 	go s.dialUpstream()
 }
