@@ -125,7 +125,11 @@
 // connection's end or the silence), when the coordinator has not answered
 // on a new connection within it of the loss (the coordinator truly died,
 // or hung for good); connections that are accepted and end again do not
-// restart that window. A relay lost after its Hello but before the
+// restart that window. A local rank that fails while the relay is cut
+// aborts the node at once, and the relay dials on within the window to
+// say why (Hello, then Fail, until the coordinator's Abort): the job's
+// reason then names that rank and its cause, where it would otherwise be
+// a relay that did not come back. A relay lost after its Hello but before the
 // start aborts its node at once, as a silent or misbehaving relay does.
 // Without Config.Relays the coordinator treats a relay's connection as any
 // client's: its loss aborts the job, and a resuming relay is told so.

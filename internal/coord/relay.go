@@ -24,7 +24,8 @@ import (
 //     the answers back;
 //   - it forwards Welcome, Refused and Abort down, and turns the failure of
 //     a local rank (lost, silent, or breaking the protocol) into Fail
-//     upstream, then aborts its node;
+//     upstream, then aborts its node (cut from the coordinator then, it
+//     sends the Fail on the next connection);
 //   - when its upstream connection is lost while the job runs, dropped or
 //     gone silent for the heartbeat timeout (then it closes it), it keeps
 //     its node running for up to the heartbeat timeout and resumes on the
@@ -56,6 +57,11 @@ type Relay struct {
 	// Result) and the ranks whose Leave went upstream.
 	upContribs []wire.Contrib
 	upLeft     []int32
+	// upFail is a local failure found while the connection was lost:
+	// the node aborted, but the coordinator still learns why on the next
+	// connection (else its reason would be a relay that did not come
+	// back), within the reconnect window.
+	upFail *wire.Fail
 	// contribs are the local contributions to the open collective; sent
 	// tells that they went upstream and the relay waits for the Result.
 	contribs []wire.Contrib
@@ -131,6 +137,12 @@ func (r *Relay) Connect(c ConnID, now time.Duration) Ready {
 		r.up.connected = true
 		r.up.lastSeen, r.up.lastSent = r.now, r.now
 		switch {
+		case r.upFail != nil:
+			// Back only to say why the node aborted: Hello resumes its
+			// ranks on the coordinator, Fail ends the job with the cause;
+			// the coordinator's Abort tells that it has it (fromUpstream).
+			r.sendUp(&wire.Hello{Token: r.cfg.Token, Incarnation: r.cfg.Incarnation, Node: r.cfg.Node, Ranks: r.cfg.Ranks})
+			r.sendUp(r.upFail)
 		case r.up.lost && r.phase == Running:
 			r.resumeUpstream()
 		case r.up.lost && r.phase == Finished:
@@ -204,12 +216,17 @@ func (r *Relay) Tick(now time.Duration) Ready {
 	}
 	if r.up.lost && r.now-r.up.lostAt > r.cfg.HeartbeatTimeout {
 		// The coordinator died, or the network to it did: the node's
-		// ranks must not wait for it forever.
+		// ranks must not wait for it forever, nor the relay to tell it
+		// of a local failure (it has given the node up by now).
 		r.up.lost = false
-		if r.phase == Running {
-			reason := clip(fmt.Sprintf("lost the coordinator: %s; not reconnected within %v", r.up.cause, r.cfg.HeartbeatTimeout))
+		reason := clip(fmt.Sprintf("lost the coordinator: %s; not reconnected within %v", r.up.cause, r.cfg.HeartbeatTimeout))
+		switch {
+		case r.phase == Running:
 			r.closeUp(reason) // a new connection the coordinator never answered on
 			r.abortLocal(reason)
+		case r.upFail != nil:
+			r.upFail = nil
+			r.closeUp(reason)
 		}
 	}
 	r.tickHeartbeats(r.cfg.HeartbeatInterval)
@@ -367,7 +384,7 @@ func (r *Relay) leave(cn *conn, x *wire.Leave) {
 // left, unless their Leaves may have been lost with the connection; a
 // connection lost then is not dialled again.
 func (r *Relay) NeedsUpstream() bool {
-	return r.phase == Joining || r.phase == Running || r.phase == Finished && r.up.lost
+	return r.phase == Joining || r.phase == Running || r.phase == Finished && r.up.lost || r.upFail != nil
 }
 
 // WantsUpstream says whether the driver should hold a connection to the
@@ -449,6 +466,12 @@ func (r *Relay) fromUpstream(msg wire.Msg) {
 	}
 	r.up.lastSeen = r.now
 	if r.phase == Aborted {
+		if _, ok := msg.(*wire.Abort); ok && r.upFail != nil {
+			// The job ended: with the node's Fail, read after its
+			// Hello, or for a cause the coordinator had first.
+			r.upFail, r.up.lost = nil, false
+			r.closeUp("the coordinator has the node's failure")
+		}
 		return
 	}
 	// The coordinator answers on a new connection: the node is back
@@ -610,11 +633,19 @@ func (r *Relay) lose(cn *conn, cause string, close bool) {
 
 // failLocal reports the failure of local ranks upstream and aborts the
 // node with the reason the coordinator will give everyone else.
+// Cut from the coordinator meanwhile, it tells it on the next connection.
 func (r *Relay) failLocal(ranks []int32, cause string) {
 	cause = clip(cause)
-	if r.up.connected {
+	switch {
+	case r.up.connected && !r.up.lost:
 		r.sendUp(&wire.Fail{Ranks: ranks, Reason: cause})
 		r.closeUp("local failure")
+	case r.up.lost:
+		// Cut (or resuming, unanswered): a Fail on the connection being
+		// resumed might be read before its Hello is; a new one says
+		// Hello first.
+		r.closeUp("local failure")
+		r.upFail = &wire.Fail{Ranks: ranks, Reason: cause}
 	}
 	r.abortLocal(failReason(ranks, r.cfg.Node, cause))
 }

@@ -30,6 +30,8 @@ type proxy struct {
 	open     []net.Conn
 	muted    []*atomic.Bool // per connection: the coordinator's side is lost
 	all      bool           // new connections start muted
+	refuse   bool           // new connections are closed at once
+	refused  int
 	accepted int
 }
 
@@ -46,6 +48,16 @@ func startProxy(t *testing.T, target string) *proxy {
 			in, err := ln.Accept()
 			if err != nil {
 				return
+			}
+			p.mu.Lock()
+			refuse := p.refuse
+			if refuse {
+				p.refused++
+			}
+			p.mu.Unlock()
+			if refuse {
+				in.Close()
+				continue
 			}
 			out, err := net.Dial("tcp", target)
 			if err != nil {
@@ -114,6 +126,21 @@ func (p *proxy) cut() int {
 	n := len(p.open) / 2
 	p.open, p.muted = nil, nil
 	return n
+}
+
+// refusing closes new connections at once while on, as a route to the
+// coordinator that is down would fail them.
+func (p *proxy) refusing(on bool) {
+	p.mu.Lock()
+	p.refuse = on
+	p.mu.Unlock()
+}
+
+// refusals is how many connections the proxy refused.
+func (p *proxy) refusals() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refused
 }
 
 func (p *proxy) connections() int {
@@ -326,5 +353,41 @@ func TestDialNamesSilentClose(t *testing.T) {
 	_, err = Dial(ctx, ClientConfig{Addr: ln.Addr().String(), Token: token, Rank: 0, Size: 1})
 	if err == nil || !strings.Contains(err.Error(), ln.Addr().String()+" closed the connection without a reason") {
 		t.Fatalf("dial of a server that hangs up: %v", err)
+	}
+}
+
+// A rank that fails while its relay is cut from the coordinator: the
+// relay aborts its node and dials until it reaches the coordinator again
+// (within the reconnect window) to tell it why, so that every rank's abort
+// names the failed rank and its cause, not a relay that did not come back
+// (the relay was fine, and came back).
+func TestRelayCutReportsLocalFailure(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	co, p, clients := twoNodes(t, ctx, 10*time.Second)
+	waitFor(t, 30*time.Second, "the relay's connection through the proxy", func() bool { return p.connections() == 1 })
+	p.refusing(true)
+	p.cut()
+	// A refused dial means the relay saw the cut and is dialling again.
+	waitFor(t, 30*time.Second, "the relay to dial again after the cut", func() bool { return p.refusals() > 0 })
+	n := p.refusals()
+	clients[0].Close() // rank 0 dies without leaving
+	// The relay keeps dialling to tell the coordinator, refused still
+	// (its first try may be among those): it tries until one gets through.
+	waitFor(t, 30*time.Second, "the relay to dial again after the failure", func() bool { return p.refusals() > n+1 })
+	p.refusing(false)
+	each(t, clients[2:], func(r int, c *Client) error {
+		err := c.Barrier(ctx)
+		switch msg := fmt.Sprint(err); {
+		case !errors.Is(err, group.ErrFailed):
+			return fmt.Errorf("barrier after rank 0 failed: %v", err)
+		case !strings.Contains(msg, "rank 0 (node n0)") || !strings.Contains(msg, "connection closed before leave") ||
+			strings.Contains(msg, "did not come back"):
+			return fmt.Errorf("the abort does not name rank 0's failure: %v", err)
+		}
+		return nil
+	})
+	if err := co.Err(); err == nil || !strings.Contains(err.Error(), "rank 0 (node n0): connection closed before leave") {
+		t.Errorf("the coordinator's reason: %v, want rank 0's failure", err)
 	}
 }
