@@ -466,11 +466,16 @@ func (r *Relay) fromUpstream(msg wire.Msg) {
 	}
 	r.up.lastSeen = r.now
 	if r.phase == Aborted {
-		if _, ok := msg.(*wire.Abort); ok && r.upFail != nil {
-			// The job ended: with the node's Fail, read after its
-			// Hello, or for a cause the coordinator had first.
-			r.upFail, r.up.lost = nil, false
-			r.closeUp("the coordinator has the node's failure")
+		switch msg.(type) {
+		case *wire.Abort, *wire.Refused:
+			if r.upFail != nil {
+				// The job ended: with the node's Fail, read after its
+				// Hello, or for a cause the coordinator had first (or it
+				// takes no relay back: Refused); dialling again would
+				// only be told so again.
+				r.upFail, r.up.lost = nil, false
+				r.closeUp("the coordinator has the node's failure")
+			}
 		}
 		return
 	}

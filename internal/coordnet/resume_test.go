@@ -33,6 +33,7 @@ type proxy struct {
 	refuse   bool           // new connections are closed at once
 	refused  int
 	accepted int
+	attempts int // every connection accepted, forwarded or not
 }
 
 func startProxy(t *testing.T, target string) *proxy {
@@ -50,6 +51,7 @@ func startProxy(t *testing.T, target string) *proxy {
 				return
 			}
 			p.mu.Lock()
+			p.attempts++
 			refuse := p.refuse
 			if refuse {
 				p.refused++
@@ -279,13 +281,25 @@ func TestRelayGivesUpOnDeadCoordinator(t *testing.T) {
 			const timeout = 2 * time.Second
 			co := startCoord(t, coord.Config{Size: 2, Relays: true, HeartbeatTimeout: timeout})
 			upstream := co.Addr()
+			var p *proxy
 			if viaProxy {
-				upstream = startProxy(t, co.Addr()).Addr()
+				p = startProxy(t, co.Addr())
+				upstream = p.Addr()
 			}
 			relay := relayVia(t, upstream, "n0", []int32{0, 1}, timeout)
 			clients := dialAll(t, ctx, 2, func(int) string { return relay.Addr() })
 			co.Close()
 			giveUp(t, ctx, clients, "", timeout, timeout)
+			if p != nil {
+				// Spaced by the back-off (10ms doubling to 2s), not a
+				// tight loop of connections hung up on.
+				p.mu.Lock()
+				n := p.attempts
+				p.mu.Unlock()
+				if n > 30 {
+					t.Errorf("the relay dialled %d times in the %v it waited", n, timeout)
+				}
+			}
 		})
 	}
 }

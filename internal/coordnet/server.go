@@ -75,7 +75,12 @@ type Server struct {
 	// Owned by the loop.
 	conns     map[coord.ConnID]*netConn
 	nextID    uint64
-	upDialing bool                // a dialUpstream is under way
+	upDialing bool // a dialUpstream is under way
+	// upBackoff spaces the dials after the first: a coordinator that
+	// accepts and hangs up at once must not be dialled in a tight loop
+	// while the relay waits for it. Reset by a frame from it.
+	upBackoff tcp.Backoff
+	upDialled bool                // the first dial was made
 	frames    map[wire.Msg][]byte // frames encoded in the current batch
 }
 
@@ -122,11 +127,12 @@ func Serve(ln net.Listener, sm coord.StateMachine, opts Options) *Server {
 	}
 	s := &Server{
 		ln: ln, sm: sm, opts: opts, start: time.Now(),
-		events: make(chan event, 4096),
-		calls:  make(chan func()),
-		quit:   make(chan struct{}),
-		conns:  make(map[coord.ConnID]*netConn),
-		frames: make(map[wire.Msg][]byte),
+		events:    make(chan event, 4096),
+		calls:     make(chan func()),
+		quit:      make(chan struct{}),
+		conns:     make(map[coord.ConnID]*netConn),
+		frames:    make(map[wire.Msg][]byte),
+		upBackoff: tcp.Backoff{First: dialFirst, Max: dialMax},
 	}
 	s.wg.Add(2)
 	go s.accept()
@@ -309,6 +315,9 @@ func (s *Server) handle(ev event) coord.Ready {
 		if s.conns[ev.c.id] != ev.c {
 			return coord.Ready{} // closed by the machine; a late frame
 		}
+		if ev.c.id == coord.Upstream {
+			s.upBackoff.Reset() // the coordinator answers
+		}
 		return s.sm.Receive(ev.c.id, ev.msg, s.now())
 	default:
 		// Lost from the other side (or the network), not closed here: a
@@ -385,8 +394,11 @@ func (s *Server) apply(rd coord.Ready) {
 // dialUpstream connects a relay to the coordinator, retrying with jittered
 // exponential back-off (002 §III-C: thousands of nodes must not dial in
 // lockstep).
-func (s *Server) dialUpstream() {
+func (s *Server) dialUpstream(wait time.Duration) {
 	defer s.wg.Done()
+	if !tcp.Sleep(s.quit, wait) {
+		return
+	}
 	ctx, cancel := s.quitContext()
 	defer cancel()
 	nc, err := dialBackoff(ctx, s.opts.Upstream, s.opts.Rand)
@@ -420,9 +432,14 @@ func (s *Server) dialIfWanted() {
 		return
 	default:
 	}
-	s.upDialing = true
+	var wait time.Duration
+	if s.upDialled {
+		// No dial goroutine runs now, so the loop may use the Rand.
+		wait = s.upBackoff.Next(s.opts.Rand.Int64N)
+	}
+	s.upDialing, s.upDialled = true, true
 	s.wg.Add(1)
-	go s.dialUpstream()
+	go s.dialUpstream(wait)
 }
 
 // quitContext is a context done when the server closes (or cancel is
