@@ -4,9 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,11 +18,14 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/coordnet"
+	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/jobtls"
 	"github.com/ckpt/ckpt/internal/wire"
 )
 
 // coordinatorRun is `ckpt coordinator` running in this process.
 type coordinatorRun struct {
+	env         map[string]string // what it printed for the ranks
 	addr, token string
 	inc         uint64
 	code        chan int
@@ -39,7 +46,11 @@ func startCoordinator(t *testing.T, args ...string) *coordinatorRun {
 	}()
 	sc := bufio.NewScanner(pr)
 	env := map[string]string{}
-	for len(env) < 4 && sc.Scan() {
+	lines := 4
+	if slices.Contains(args, "--tls") {
+		lines += 3 // the job's CA, certificate and key
+	}
+	for len(env) < lines && sc.Scan() {
 		k, v, _ := strings.Cut(sc.Text(), "=")
 		env[k] = v
 	}
@@ -47,7 +58,7 @@ func startCoordinator(t *testing.T, args ...string) *coordinatorRun {
 	if env["CKPT_COORD"] == "" || env["CKPT_TOKEN"] == "" {
 		t.Fatalf("coordinator printed %v (stderr %q)", env, c.errText())
 	}
-	c.addr, c.token = env["CKPT_COORD"], env["CKPT_TOKEN"]
+	c.env, c.addr, c.token = env, env["CKPT_COORD"], env["CKPT_TOKEN"]
 	c.inc, _ = strconv.ParseUint(env["CKPT_INCARNATION"], 10, 64)
 	return c
 }
@@ -72,6 +83,87 @@ func (c *coordinatorRun) exit(t *testing.T) int {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("ckpt coordinator did not exit within 60s; stderr %q", c.errText())
 		return -1
+	}
+}
+
+// ckpt coordinator listens on loopback unless told otherwise (issue 18: a
+// job's listeners on one machine bind loopback), on the port it always
+// had, and its help says why and how to reach it from other machines.
+func TestCoordinatorListensOnLoopback(t *testing.T) {
+	cmd := newCoordinatorCmd()
+	listen := cmd.Flags().Lookup("listen")
+	if listen == nil {
+		t.Fatal("ckpt coordinator has no --listen")
+	}
+	host, port, err := net.SplitHostPort(listen.DefValue)
+	if err != nil {
+		t.Fatalf("--listen's default %q: %v", listen.DefValue, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() || port != "7077" {
+		t.Errorf("--listen's default %q: want a loopback address, port 7077", listen.DefValue)
+	}
+	// Bound as it is given (the port made free for the test).
+	c := startCoordinator(t, "--ranks", "1", "--listen", net.JoinHostPort(host, "0"))
+	if h, _, _ := net.SplitHostPort(c.addr); h != host {
+		t.Errorf("the ranks are told %s, want the loopback address it listens on", c.addr)
+	}
+	for _, say := range []string{"loopback", "--listen 0.0.0.0:7077", "--tls"} {
+		if !strings.Contains(listen.Usage+cmd.Long, say) {
+			t.Errorf("the help does not say %q:\n%s\n%s", say, listen.Usage, cmd.Long)
+		}
+	}
+	c.finish(t)
+}
+
+// finish runs the job of one rank to its end, which the coordinator exits
+// 0 for.
+func (c *coordinatorRun) finish(t *testing.T, tls ...*tls.Config) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cfg := coordnet.ClientConfig{Addr: c.addr, Token: c.token, Incarnation: c.inc, Node: "n0", Rank: 0, Size: 1}
+	if len(tls) > 0 {
+		cfg.TLS = tls[0]
+	}
+	cl, err := coordnet.Dial(ctx, cfg)
+	if err != nil {
+		t.Fatalf("the job's rank: %v", err)
+	}
+	if err := cl.Leave(); err != nil {
+		t.Fatal(err)
+	}
+	if code := c.exit(t); code != 0 {
+		t.Fatalf("exit %d, want 0; stderr %q", code, c.errText())
+	}
+}
+
+// ckpt coordinator --tls speaks mutual TLS with a key pair it makes, which
+// it prints for the ranks under the variables ckpt run --tls sets: a plain
+// client is refused, a rank with the pair joins and finishes the job, and
+// the pair, private to its user, is gone when the coordinator is.
+func TestCoordinatorTLS(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	c := startCoordinator(t, "--ranks", "1", "--tls")
+	files := jobtls.Files{CA: c.env[jobenv.VarTLSCA], Cert: c.env[jobenv.VarTLSCert], Key: c.env[jobenv.VarTLSKey]}
+	tc, err := jobtls.Load(files)
+	if err != nil || tc == nil {
+		t.Fatalf("the printed TLS files %+v: %v", files, err)
+	}
+	dir := filepath.Dir(files.Key)
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the pair's directory %s: %v, %v; want mode 0700", dir, fi.Mode(), err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if cl, err := c.dial(ctx, 0, 1); err == nil {
+		cl.Close()
+		t.Fatal("a plain client joined a --tls coordinator")
+	} else if errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a plain client was left waiting, not refused: %v", err)
+	}
+	c.finish(t, tc.Client)
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the pair's directory outlived the coordinator: %v", err)
 	}
 }
 

@@ -116,10 +116,20 @@
 // relay ignores a Welcome or a stale Result after resuming, and answers to
 // requests it no longer waits for.
 //
-// The heartbeat timeout bounds the wait on both sides: the coordinator
-// aborts the job when a detached relay's last message is older than it,
-// and the relay aborts its node when it has not reconnected within it (the
-// coordinator truly died). A relay lost after its Hello but before the
+// A relay treats a connection on which the coordinator has been silent
+// for the heartbeat timeout as lost too (a hung coordinator, or a route
+// that drops its messages): it closes it and dials again, as after the
+// connection's end. The heartbeat timeout bounds the wait on both sides:
+// the coordinator aborts the job when a detached relay's last message is
+// older than it, and the relay aborts its node, naming the loss (the
+// connection's end or the silence), when the coordinator has not answered
+// on a new connection within it of the loss (the coordinator truly died,
+// or hung for good); connections that are accepted and end again do not
+// restart that window. A local rank that fails while the relay is cut
+// aborts the node at once, and the relay dials on within the window to
+// say why (Hello, then Fail, until the coordinator's Abort): the job's
+// reason then names that rank and its cause, where it would otherwise be
+// a relay that did not come back. A relay lost after its Hello but before the
 // start aborts its node at once, as a silent or misbehaving relay does.
 // Without Config.Relays the coordinator treats a relay's connection as any
 // client's: its loss aborts the job, and a resuming relay is told so.
@@ -170,10 +180,12 @@
 //     stop the machine once the Ready's Sends are written.
 //
 // A relay's driver has the same obligations for its local connections and
-// its upstream one; it dials the coordinator (with jittered back-off) and
-// reports the connection with Connect(Upstream). When the connection is
-// lost it dials again as long as Relay.NeedsUpstream says so: before the
-// relay sent its Hello that is harmless, and while the job runs the relay
-// resumes (see Resuming). A connection it reports after the relay gave up
-// is closed at once.
+// its upstream one; it dials the coordinator (with jittered back-off)
+// whenever it has no connection to it and Relay.WantsUpstream says so
+// (after each Ready), and reports the connection with Connect(Upstream).
+// The relay wants one once every local rank joined, so that its Hello is
+// the first thing on it, and again after it was lost or given up while the
+// job needs it: before the relay sent its Hello that is harmless, and
+// while the job runs the relay resumes (see Resuming). A connection it
+// reports after the relay gave up is closed at once.
 package coord

@@ -109,7 +109,7 @@ func (e *env) apply(s *server, rd Ready) {
 		case e.relayAt[snd.Conn] != nil && s == e.coord:
 			r := e.relayAt[snd.Conn]
 			e.printf("coord→%s %v", r.name, snd.Msg)
-			if r.upOpen {
+			if r.upOpen && snd.Conn == r.upID { // not on a link the relay replaced
 				r.downq = append(r.downq, snd.Msg)
 			}
 		default:
@@ -136,7 +136,7 @@ func (e *env) apply(s *server, rd Ready) {
 		case e.relayAt[cl.Conn] != nil && s == e.coord:
 			r := e.relayAt[cl.Conn]
 			e.printf("coord closes %s: %s", r.name, cl.Reason)
-			if r.upOpen {
+			if r.upOpen && cl.Conn == r.upID {
 				r.downq = append(r.downq, nil)
 				r.upq = nil
 				r.upOpen = false

@@ -66,7 +66,7 @@ func (f *front) connect(c ConnID, who string) {
 	if _, ok := f.byID[c]; ok {
 		panic(fmt.Sprintf("coord: %s(%v): connection already live", who, c))
 	}
-	cn := &conn{id: c, lastSeen: f.now, lastSent: f.now}
+	cn := &conn{id: c, opened: f.now, lastSeen: f.now, lastSent: f.now}
 	f.conns = append(f.conns, cn)
 	f.byID[c] = cn
 }
@@ -89,8 +89,13 @@ func (f *front) disconnect(c ConnID, err error) {
 // so its silence may be a server too busy to read it (at 16K ranks joining
 // a busy machine that took longer than the heartbeat timeout, and the
 // ranks failed), but a client that never says it must not hold a
-// connection for the whole join (a slowloris). A connection timed out
-// before its Hello is told why (Refused), so that its client can say it.
+// connection for the whole join (a slowloris). Before its Hello the time
+// counts from the connection's start, not from its last frame: a client
+// says Hello before anything else, so frames without one (heartbeats;
+// others break the protocol) only hold the connection, and a slowloris
+// sending a heartbeat now and then must not keep it forever. A connection
+// timed out before its Hello is told why (Refused), so that its client
+// can say it.
 func (f *front) tickSilent(timeout time.Duration) {
 	for i := 0; i < len(f.conns); {
 		cn := f.conns[i]
@@ -102,11 +107,21 @@ func (f *front) tickSilent(timeout time.Duration) {
 			}
 			limit = helloSilence * timeout
 		}
-		if silent := f.now - cn.lastSeen; silent > limit {
-			if !cn.joined {
-				f.send(cn, &wire.Refused{Reason: silentCause(silent) + " before its Hello"})
+		switch {
+		case cn.joined:
+			if silent := f.now - cn.lastSeen; silent > limit {
+				f.side.lose(cn, silentCause(silent), true) // removes cn from f.conns
+				continue
 			}
-			f.side.lose(cn, silentCause(silent), true) // removes cn from f.conns
+		case f.now-cn.opened > limit:
+			cause := silentCause(f.now - cn.opened)
+			refused := cause + " before its Hello"
+			if cn.lastSeen != cn.opened {
+				cause = fmt.Sprintf("no Hello within %v of connecting", limit)
+				refused = cause
+			}
+			f.send(cn, &wire.Refused{Reason: refused})
+			f.side.lose(cn, cause, true) // removes cn from f.conns
 			continue
 		}
 		i++

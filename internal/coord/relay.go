@@ -24,11 +24,14 @@ import (
 //     the answers back;
 //   - it forwards Welcome, Refused and Abort down, and turns the failure of
 //     a local rank (lost, silent, or breaking the protocol) into Fail
-//     upstream, then aborts its node;
-//   - when its upstream connection drops while the job runs, it keeps its
-//     node running for up to the heartbeat timeout and resumes on the
+//     upstream, then aborts its node (cut from the coordinator then, it
+//     sends the Fail on the next connection);
+//   - when its upstream connection is lost while the job runs, dropped or
+//     gone silent for the heartbeat timeout (then it closes it), it keeps
+//     its node running for up to the heartbeat timeout and resumes on the
 //     connection its driver dials next (see "Resuming" in the package
-//     documentation); then it aborts its node.
+//     documentation); if the coordinator has not answered on one by then,
+//     it aborts its node, saying what it lost the coordinator to.
 //
 // It is not safe for concurrent use.
 type Relay struct {
@@ -39,9 +42,10 @@ type Relay struct {
 		hello     bool // the Hello went upstream; only a resumption sends it again
 		lastSeen  time.Duration
 		lastSent  time.Duration
-		// lost: the connection dropped while the job ran, at lostAt,
-		// for cause; the relay dials again and resumes (see resume.go)
-		// unless the heartbeat timeout runs out first. resumed: some
+		// lost: the connection dropped or went silent while the job
+		// ran, at lostAt, for cause; the relay dials again and resumes
+		// (see resume.go) unless the heartbeat timeout runs out before
+		// the coordinator answers on a new connection. resumed: some
 		// connection was resumed, so answers may come twice.
 		lost    bool
 		lostAt  time.Duration
@@ -53,6 +57,11 @@ type Relay struct {
 	// Result) and the ranks whose Leave went upstream.
 	upContribs []wire.Contrib
 	upLeft     []int32
+	// upFail is a local failure found while the connection was lost:
+	// the node aborted, but the coordinator still learns why on the next
+	// connection (else its reason would be a relay that did not come
+	// back), within the reconnect window.
+	upFail *wire.Fail
 	// contribs are the local contributions to the open collective; sent
 	// tells that they went upstream and the relay waits for the Result.
 	contribs []wire.Contrib
@@ -128,11 +137,20 @@ func (r *Relay) Connect(c ConnID, now time.Duration) Ready {
 		r.up.connected = true
 		r.up.lastSeen, r.up.lastSent = r.now, r.now
 		switch {
+		case r.upFail != nil:
+			// Back only to say why the node aborted: Hello resumes its
+			// ranks on the coordinator, Fail ends the job with the cause;
+			// the coordinator's Abort tells that it has it (fromUpstream).
+			r.sendUp(&wire.Hello{Token: r.cfg.Token, Incarnation: r.cfg.Incarnation, Node: r.cfg.Node, Ranks: r.cfg.Ranks})
+			r.sendUp(r.upFail)
 		case r.up.lost && r.phase == Running:
 			r.resumeUpstream()
 		case r.up.lost && r.phase == Finished:
 			// Every local rank left during the cut: the coordinator
-			// still needs their Leaves.
+			// still needs their Leaves, and nothing more of this node,
+			// so the relay sends them and closes without waiting for
+			// an answer.
+			r.up.lost = false
 			r.resumeUpstream()
 			r.closeFinished()
 		case r.up.hello || !r.NeedsUpstream():
@@ -150,7 +168,8 @@ func (r *Relay) Connect(c ConnID, now time.Duration) Ready {
 // Disconnect reports the loss of a connection. Losing the coordinator
 // before the Hello went upstream is harmless (the driver dials again);
 // while the job runs the driver dials again too, and the relay resumes
-// unless the heartbeat timeout runs out first (Tick); after the Hello and
+// unless the heartbeat timeout runs out first (Tick), counted from the
+// first loss since the coordinator last answered; after the Hello and
 // before the job started, the node aborts.
 func (r *Relay) Disconnect(c ConnID, err error, now time.Duration) Ready {
 	r.begin(now)
@@ -173,31 +192,41 @@ func (r *Relay) Disconnect(c ConnID, err error, now time.Duration) Ready {
 	return r.rd
 }
 
-// Tick fails silent local connections, aborts the node if the coordinator
-// is silent after the job started, and sends heartbeats: upstream always,
-// down only to welcomed ranks. As on the coordinator, local ranks waiting
-// for Welcome are neither timed out nor sent heartbeats, and the
-// coordinator's silence before Welcome means nothing: it sends a waiting
-// connection nothing, and its join timeout bounds the wait.
+// Tick fails silent local connections, gives up the coordinator's
+// connection when it is silent after the job started, aborts the node when
+// the coordinator has not come back within the heartbeat timeout of its
+// loss, and sends heartbeats: upstream always, down only to welcomed
+// ranks. As on the coordinator, local ranks waiting for Welcome are
+// neither timed out nor sent heartbeats, and the coordinator's silence
+// before Welcome means nothing: it sends a waiting connection nothing, and
+// its join timeout bounds the wait.
 func (r *Relay) Tick(now time.Duration) Ready {
 	r.begin(now)
 	r.tickSilent(r.cfg.HeartbeatTimeout)
 	// The coordinator sends heartbeats too once the job runs, so its
-	// silence then means it hung (or the network did): the node must not
-	// wait for it forever.
-	if r.up.connected && r.phase == Running {
+	// silence then means the connection hung (the network, or the
+	// coordinator): the relay closes it and dials again, as after its end;
+	// a coordinator that hung for good does not answer the new one.
+	if r.up.connected && r.phase == Running && !r.up.lost {
 		if silent := r.now - r.up.lastSeen; silent > r.cfg.HeartbeatTimeout {
-			reason := fmt.Sprintf("coordinator silent for %v", silent)
-			r.closeUp(reason)
-			r.abortLocal(reason)
+			cause := fmt.Sprintf("coordinator silent for %v", silent)
+			r.closeUp(cause)
+			r.up.lost, r.up.lostAt, r.up.cause = true, r.now, cause
 		}
 	}
 	if r.up.lost && r.now-r.up.lostAt > r.cfg.HeartbeatTimeout {
 		// The coordinator died, or the network to it did: the node's
-		// ranks must not wait for it forever.
+		// ranks must not wait for it forever, nor the relay to tell it
+		// of a local failure (it has given the node up by now).
 		r.up.lost = false
-		if r.phase == Running {
-			r.abortLocal(clip(fmt.Sprintf("lost the coordinator: %s; not reconnected within %v", r.up.cause, r.cfg.HeartbeatTimeout)))
+		reason := clip(fmt.Sprintf("lost the coordinator: %s; not reconnected within %v", r.up.cause, r.cfg.HeartbeatTimeout))
+		switch {
+		case r.phase == Running:
+			r.closeUp(reason) // a new connection the coordinator never answered on
+			r.abortLocal(reason)
+		case r.upFail != nil:
+			r.upFail = nil
+			r.closeUp(reason)
 		}
 	}
 	r.tickHeartbeats(r.cfg.HeartbeatInterval)
@@ -355,7 +384,18 @@ func (r *Relay) leave(cn *conn, x *wire.Leave) {
 // left, unless their Leaves may have been lost with the connection; a
 // connection lost then is not dialled again.
 func (r *Relay) NeedsUpstream() bool {
-	return r.phase == Joining || r.phase == Running || r.phase == Finished && r.up.lost
+	return r.phase == Joining || r.phase == Running || r.phase == Finished && r.up.lost || r.upFail != nil
+}
+
+// WantsUpstream says whether the driver should hold a connection to the
+// coordinator now: while the job needs it (NeedsUpstream), from the moment
+// the relay can say its Hello on it, every local rank having joined (or
+// the Hello went up before). A connection must say Hello within a time of
+// its start whatever else it sends (the coordinator refuses one that only
+// sends heartbeats), so a relay waiting minutes for its ranks does not
+// hold one open meanwhile.
+func (r *Relay) WantsUpstream() bool {
+	return r.NeedsUpstream() && (r.up.hello || r.up.lost || r.t.joined == r.t.size())
 }
 
 // closeFinished closes upstream once every local rank left and every
@@ -426,8 +466,22 @@ func (r *Relay) fromUpstream(msg wire.Msg) {
 	}
 	r.up.lastSeen = r.now
 	if r.phase == Aborted {
+		switch msg.(type) {
+		case *wire.Abort, *wire.Refused:
+			if r.upFail != nil {
+				// The job ended: with the node's Fail, read after its
+				// Hello, or for a cause the coordinator had first (or it
+				// takes no relay back: Refused); dialling again would
+				// only be told so again.
+				r.upFail, r.up.lost = nil, false
+				r.closeUp("the coordinator has the node's failure")
+			}
+		}
 		return
 	}
+	// The coordinator answers on a new connection: the node is back
+	// (Welcome, or the Refused or Abort that ends it below).
+	r.up.lost = false
 	switch x := msg.(type) {
 	case *wire.Heartbeat:
 	case *wire.Welcome:
@@ -450,6 +504,14 @@ func (r *Relay) fromUpstream(msg wire.Msg) {
 		if r.phase == Finished {
 			// Resumed to deliver the Leaves, which had arrived.
 			r.closeUp("the job has finished")
+			return
+		}
+		if r.phase == Joining && !r.up.hello {
+			// Refused before the node said Hello: the connection idled
+			// past the coordinator's Hello deadline (a local rank left
+			// after it was dialled), nothing of the node's; the driver
+			// dials again when the node is ready.
+			r.closeUp(clip("refused before the node's Hello: " + x.Reason))
 			return
 		}
 		r.end(x, "refused: "+x.Reason)
@@ -576,11 +638,19 @@ func (r *Relay) lose(cn *conn, cause string, close bool) {
 
 // failLocal reports the failure of local ranks upstream and aborts the
 // node with the reason the coordinator will give everyone else.
+// Cut from the coordinator meanwhile, it tells it on the next connection.
 func (r *Relay) failLocal(ranks []int32, cause string) {
 	cause = clip(cause)
-	if r.up.connected {
+	switch {
+	case r.up.connected && !r.up.lost:
 		r.sendUp(&wire.Fail{Ranks: ranks, Reason: cause})
 		r.closeUp("local failure")
+	case r.up.lost:
+		// Cut (or resuming, unanswered): a Fail on the connection being
+		// resumed might be read before its Hello is; a new one says
+		// Hello first.
+		r.closeUp("local failure")
+		r.upFail = &wire.Fail{Ranks: ranks, Reason: cause}
 	}
 	r.abortLocal(failReason(ranks, r.cfg.Node, cause))
 }

@@ -104,7 +104,7 @@ func (m *Machine) tickDetached() {
 // collective's contributions if its Result has not come, the Leaves, and
 // the key–value requests not answered, in the order they were first sent.
 func (r *Relay) resumeUpstream() {
-	r.up.lost, r.up.resumed = false, true
+	r.up.resumed = true // lost until the coordinator answers
 	r.sendUp(&wire.Hello{Token: r.cfg.Token, Incarnation: r.cfg.Incarnation, Node: r.cfg.Node, Ranks: r.cfg.Ranks})
 	if r.sent {
 		// Split as flush splits them; the coordinator takes what it lacks.

@@ -13,10 +13,11 @@ import (
 // conn is a downstream connection of a Machine or a Relay.
 type conn struct {
 	id       ConnID
-	joined   bool    // its Hello was accepted
-	node     string  // from its Hello
-	ranks    []int32 // from its Hello, in its order
-	left     int     // how many of ranks have left
+	joined   bool          // its Hello was accepted
+	node     string        // from its Hello
+	ranks    []int32       // from its Hello, in its order
+	left     int           // how many of ranks have left
+	opened   time.Duration // when it connected: its Hello is due from then
 	lastSeen time.Duration
 	lastSent time.Duration
 	waits    int // lookups with wait outstanding

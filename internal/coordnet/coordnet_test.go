@@ -75,6 +75,20 @@ func each(t *testing.T, clients []*Client, fn func(r int, c *Client) error) {
 	}
 }
 
+// finishedWell waits for co's job to end, every rank having left, and
+// fails t if it did not, or ended with an error.
+func finishedWell(t *testing.T, ctx context.Context, co *Coordinator) {
+	t.Helper()
+	select {
+	case <-co.Done():
+	case <-ctx.Done():
+		t.Fatal("the coordinator did not see every rank leave")
+	}
+	if err := co.Err(); err != nil {
+		t.Fatalf("job ended with %v", err)
+	}
+}
+
 // exercise runs every kind of request through a job and checks the
 // answers, then has every rank leave.
 func exercise(t *testing.T, ctx context.Context, clients []*Client) {
@@ -127,14 +141,7 @@ func TestFlatJob(t *testing.T) {
 	co := startCoord(t, coord.Config{Size: 8})
 	clients := dialAll(t, ctx, 8, func(int) string { return co.Addr() })
 	exercise(t, ctx, clients)
-	select {
-	case <-co.Done():
-	case <-ctx.Done():
-		t.Fatal("the coordinator did not see every rank leave")
-	}
-	if err := co.Err(); err != nil {
-		t.Fatalf("job ended with %v", err)
-	}
+	finishedWell(t, ctx, co)
 	if st := co.Status(); st.Committed != "ckpt-7" || st.Phase != coord.Finished {
 		t.Errorf("status %+v", st)
 	}
@@ -159,14 +166,7 @@ func TestTreeJob(t *testing.T) {
 	}
 	clients := dialAll(t, ctx, 8, func(r int) string { return relays[r/4].Addr() })
 	exercise(t, ctx, clients)
-	select {
-	case <-co.Done():
-	case <-ctx.Done():
-		t.Fatal("the coordinator did not see every rank leave")
-	}
-	if err := co.Err(); err != nil {
-		t.Fatalf("job ended with %v", err)
-	}
+	finishedWell(t, ctx, co)
 	if st := co.Status(); st.Conns > 2 {
 		t.Errorf("the coordinator held %d connections; the relays should be the only ones", st.Conns)
 	}

@@ -54,3 +54,55 @@ func TestFramesBeforeHelloHeldToHelloSize(t *testing.T) {
 		t.Logf("answered %v", msg)
 	}
 }
+
+// A connection that sends heartbeats and never a Hello is held to the
+// same time as a silent one, counted from its start: the coordinator and a
+// relay refuse it, saying why, and close it, though its heartbeats never
+// stop (a slowloris that talks).
+func TestHeartbeatsWithoutHelloRefused(t *testing.T) {
+	const timeout = time.Second // a Hello is due within two while joining
+	co := startCoord(t, coord.Config{Size: 2, HeartbeatTimeout: timeout})
+	relay := relayVia(t, co.Addr(), "n0", []int32{0}, timeout)
+	for _, addr := range []string{co.Addr(), relay.Addr()} {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			tick := time.NewTicker(100 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				if wire.WriteFrame(nc, &wire.Heartbeat{}) != nil {
+					return
+				}
+				select {
+				case <-tick.C:
+				case <-stop:
+					return
+				}
+			}
+		}()
+		start := time.Now()
+		nc.SetReadDeadline(start.Add(30 * time.Second))
+		br := bufio.NewReader(nc)
+		msg, err := wire.ReadFrame(br, wire.DefaultLimit)
+		if err != nil {
+			t.Fatalf("%s: a talker without Hello: %v, want Refused", addr, err)
+		}
+		if r, ok := msg.(*wire.Refused); !ok || r.Reason != "no Hello within 2s of connecting" {
+			t.Fatalf("%s: a talker without Hello got %v, want Refused for no Hello", addr, msg)
+		}
+		if d := time.Since(start); d < 2*timeout {
+			t.Errorf("%s: refused after %v, before the %v a Hello is due in", addr, d, 2*timeout)
+		}
+		// Closed: an end, or a reset when heartbeats it never read were
+		// still in its buffer; not a read that times out.
+		_, err = wire.ReadFrame(br, wire.DefaultLimit)
+		if ne := net.Error(nil); err == nil || errors.As(err, &ne) && ne.Timeout() {
+			t.Errorf("%s: after the Refused: %v, want the connection closed", addr, err)
+		}
+	}
+}

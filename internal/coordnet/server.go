@@ -48,7 +48,8 @@ type Options struct {
 	// OnNotice, if set, is called in the loop for every notice.
 	OnNotice func(coord.Notice)
 	// Upstream makes the server a relay: the address of the coordinator
-	// it dials (with jittered back-off) and speaks for its node to.
+	// it dials (with jittered back-off, once the relay wants it: see
+	// dialIfWanted) and speaks for its node to.
 	Upstream string
 	// Rand jitters the back-off; default a random source.
 	Rand *rand.Rand
@@ -72,9 +73,15 @@ type Server struct {
 	closed sync.Once
 
 	// Owned by the loop.
-	conns  map[coord.ConnID]*netConn
-	nextID uint64
-	frames map[wire.Msg][]byte // frames encoded in the current batch
+	conns     map[coord.ConnID]*netConn
+	nextID    uint64
+	upDialing bool // a dialUpstream is under way
+	// upBackoff spaces the dials after the first: a coordinator that
+	// accepts and hangs up at once must not be dialled in a tight loop
+	// while the relay waits for it. Reset by a frame from it.
+	upBackoff tcp.Backoff
+	upDialled bool                // the first dial was made
+	frames    map[wire.Msg][]byte // frames encoded in the current batch
 }
 
 // event is something that happened to a connection, posted by its reader
@@ -120,19 +127,16 @@ func Serve(ln net.Listener, sm coord.StateMachine, opts Options) *Server {
 	}
 	s := &Server{
 		ln: ln, sm: sm, opts: opts, start: time.Now(),
-		events: make(chan event, 4096),
-		calls:  make(chan func()),
-		quit:   make(chan struct{}),
-		conns:  make(map[coord.ConnID]*netConn),
-		frames: make(map[wire.Msg][]byte),
+		events:    make(chan event, 4096),
+		calls:     make(chan func()),
+		quit:      make(chan struct{}),
+		conns:     make(map[coord.ConnID]*netConn),
+		frames:    make(map[wire.Msg][]byte),
+		upBackoff: tcp.Backoff{First: dialFirst, Max: dialMax},
 	}
 	s.wg.Add(2)
 	go s.accept()
 	go s.loop()
-	if opts.Upstream != "" {
-		s.wg.Add(1)
-		go s.dialUpstream()
-	}
 	return s
 }
 
@@ -269,6 +273,7 @@ func (s *Server) loop() {
 			c.nc.Close()
 		}
 	}()
+	s.dialIfWanted()
 	for {
 		var rd coord.Ready
 		select {
@@ -296,6 +301,8 @@ func (s *Server) handle(ev event) coord.Ready {
 		if ev.c.id != coord.Upstream {
 			s.nextID++
 			ev.c.id = coord.ConnID(s.nextID)
+		} else {
+			s.upDialing = false
 		}
 		s.conns[ev.c.id] = ev.c
 		limit := s.opts.ReadLimit
@@ -308,6 +315,9 @@ func (s *Server) handle(ev event) coord.Ready {
 		if s.conns[ev.c.id] != ev.c {
 			return coord.Ready{} // closed by the machine; a late frame
 		}
+		if ev.c.id == coord.Upstream {
+			s.upBackoff.Reset() // the coordinator answers
+		}
 		return s.sm.Receive(ev.c.id, ev.msg, s.now())
 	default:
 		// Lost from the other side (or the network), not closed here: a
@@ -315,17 +325,14 @@ func (s *Server) handle(ev event) coord.Ready {
 		lost := s.conns[ev.c.id] == ev.c
 		if lost {
 			s.forget(ev.c)
+		} else if ev.c.id == coord.Upstream {
+			// The machine closed it and knows; the id may already name
+			// the connection dialled since, which this end is not.
+			return coord.Ready{}
 		}
-		rd := s.sm.Disconnect(ev.c.id, ev.err, s.now())
-		if ev.c.id == coord.Upstream && lost && s.wantsUpstream() {
-			// Only a coordinator lost while the node's job still needs it
-			// is dialled again: a relay closes upstream itself when its
-			// ranks have all left (or it gave up on a silent
-			// coordinator), and dialling again then would hand the
-			// coordinator a connection nobody uses.
-			s.redialUpstream()
-		}
-		return rd
+		// A lost coordinator is dialled again (apply, dialIfWanted) if
+		// the relay still wants it.
+		return s.sm.Disconnect(ev.c.id, ev.err, s.now())
 	}
 }
 
@@ -376,6 +383,7 @@ func (s *Server) apply(rd coord.Ready) {
 			s.forget(c)
 		}
 	}
+	s.dialIfWanted()
 	if s.opts.OnNotice != nil {
 		for _, n := range rd.Notices {
 			s.opts.OnNotice(n)
@@ -386,8 +394,11 @@ func (s *Server) apply(rd coord.Ready) {
 // dialUpstream connects a relay to the coordinator, retrying with jittered
 // exponential back-off (002 §III-C: thousands of nodes must not dial in
 // lockstep).
-func (s *Server) dialUpstream() {
+func (s *Server) dialUpstream(wait time.Duration) {
 	defer s.wg.Done()
+	if !tcp.Sleep(s.quit, wait) {
+		return
+	}
 	ctx, cancel := s.quitContext()
 	defer cancel()
 	nc, err := dialBackoff(ctx, s.opts.Upstream, s.opts.Rand)
@@ -402,25 +413,33 @@ func (s *Server) dialUpstream() {
 	s.post(event{kind: evConnect, c: c})
 }
 
-// wantsUpstream says whether the relay's job still needs the coordinator
-// (coord.Relay.NeedsUpstream); a machine that does not say does.
-func (s *Server) wantsUpstream() bool {
-	if r, ok := s.sm.(interface{ NeedsUpstream() bool }); ok {
-		return r.NeedsUpstream()
+// dialIfWanted starts dialling the coordinator when a relay has no
+// connection to it, none is being dialled, and the relay wants one
+// (coord.Relay.WantsUpstream): first once its node's ranks have all
+// joined, so that its Hello is the first thing on the connection, then
+// after the connection is lost or given up while the job still needs it.
+// A relay that closed upstream because its job no longer needs it is not
+// dialled for: that would hand the coordinator a connection nobody uses.
+func (s *Server) dialIfWanted() {
+	if s.opts.Upstream == "" || s.upDialing || s.conns[coord.Upstream] != nil {
+		return
 	}
-	return true
-}
-
-// redialUpstream dials again after the coordinator's connection was lost;
-// the relay decides whether that still matters.
-func (s *Server) redialUpstream() {
+	if r, ok := s.sm.(interface{ WantsUpstream() bool }); ok && !r.WantsUpstream() {
+		return
+	}
 	select {
 	case <-s.quit:
 		return
 	default:
 	}
+	var wait time.Duration
+	if s.upDialled {
+		// No dial goroutine runs now, so the loop may use the Rand.
+		wait = s.upBackoff.Next(s.opts.Rand.Int64N)
+	}
+	s.upDialing, s.upDialled = true, true
 	s.wg.Add(1)
-	go s.dialUpstream()
+	go s.dialUpstream(wait)
 }
 
 // quitContext is a context done when the server closes (or cancel is

@@ -9,17 +9,9 @@ import (
 
 	"github.com/ckpt/ckpt/internal/coord"
 	"github.com/ckpt/ckpt/internal/jobtls"
+	"github.com/ckpt/ckpt/internal/jobtls/jobtlstest"
 	"github.com/ckpt/ckpt/internal/testwait"
 )
-
-func jobTLS(t *testing.T) *jobtls.Config {
-	t.Helper()
-	c, _, err := jobtls.New(t.TempDir(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // Over the job's TLS, a coordinator and a node's relay run a job as over
 // TCP; a client without TLS, or with another job's certificate, does not
@@ -27,7 +19,7 @@ func jobTLS(t *testing.T) *jobtls.Config {
 func TestTreeJobOverTLS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	c := jobTLS(t)
+	c := jobtlstest.New(t)
 	co, err := StartCoordinator("127.0.0.1:0", coord.Config{Size: 2, Token: token}, Options{Tick: 20 * time.Millisecond, TLS: c})
 	if err != nil {
 		t.Fatal(err)
@@ -45,9 +37,9 @@ func TestTreeJobOverTLS(t *testing.T) {
 	defer relay.Close()
 
 	for _, cli := range []ClientConfig{
-		{Addr: relay.Addr(), Token: token, Rank: 0, Size: 2},                                   // no TLS
-		{Addr: relay.Addr(), Token: token, Rank: 0, Size: 2, TLS: jobTLS(t).Client},            // another job's
-		{Addr: co.Addr(), Token: token, Rank: 0, Size: 2, TLS: withRoots(jobTLS(t), c).Client}, // another job's, trusting this one
+		{Addr: relay.Addr(), Token: token, Rank: 0, Size: 2},                                           // no TLS
+		{Addr: relay.Addr(), Token: token, Rank: 0, Size: 2, TLS: jobtlstest.New(t).Client},            // another job's
+		{Addr: co.Addr(), Token: token, Rank: 0, Size: 2, TLS: withRoots(jobtlstest.New(t), c).Client}, // another job's, trusting this one
 	} {
 		dctx, dcancel := context.WithTimeout(ctx, 5*time.Second)
 		cl, err := Dial(dctx, cli)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -40,6 +41,7 @@ type File struct {
 	name   string
 	w      *hashingWriter // nil for a routed file
 	routed bool           // the application writes the path itself
+	path   string         // a routed file's path in the cache
 	size   int64
 	hash   manifest.Hash
 	closed bool
@@ -115,9 +117,16 @@ func (c *Checkpoint) create(file string) (*File, error) {
 	return f, nil
 }
 
+// privateDir is the mode of the directories Path makes, the local
+// backend's DirMode: a job's cache is its user's only (issue 18), whatever
+// the umask.
+const privateDir = 0o700
+
 // Path routes a file the application writes itself, SCR style: it returns
 // the path in the node's cache where the application must write file
-// before Commit, which then hashes it. It needs a cache on a file system.
+// before Commit, which then hashes it and takes from it any permission
+// beyond its user (the application chose the mode it was created with).
+// It needs a cache on a file system.
 func (c *Checkpoint) Path(file string) (string, error) {
 	loc, ok := storage.As[storage.Locator](c.e.Cache)
 	if !ok {
@@ -130,10 +139,10 @@ func (c *Checkpoint) Path(file string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("ckpt: no path for %q", file)
 	}
-	if err := os.MkdirAll(p[:strings.LastIndexByte(p, '/')], 0o755); err != nil {
+	if err := os.MkdirAll(p[:strings.LastIndexByte(p, '/')], privateDir); err != nil {
 		return "", fmt.Errorf("ckpt: %w", err)
 	}
-	c.files = append(c.files, &File{name: file, routed: true})
+	c.files = append(c.files, &File{name: file, routed: true, path: p})
 	return p, nil
 }
 
@@ -303,6 +312,9 @@ func LowestRankOn(m *manifest.Manifest, node string) int {
 func (c *Checkpoint) collectFiles(ctx context.Context, part *manifest.Part) error {
 	for _, f := range c.files {
 		if f.routed {
+			if err := ownerOnly(f.path); err != nil {
+				return fmt.Errorf("routed file %q: %w", f.name, err)
+			}
 			name := cachetier.FileObject(c.name, c.e.Rank, f.name)
 			r, err := c.e.Cache.Open(ctx, name, 0, -1)
 			if err != nil {
@@ -319,6 +331,23 @@ func (c *Checkpoint) collectFiles(ctx context.Context, part *manifest.Part) erro
 			return f.err
 		}
 		part.Files = append(part.Files, manifest.File{Rank: c.e.Rank, Name: f.name, Size: f.size, Hash: f.hash})
+	}
+	return nil
+}
+
+// ownerOnly takes from the file at path any permission of its group and
+// others: the checkpoint's copy of a routed file is as private as the
+// files the cache writes itself. A file the application never wrote is
+// left for the cache's Open to report, as a missing object.
+func ownerOnly(path string) error {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return os.Chmod(path, perm&^0o077)
 	}
 	return nil
 }

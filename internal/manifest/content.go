@@ -46,12 +46,21 @@ func (h *ContentHasher) Write(p []byte) (int, error) {
 		p = p[ContentChunk:]
 	}
 	if len(p) > 0 {
-		if h.buf == nil {
-			h.buf = make([]byte, 0, ContentChunk)
-		}
-		h.buf = append(h.buf, p...)
+		h.buf = appendPartial(h.buf, p)
 	}
 	return n, nil
+}
+
+// appendPartial appends p to buf, a partial chunk that p does not
+// complete. The buffer grows with the content, doubling up to one chunk,
+// so a small file costs a buffer of about its size, not a chunk's.
+func appendPartial(buf, p []byte) []byte {
+	if need := len(buf) + len(p); need > cap(buf) {
+		grown := make([]byte, len(buf), min(ContentChunk, max(need, 2*cap(buf), 512)))
+		copy(grown, buf)
+		buf = grown
+	}
+	return append(buf, p...)
 }
 
 func (h *ContentHasher) chunk(b []byte) {
@@ -78,32 +87,52 @@ func ContentHashBytes(b []byte) Hash {
 	return h.Sum128()
 }
 
+// chunkBuffers holds HashContent's chunk-sized buffers between calls:
+// hashing many small files (a verify, a commit of routed files) would
+// otherwise allocate and zero a chunk per file and spend its time there.
+var chunkBuffers = sync.Pool{New: func() any { b := make([]byte, ContentChunk); return &b }}
+
 // HashContent reads r to EOF and returns its content hash and length: the
 // one way to hash a stream whose hash a manifest records. On a read error
 // it returns the error and the length read before it.
 //
-// It reads and hashes in two goroutines over a ring of four chunk-sized
-// buffers, so that hashing a file costs about the slower of reading and
-// hashing rather than their sum; each chunk is hashed in one call. When
-// HashContent returns, it has finished reading r, so the caller may close
-// r then.
+// It reads and hashes in two goroutines over a ring of up to four
+// chunk-sized buffers, so that hashing a file costs about the slower of
+// reading and hashing rather than their sum; each chunk is hashed in one
+// call, straight from the buffer it was read into. The ring takes a buffer
+// only when the reader is ahead of the hasher (a file of one chunk or
+// less uses one), and its buffers come from and go back to chunkBuffers.
+// When HashContent returns, it has finished reading r, so the caller may
+// close r then.
 func HashContent(r io.Reader) (Hash, int64, error) {
 	const depth = 4
 	type chunk struct {
-		b   []byte
+		b   *[]byte
+		n   int
 		err error
 	}
-	free := make(chan []byte, depth)
-	for range depth {
-		free <- make([]byte, ContentChunk)
-	}
+	free := make(chan *[]byte, depth)
 	full := make(chan chunk, depth)
 	go func() {
 		defer close(full)
-		for b := range free {
-			n, err := io.ReadFull(r, b)
+		taken := 0
+		for {
+			var b *[]byte
+			select {
+			case b = <-free:
+			default:
+				if taken < depth {
+					b = chunkBuffers.Get().(*[]byte)
+					taken++
+				} else {
+					b = <-free
+				}
+			}
+			n, err := io.ReadFull(r, *b)
 			if n > 0 {
-				full <- chunk{b: b[:n]}
+				full <- chunk{b: b, n: n}
+			} else {
+				free <- b
 			}
 			if err == io.EOF || err == io.ErrUnexpectedEOF {
 				return
@@ -114,13 +143,26 @@ func HashContent(r io.Reader) (Hash, int64, error) {
 			}
 		}
 	}()
+	// Every chunk but the last is whole (ReadFull), so hashing each as it
+	// comes is the definition's chunking; Sum128 then appends the length.
 	h := NewContentHasher()
+	var err error
 	for c := range full {
 		if c.err != nil {
-			return Hash{}, h.total, c.err
+			err = c.err
+			continue // the reader has stopped: close(full) follows
 		}
-		h.Write(c.b)
-		free <- c.b[:cap(c.b)]
+		h.chunk((*c.b)[:c.n])
+		h.total += int64(c.n)
+		free <- c.b
+	}
+	// The reader has returned (full is closed), so every buffer it took
+	// is in free.
+	for len(free) > 0 {
+		chunkBuffers.Put(<-free)
+	}
+	if err != nil {
+		return Hash{}, h.total, err
 	}
 	return h.Sum128(), h.total, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/jobtls/jobtlstest"
 	"github.com/ckpt/ckpt/internal/peer"
 	"github.com/ckpt/ckpt/internal/testwait"
 )
@@ -232,7 +233,7 @@ func streamRate(b *testing.B, nodes []*peer.Node, msg, buf []byte, n int) float6
 // peer channel.
 func BenchmarkAppThroughputTLS1MiB(b *testing.B) {
 	const size = 1 << 20
-	secure, _ := cluster(b, 2, peer.WithTLS(jobTLS(b)))
+	secure, _ := cluster(b, 2, peer.WithTLS(jobtlstest.New(b)))
 	plain, _ := cluster(b, 2)
 	msg, buf := connectStream(b, secure, size)
 	connectStream(b, plain, size)
@@ -249,7 +250,7 @@ func BenchmarkAppThroughputTLS1MiB(b *testing.B) {
 // application channel over TLS (ns/op), beside the same over plain TCP in
 // the same run (plain-ns/rt).
 func BenchmarkRoundTripTLS8B(b *testing.B) {
-	secure, _ := cluster(b, 2, peer.WithTLS(jobTLS(b)))
+	secure, _ := cluster(b, 2, peer.WithTLS(jobtlstest.New(b)))
 	plain, _ := cluster(b, 2)
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -6,26 +6,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/internal/jobtls"
+	"github.com/ckpt/ckpt/internal/jobtls/jobtlstest"
 	"github.com/ckpt/ckpt/internal/peer"
 	"github.com/ckpt/ckpt/internal/peer/transporttest"
 	"github.com/ckpt/ckpt/internal/redundancy"
 	"github.com/ckpt/ckpt/internal/testwait"
 )
 
-// jobTLS makes a job's TLS material in a temporary directory.
-func jobTLS(tb testing.TB) *jobtls.Config {
-	tb.Helper()
-	c, _, err := jobtls.New(tb.TempDir(), time.Hour)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
-}
-
 // Over TLS the application channel keeps the whole transport contract.
 func TestContractAppTLS(t *testing.T) {
-	c := jobTLS(t)
+	c := jobtlstest.New(t)
 	transporttest.Run(t, func(t *testing.T, n, depth int) transporttest.Net {
 		nodes, _ := cluster(t, n, peer.WithDepth(depth), peer.WithTLS(c))
 		eps := make([]redundancy.Transport, n)
@@ -41,10 +31,10 @@ func TestContractAppTLS(t *testing.T) {
 // job.
 func TestTLSRefusesOutsiders(t *testing.T) {
 	ctx := ctxT(t)
-	c := jobTLS(t)
+	c := jobtlstest.New(t)
 	res := peer.NewMapResolver()
 	n0 := start(t, 0, 3, res, peer.WithTLS(c), peer.WithHandshakeTimeout(10*time.Second))
-	for _, opts := range [][]peer.Option{nil, {peer.WithTLS(jobTLS(t))}} {
+	for _, opts := range [][]peer.Option{nil, {peer.WithTLS(jobtlstest.New(t))}} {
 		intruder, err := peer.Listen(1, 3, token, res, append(opts, peer.WithLogger(quiet), peer.WithHandshakeTimeout(10*time.Second))...)
 		if err != nil {
 			t.Fatal(err)

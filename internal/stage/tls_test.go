@@ -10,21 +10,13 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/jobtls"
+	"github.com/ckpt/ckpt/internal/jobtls/jobtlstest"
 	"github.com/ckpt/ckpt/internal/storage/mem"
 )
 
-func jobTLS(tb testing.TB) *jobtls.Config {
-	tb.Helper()
-	c, _, err := jobtls.New(tb.TempDir(), time.Hour)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
-}
-
 // A flush over the job's TLS commits the checkpoint exact, as over TCP.
 func TestFlushOverTLS(t *testing.T) {
-	c := jobTLS(t)
+	c := jobtlstest.New(t)
 	shared := mem.New()
 	cp := makeCheckpoint(t, "ckpt.1", 1, 2, 1, []int{300000, 5}, 3)
 	_, addr := startServer(t, Config{Shared: shared, ChunkSize: 64 << 10, TLS: c.Server})
@@ -42,7 +34,7 @@ func TestFlushOverTLS(t *testing.T) {
 // from a client with another job's certificate: both are dropped before
 // their token is looked at, and the stranger's flush stays pending.
 func TestTLSServerRefusesOutsiders(t *testing.T) {
-	c := jobTLS(t)
+	c := jobtlstest.New(t)
 	var mu sync.Mutex
 	var logged []string
 	srv, err := NewServer(Config{Shared: mem.New(), Token: "tok", TLS: c.Server, HelloTimeout: 5 * time.Second,
@@ -68,7 +60,7 @@ func TestTLSServerRefusesOutsiders(t *testing.T) {
 	p.expectClosed("a plain-TCP client of a TLS server")
 	// Another job's certificate: it trusts this job's server, but the
 	// server does not trust it.
-	other := jobTLS(t).Client.Clone()
+	other := jobtlstest.New(t).Client.Clone()
 	other.RootCAs = c.Client.RootCAs
 	cp := makeCheckpoint(t, "ckpt.2", 2, 1, 1, []int{10}, 4)
 	cl := NewClient(ClientConfig{Addr: addr, Token: "tok", Node: "node0", Source: newSource(cp), Logf: t.Logf, TLS: other})
@@ -134,7 +126,7 @@ func pullRate(b *testing.B, tls *jobtls.Config, size, n int) float64 {
 // (x-plain): the cost of ckpt run --tls on the staging pull.
 func BenchmarkPullTLS32MiB(b *testing.B) {
 	const size = 32 << 20
-	c := jobTLS(b)
+	c := jobtlstest.New(b)
 	b.SetBytes(size)
 	b.ResetTimer()
 	rate := pullRate(b, c, size, b.N)
