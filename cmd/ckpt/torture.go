@@ -72,7 +72,8 @@ damage was within the redundancy's tolerance, such as one node lost under
 xor: must be 0); lost_beyond_tolerance (count, and why: all caches lost, a
 set lost more members than its scheme rebuilds, ...); recover_seconds by
 kind (median and p99 from the fault to the restored state, or for a fault
-the job rides out to its next checkpoint after the fault ended);
+the job rides out to its next checkpoint after the fault ended, or to its
+end if it finishes first);
 attacks_held by kind of listener, attacks_cut (cut short by the end of the
 job) and hostile_failures (attacks a listener
 did not hold, connections it kept, restarts during a hostile fault: must

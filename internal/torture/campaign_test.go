@@ -3,6 +3,7 @@ package torture
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -136,5 +137,43 @@ func TestRunResumesAFailedJob(t *testing.T) {
 	res := runFake(t, r, []Kind{KillRank}, 3)
 	if res.JobFailures != 2 || r.Resumed != 2 || res.FaultsInjected != 3 || res.Recoveries["cache"] != 3 || res.Failed() {
 		t.Fatalf("job failures %d, resumed %d: %+v", res.JobFailures, r.Resumed, res)
+	}
+}
+
+// TestRideOutToTheJobsEnd: a fault the job rides out is recovered by its
+// next checkpoint, or by its end when it finishes first (a fault after
+// its last checkpoint): both give the fault a recover time.
+func TestRideOutToTheJobsEnd(t *testing.T) {
+	r := &Fake{Steps: 30, Every: 10} // checkpoints 10, 20, 30, then done
+	var progress strings.Builder
+	res, err := Run(context.Background(), Config{Seed: 5, Duration: time.Hour, MaxFaults: 12, FaultsPerRun: 1,
+		Kinds: []Kind{KillStage}, Workloads: []Workload{fakeWorkload}, RecoverTimeout: time.Minute, Progress: &progress}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	atEnd := 0
+	for _, n := range r.Between {
+		if n == 3 {
+			atEnd++ // injected after the job's last checkpoint
+		}
+	}
+	if atEnd == 0 || atEnd == len(r.Between) {
+		t.Fatalf("checkpoints before each fault %v: want some faults after the last checkpoint and some before", r.Between)
+	}
+	finished, checkpointed := 0, 0
+	for _, line := range strings.Split(progress.String(), "\n") {
+		switch {
+		case strings.Contains(line, "rode out") && strings.Contains(line, ": the job finished "):
+			finished++
+		case strings.Contains(line, "rode out") && strings.Contains(line, " committed "):
+			checkpointed++
+		}
+	}
+	if finished != atEnd || finished+checkpointed != res.FaultsInjected {
+		t.Fatalf("%d faults after the last checkpoint, %d ridden out to the end, %d to a checkpoint, %d injected:\n%s",
+			atEnd, finished, checkpointed, res.FaultsInjected, progress.String())
+	}
+	if _, ok := res.RecoverSeconds[KillStage]; !ok || res.Failed() || res.Stuck != 0 {
+		t.Fatalf("recover seconds %v, failed %v, stuck %d", res.RecoverSeconds, res.Failed(), res.Stuck)
 	}
 }

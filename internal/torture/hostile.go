@@ -68,6 +68,12 @@ func (r *jobRun) rideOutAttacks(ctx context.Context, f Fault, at time.Time) erro
 			first = false
 			r.tally.Healed(f, at, e)
 			r.say("rode out %s: step %d committed %.2fs after the attacks began", f, e.Step, e.At.Sub(at).Seconds())
+		case e.Kind == "done":
+			if first {
+				r.tally.Healed(f, at, e)
+				r.say("rode out %s: the job finished %.2fs after the attacks began", f, e.At.Sub(at).Seconds())
+			}
+			return true
 		}
 		if e.Kind == "checkpoint" && !e.At.Before(end) {
 			r.since = 0
