@@ -15,35 +15,49 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// inSandbox makes a listener and a connection to it inside the sandbox's
-// network namespace, on a thread moved there (and thrown away after).
+// sandboxListener listens inside the sandbox's network namespace: made
+// on a thread moved there, and thrown away after (never unlocked, it ends
+// with its goroutine). The socket stays in that namespace.
+func sandboxListener(t *testing.T, sb *sandbox) net.Listener {
+	t.Helper()
+	type result struct {
+		ln  net.Listener
+		err error
+	}
+	c := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", sb.pid))
+		if err != nil {
+			c <- result{err: err}
+			return
+		}
+		defer ns.Close()
+		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
+			c <- result{err: err}
+			return
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		c <- result{ln, err}
+	}()
+	r := <-c
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	t.Cleanup(func() { r.ln.Close() })
+	return r.ln
+}
+
+// inSandbox makes a connection inside the sandbox's network namespace:
+// to a listener there, by the sandbox's dialer.
 func inSandbox(t *testing.T, sb *sandbox) (client, server net.Conn) {
 	t.Helper()
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		errc <- func() error {
-			ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", sb.pid))
-			if err != nil {
-				return err
-			}
-			defer ns.Close()
-			if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
-				return err
-			}
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				return err
-			}
-			defer ln.Close()
-			if client, err = net.Dial("tcp", ln.Addr().String()); err != nil {
-				return err
-			}
-			server, err = ln.Accept()
-			return err
-		}()
-	}()
-	if err := <-errc; err != nil {
+	ln := sandboxListener(t, sb)
+	client, err := sb.dial(context.Background(), ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if server, err = ln.Accept(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close(); server.Close() })
@@ -134,7 +148,7 @@ func TestSandbox(t *testing.T) {
 
 // TestSandboxDial: the hostile fault's dialer reaches a listener that
 // exists only inside the sandbox's network namespace, and leaves the
-// caller's thread in its own namespace.
+// caller's threads in their own namespace.
 func TestSandboxDial(t *testing.T) {
 	if why := SandboxUnavailable(); why != "" {
 		t.Skip("SKIPPED: " + why)
@@ -144,57 +158,37 @@ func TestSandboxDial(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	addrc, errc := make(chan string, 1), make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		errc <- func() error {
-			ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", sb.pid))
-			if err != nil {
-				return err
-			}
-			defer ns.Close()
-			if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
-				return err
-			}
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				return err
-			}
-			defer ln.Close()
-			addrc <- ln.Addr().String()
-			c, err := ln.Accept()
-			if err == nil {
-				c.Close()
-			}
-			return err
-		}()
-	}()
-	var addr string
-	select {
-	case addr = <-addrc:
-	case err := <-errc:
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	ln := sandboxListener(t, sb)
+	addr := ln.Addr().String()
+	accepted := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			c.Close()
+		}
+		accepted <- err
+	}()
 	nc, err := sb.dial(ctx, addr)
 	if err != nil {
 		t.Fatalf("dialing %s inside the sandbox: %v", addr, err)
 	}
 	nc.Close()
-	if err := <-errc; err != nil {
+	if err := <-accepted; err != nil {
 		t.Fatalf("the sandbox's listener: %v", err)
 	}
-	// Back home: a listener of the host is reached from here, as before.
+	ln.Close()
+	// Back home: a listener of the host is reached from here, as before,
+	// and the sandbox's closed one is not, from inside.
 	host, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer host.Close()
 	for i := 0; i < 8; i++ { // on whichever threads the scheduler picks
-		c, err := sb.dial(ctx, addr)
-		if err == nil {
-			c.Close() // nothing listens there any more: refused
+		if c, err := sb.dial(ctx, addr); err == nil {
+			c.Close()
 			t.Fatalf("dial %d reached the closed sandbox listener", i)
 		}
 		hc, err := net.Dial("tcp", host.Addr().String())
