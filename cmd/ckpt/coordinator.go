@@ -37,7 +37,7 @@ func newCoordinatorCmd() *cobra.Command {
 }
 
 // defaultCoordinatorListen is where ckpt coordinator listens unless told:
-// loopback, as every listener of a job on one machine (issue 18); ranks on
+// loopback, as every listener of a job on one machine; ranks on
 // other machines need an address given on purpose.
 const defaultCoordinatorListen = "127.0.0.1:7077"
 

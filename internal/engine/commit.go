@@ -118,7 +118,7 @@ func (c *Checkpoint) create(file string) (*File, error) {
 }
 
 // privateDir is the mode of the directories Path makes, the local
-// backend's DirMode: a job's cache is its user's only (issue 18), whatever
+// backend's DirMode: a job's cache is its user's only, whatever
 // the umask.
 const privateDir = 0o700
 

@@ -1,6 +1,6 @@
 // Package hostile is a hostile client of the job's listeners — the
 // coordinator, a node's relay, a rank's peer node, a staging server — for
-// tests and `ckpt torture` (issue 18 §3). Each Attack plays one kind of
+// tests and `ckpt torture`. Each Attack plays one kind of
 // misbehaviour against a Target: a wrong token, a replayed frame, frames
 // that are oversized, malformed, truncated or random, and connections that
 // say nothing or trickle bytes (slowloris). An attack holds when the

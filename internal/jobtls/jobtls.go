@@ -1,5 +1,5 @@
 // Package jobtls is the optional TLS of a job's traffic for runs across
-// machines (issue 18 §3): a certificate authority of the job's own, made
+// machines: a certificate authority of the job's own, made
 // at launch, and one certificate it signs, which every listener of the
 // job (coordinator, relays, peers, staging servers) presents and every
 // client presents back: mutual authentication, pinned to the job's CA, so
