@@ -86,7 +86,7 @@ func (c *coordinatorRun) exit(t *testing.T) int {
 	}
 }
 
-// ckpt coordinator listens on loopback unless told otherwise (issue 18: a
+// ckpt coordinator listens on loopback unless told otherwise (a
 // job's listeners on one machine bind loopback), on the port it always
 // had, and its help says why and how to reach it from other machines.
 func TestCoordinatorListensOnLoopback(t *testing.T) {

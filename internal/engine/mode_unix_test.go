@@ -17,7 +17,7 @@ import (
 )
 
 // Every directory and file a job's checkpoint puts in the caches and the
-// shared tier is its user's only (issue 18), even with a umask that takes
+// shared tier is its user's only, even with a umask that takes
 // nothing away and an application that writes its routed file
 // world-readable: a checkpoint (one file created, one routed), its flush,
 // and a restart that fetches it back from the shared tier onto spares.
