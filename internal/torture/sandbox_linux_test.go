@@ -64,13 +64,10 @@ func inSandbox(t *testing.T, sb *sandbox) (client, server net.Conn) {
 	return client, server
 }
 
-func port(a net.Addr) uint16 { return uint16(a.(*net.TCPAddr).Port) }
-
-// TestSandbox: what the network and disk faults do, on a connection and
-// a disk of a sandbox: a partition drops a connection's packets until it
-// is healed, a cut destroys it, a full disk refuses writes until its
-// ballast goes, and none of it is seen outside.
-func TestSandbox(t *testing.T) {
+// testSandbox starts a sandbox for a test, which skips loudly where none
+// can be made.
+func testSandbox(t *testing.T) *sandbox {
+	t.Helper()
 	if why := SandboxUnavailable(); why != "" {
 		t.Skip("SKIPPED: " + why)
 	}
@@ -78,7 +75,18 @@ func TestSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sb.Close()
+	t.Cleanup(func() { sb.Close() })
+	return sb
+}
+
+func port(a net.Addr) uint16 { return uint16(a.(*net.TCPAddr).Port) }
+
+// TestSandbox: what the network and disk faults do, on a connection and
+// a disk of a sandbox: a partition drops a connection's packets until it
+// is healed, a cut destroys it, a full disk refuses writes until its
+// ballast goes, and none of it is seen outside.
+func TestSandbox(t *testing.T) {
+	sb := testSandbox(t)
 	client, server := inSandbox(t, sb)
 	buf := make([]byte, 16)
 
@@ -150,14 +158,7 @@ func TestSandbox(t *testing.T) {
 // exists only inside the sandbox's network namespace, and leaves the
 // caller's threads in their own namespace.
 func TestSandboxDial(t *testing.T) {
-	if why := SandboxUnavailable(); why != "" {
-		t.Skip("SKIPPED: " + why)
-	}
-	sb, err := startSandbox(context.Background(), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
+	sb := testSandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	ln := sandboxListener(t, sb)
