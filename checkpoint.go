@@ -57,10 +57,24 @@ func (f *File) Close() error { return f.f.Close() }
 // current).
 func (c *Checkpoint) Commit(ctx context.Context) error { return engineError(c.c.Commit(ctx)) }
 
-// engineError marks an engine's configuration error with ErrConfig.
+// ErrCheckpointFailed is wrapped by the error of Job.Checkpoint and
+// Checkpoint.Commit when every rank learned, together, that the checkpoint
+// failed (a rank could not write its part, its disk full, or a node its
+// manifest): no rank keeps any of it, the previous checkpoint stays
+// current, and the job may go on computing and checkpoint again later,
+// as an SCR application goes on after a checkpoint it marked invalid.
+// Any other error from a checkpoint leaves the ranks unsure of each
+// other: end the rank (the launcher relaunches the job).
+var ErrCheckpointFailed = errors.New("the checkpoint failed on every rank")
+
+// engineError marks an engine's configuration error with ErrConfig, and a
+// checkpoint that failed on every rank with ErrCheckpointFailed.
 func engineError(err error) error {
-	if errors.Is(err, engine.ErrConfig) {
+	switch {
+	case errors.Is(err, engine.ErrConfig):
 		return configError(err)
+	case errors.Is(err, engine.ErrCheckpointFailed):
+		return &marked{err, ErrCheckpointFailed}
 	}
 	return err
 }

@@ -264,6 +264,8 @@ func TestJobCheckpointFailsOnEveryRank(t *testing.T) {
 			return errors.New("c1 committed, which rank 1 could not write")
 		case j.Rank() == 1 && !errors.Is(err, syscall.ENOSPC):
 			return fmt.Errorf("rank 1's error %v does not say why", err)
+		case !errors.Is(err, ErrCheckpointFailed):
+			return fmt.Errorf("error %v is not ErrCheckpointFailed: the rank cannot know the job may go on", err)
 		case !strings.Contains(err.Error(), syscall.ENOSPC.Error()):
 			return fmt.Errorf("error %v does not say why", err)
 		}

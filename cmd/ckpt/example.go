@@ -130,6 +130,9 @@ func runExample(c *cobra.Command, prog func(*ckpt.Job) (ranks.Report, error)) er
 			from = fmt.Sprintf("restored %s from %s", rep.Checkpoint, rep.RestoredFrom)
 		}
 		fmt.Fprintf(c.ErrOrStderr(), "%s; %d checkpoints taking %.3fs\n", from, rep.Checkpoints, rep.CheckpointDur.Seconds())
+		if rep.FailedCheckpoints > 0 {
+			fmt.Fprintf(c.ErrOrStderr(), "%d checkpoints failed on every rank and the job went on; the last: %v\n", rep.FailedCheckpoints, rep.LastFailure)
+		}
 	}
 	return nil
 }

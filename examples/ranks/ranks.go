@@ -33,6 +33,10 @@ type Report struct {
 	// Checkpoints taken, and the time they took (this rank's view).
 	Checkpoints   int
 	CheckpointDur time.Duration
+	// FailedCheckpoints failed on every rank (ckpt.ErrCheckpointFailed, a
+	// full disk): the job went on from its state; LastFailure says why.
+	FailedCheckpoints int
+	LastFailure       error
 	// Halted is true if the job stopped early on a halt request.
 	Halted bool
 }
@@ -142,13 +146,21 @@ func run(ctx context.Context, job *ckpt.Job, app string, s stepper, trace io.Wri
 				}
 				return f.Close()
 			})
-			if err != nil {
+			switch {
+			case errors.Is(err, ckpt.ErrCheckpointFailed):
+				// Every rank failed it together and kept none of it: the
+				// previous checkpoint stays current, and the job goes on
+				// to the next one the policy asks for.
+				rep.FailedCheckpoints++
+				rep.LastFailure = err
+			case err != nil:
 				return rep, err
-			}
-			rep.Checkpoints++
-			rep.CheckpointDur += time.Since(start)
-			if err := tr.record(ctx, job, s, TraceEvent{Event: "checkpoint", Checkpoint: name}); err != nil {
-				return rep, err
+			default:
+				rep.Checkpoints++
+				rep.CheckpointDur += time.Since(start)
+				if err := tr.record(ctx, job, s, TraceEvent{Event: "checkpoint", Checkpoint: name}); err != nil {
+					return rep, err
+				}
 			}
 		}
 		if job.Halting() {

@@ -153,6 +153,8 @@ func TestFailedWriteFailsEveryRank(t *testing.T) {
 			t.Fatalf("rank 1's error %v does not say why", err)
 		case r != 1 && !strings.Contains(err.Error(), "rank 1: write state: "+syscall.ENOSPC.Error()):
 			t.Fatalf("rank %d's error %v does not name rank 1 and its reason", r, err)
+		case !errors.Is(err, engine.ErrCheckpointFailed):
+			t.Fatalf("rank %d's error %v is not ErrCheckpointFailed: the ranks failed together and may go on", r, err)
 		}
 	}
 	// Nothing of c2 is left in any cache: no torn checkpoint to restore,

@@ -220,13 +220,13 @@ func (c *Checkpoint) Commit(ctx context.Context) error {
 		return c.fail(ctx, err)
 	}
 	if err := firstError(all, func(m commitMsg) string { return m.Err }); err != nil {
-		return c.fail(ctx, err)
+		return c.failTogether(ctx, err)
 	}
 
 	// Every rank derives the same sets and metadata from the same parts.
 	meta, sets, err := e.planCommit(c.name, all)
 	if err != nil {
-		return c.fail(ctx, err)
+		return c.failTogether(ctx, err) // every rank planned from the same parts
 	}
 	parts := make([]manifest.Part, len(all))
 	for i, m := range all {
@@ -251,7 +251,7 @@ func (c *Checkpoint) Commit(ctx context.Context) error {
 		return c.fail(ctx, err)
 	}
 	if err := firstError(all2, func(m commitMsg) string { return m.Err }); err != nil {
-		return c.fail(ctx, err)
+		return c.failTogether(ctx, err)
 	}
 	for r, m := range all2 {
 		parts[r].Parity = m.Parity
@@ -284,7 +284,7 @@ func (c *Checkpoint) Commit(ctx context.Context) error {
 		if err == nil {
 			err = errors.New("another node could not write the manifest")
 		}
-		return c.fail(ctx, err)
+		return c.failTogether(ctx, err)
 	}
 	e.lastID = meta.ID
 	// Retention: the ranks decide together (retain.go); the lowest rank
@@ -457,6 +457,12 @@ func (c *Checkpoint) fail(ctx context.Context, err error) error {
 	return fmt.Errorf("ckpt: commit %q: %w", c.name, err)
 }
 
+// failTogether is fail for a failure every rank learned in the same
+// round: its error wraps ErrCheckpointFailed.
+func (c *Checkpoint) failTogether(ctx context.Context, err error) error {
+	return c.fail(ctx, fmt.Errorf("%w: %w", ErrCheckpointFailed, err))
+}
+
 // Fail is Commit for a rank that could not write its part (its disk is
 // full, the application's save failed): it takes part in Commit's
 // collective rounds with err, so that every rank's Commit fails at once
@@ -471,7 +477,11 @@ func (c *Checkpoint) Fail(ctx context.Context, err error) error {
 		}
 	}
 	c.failed = err
-	c.Commit(ctx) // fails: round 1 carries err to every rank
+	// Commit fails: round 1 carries err to every rank. Once it did, the
+	// ranks agree and the job may go on (ErrCheckpointFailed).
+	if cerr := c.Commit(ctx); errors.Is(cerr, ErrCheckpointFailed) {
+		return fmt.Errorf("%w: %w", ErrCheckpointFailed, err)
+	}
 	return err
 }
 

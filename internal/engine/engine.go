@@ -70,6 +70,15 @@ func (e *Engine) LastID() uint64 { return e.lastID }
 // recovered.
 var ErrNoCheckpoint = errors.New("no recoverable checkpoint")
 
+// ErrCheckpointFailed is wrapped by Commit's error when every rank learned
+// that the checkpoint failed, in the same round and for the same reason (a
+// rank could not write its part or its parity, a node its manifest): no
+// rank keeps any of it, the previous checkpoint stays current, and the
+// ranks agree, so the job may go on and checkpoint again later. Commit's
+// other errors (a rank lost mid-commit) leave the ranks unsure of each
+// other: the job must end.
+var ErrCheckpointFailed = errors.New("the checkpoint failed on every rank")
+
 // ErrConfig is wrapped by errors that no relaunch of the same job can fix:
 // a redundancy scheme its ranks cannot form sets for.
 var ErrConfig = errors.New("configuration error")

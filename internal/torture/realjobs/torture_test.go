@@ -157,6 +157,11 @@ func TestTortureNetworkAndDisk(t *testing.T) {
 		t.Errorf("wrong results %d, committed lost within tolerance %d, beyond %d: %q\n%s",
 			res.WrongResults, res.CommittedLostWithinTolerance, res.LostBeyondTolerance.Count, res.Problems, stderr)
 	}
+	// A full disk fails checkpoints on every rank together
+	// (ckpt.ErrCheckpointFailed): the examples go on, nothing relaunches.
+	if res.JobFailures != 0 {
+		t.Errorf("%d job failures: %q\n%s", res.JobFailures, res.Problems, stderr)
+	}
 	if res.FaultsInjected != faults || len(res.Unavailable) != 0 {
 		t.Errorf("%d faults injected, want %d; unavailable %v\n%s", res.FaultsInjected, faults, res.Unavailable, stderr)
 	}
