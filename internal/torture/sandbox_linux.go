@@ -408,32 +408,44 @@ func diskUsage(dir string) int64 {
 }
 
 // dial connects to addr from inside the sandbox's network namespace (the
-// hostile fault's attacks on a sandboxed job). A socket belongs to the
-// namespace of the thread that made it, so the dial runs on a thread
-// locked to this goroutine, moved into the namespace and back. A thread
-// that cannot get back stays locked: Go ends it with the goroutine
-// rather than reuse it in the wrong namespace.
-func (s *sandbox) dial(ctx context.Context, addr string) (net.Conn, error) {
+// hostile fault's attacks on a sandboxed job).
+func (s *sandbox) dial(ctx context.Context, addr string) (nc net.Conn, err error) {
+	err = s.inNet(func() error {
+		var d net.Dialer
+		nc, err = d.DialContext(ctx, "tcp", addr)
+		return err
+	})
+	return nc, err
+}
+
+// inNet runs fn inside the sandbox's network namespace: the sockets it
+// makes belong there. A socket belongs to the namespace of the thread
+// that made it, so fn runs on a thread locked to this goroutine, moved
+// into the namespace and back. Back home, the thread is unlocked and
+// lives on: a thread ended with its goroutine would take with it every
+// child it forked with Pdeathsig (a job's holder or launcher). Only a
+// thread that cannot get back stays locked, and Go ends it rather than
+// reuse it in the wrong namespace.
+func (s *sandbox) inNet(fn func() error) error {
 	target, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", s.pid))
 	if err != nil {
-		return nil, fmt.Errorf("the sandbox's network namespace: %w", err)
+		return fmt.Errorf("the sandbox's network namespace: %w", err)
 	}
 	defer target.Close()
 	runtime.LockOSThread()
 	home, err := os.Open("/proc/thread-self/ns/net")
 	if err != nil {
 		runtime.UnlockOSThread()
-		return nil, err
+		return err
 	}
 	defer home.Close()
 	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
 		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("entering the sandbox's network namespace: %w", err)
+		return fmt.Errorf("entering the sandbox's network namespace: %w", err)
 	}
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	err = fn()
 	if unix.Setns(int(home.Fd()), unix.CLONE_NEWNET) == nil {
 		runtime.UnlockOSThread()
 	}
-	return nc, err
+	return err
 }

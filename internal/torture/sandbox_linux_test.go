@@ -7,45 +7,24 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
-// sandboxListener listens inside the sandbox's network namespace: made
-// on a thread moved there, and thrown away after (never unlocked, it ends
-// with its goroutine). The socket stays in that namespace.
+// sandboxListener listens inside the sandbox's network namespace.
 func sandboxListener(t *testing.T, sb *sandbox) net.Listener {
 	t.Helper()
-	type result struct {
-		ln  net.Listener
-		err error
+	var ln net.Listener
+	err := sb.inNet(func() (err error) {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	c := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", sb.pid))
-		if err != nil {
-			c <- result{err: err}
-			return
-		}
-		defer ns.Close()
-		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
-			c <- result{err: err}
-			return
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		c <- result{ln, err}
-	}()
-	r := <-c
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	t.Cleanup(func() { r.ln.Close() })
-	return r.ln
+	t.Cleanup(func() { ln.Close() })
+	return ln
 }
 
 // inSandbox makes a connection inside the sandbox's network namespace:
