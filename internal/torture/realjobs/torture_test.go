@@ -134,7 +134,12 @@ func TestTortureNetworkAndDisk(t *testing.T) {
 		t.Skip("SKIPPED: the network and disk faults " + why)
 	}
 	const (
-		seed      = 20 // its first 5 faults: cut-node, disk-full, a partition of 5.4 s, shared-full, disk-full
+		// Seed 20's first 5 faults: cut-node, disk-full, a partition of
+		// 5.4 s, shared-full, disk-full. One job each, so that every fault
+		// lands early in a running job: a job that rides a full disk out
+		// often finishes within the hold, and a fault after it in the same
+		// job would find nothing to hit.
+		seed      = 20
 		faults    = 5
 		heartbeat = 3 * time.Second
 	)
@@ -144,7 +149,7 @@ func TestTortureNetworkAndDisk(t *testing.T) {
 		names[i] = string(k)
 	}
 	code, stdout, stderr := ckpt(t, "torture", "--duration", "15m", "--faults", fmt.Sprint(faults), "--seed", fmt.Sprint(seed),
-		"--faults-per-run", fmt.Sprint(faults), "--heartbeat-timeout", heartbeat.String(), "--workload", "himeno",
+		"--faults-per-run", "1", "--heartbeat-timeout", heartbeat.String(), "--workload", "himeno",
 		"--kinds", strings.Join(names, ","), "--dir", t.TempDir(), "--json")
 	if code != 0 {
 		t.Fatalf("ckpt torture: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
