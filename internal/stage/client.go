@@ -398,6 +398,13 @@ func (c *Client) answer(nc net.Conn, p *Pull) error {
 	}
 	r, err := c.cfg.Source.Open(c.ctx, p.Name, p.Rank, p.File, p.Offset, int64(p.Length))
 	if err != nil {
+		if c.ctx.Err() != nil {
+			// The client is closing (its rank is done, or failing): the
+			// cache did not fail. A PullError would fail the flush at
+			// the server; dropping the connection leaves it there for
+			// a relaunched rank's client to take up again.
+			return c.ctx.Err()
+		}
 		return c.send(&PullError{ID: p.ID, Reason: fmt.Sprintf("%s rank %d %s: %v", p.Name, p.Rank, p.File, err)})
 	}
 	defer r.Close()
@@ -418,7 +425,8 @@ func (c *Client) answer(nc net.Conn, p *Pull) error {
 	// failed to read, send zeros for the rest to keep the stream in step:
 	// the server's content hash check then fails the flush. (Dropping the
 	// connection instead would only make the server pull again, for ever.)
-	if n < int64(p.Length) {
+	// A read cut short by Close is no such failure: the connection drops.
+	if n < int64(p.Length) && c.ctx.Err() == nil {
 		if _, perr := io.CopyN(nc, zeros{}, int64(p.Length)-n); perr == nil {
 			c.cfg.Logf("stage client: %v; sent zeros for the rest", err)
 			return nil

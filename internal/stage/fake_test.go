@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -485,4 +486,43 @@ type listFails struct{ storage.Backend }
 
 func (listFails) List(context.Context, string, func(storage.Info) error) error {
 	return &storage.Error{Op: "list", Err: syscall.EIO}
+}
+
+// A client closing while it serves a pull (its rank's job ended, or the
+// rank fails) cuts its cache read short: it must drop the connection, not
+// answer with a PullError, which the server takes for a broken cache and
+// fails the flush that a relaunched rank's client would have served.
+// (Close also closes the connection, but a busy machine may run the
+// answer first: the answer is driven here by hand, over a pipe.)
+func TestClientClosingDropsThePull(t *testing.T) {
+	cp := makeCheckpoint(t, "ckpt.30", 30, 1, 1, []int{4000}, 30)
+	src := newSource(cp)
+	src.holdOpen = make(chan struct{}, 1)
+	c := NewClient(ClientConfig{Addr: "127.0.0.1:1", Token: "tok", Node: "node0", Source: src, Logf: t.Logf})
+	if err := c.Announce(cp.name, cp.encoded, cp.ranks("node0")); err != nil {
+		t.Fatal(err)
+	}
+	c.Close() // cancels the client's context: the cache read below fails
+	server, client := net.Pipe()
+	defer server.Close()
+	c.mu.Lock()
+	c.nc = client
+	c.mu.Unlock()
+	got := make(chan Msg, 1)
+	go func() {
+		m, err := ReadMsg(bufio.NewReader(server))
+		if err != nil {
+			m = nil
+		}
+		got <- m
+	}()
+	err := c.answer(client, &Pull{ID: 1, Name: cp.name, Rank: 0, File: "f0", Length: 1000})
+	<-src.holdOpen
+	if err == nil {
+		t.Fatal("answer served a pull after Close")
+	}
+	client.Close()
+	if m := <-got; m != nil {
+		t.Fatalf("the closing client answered the pull with %s %+v; want the connection dropped", m.Type(), m)
+	}
 }

@@ -85,11 +85,14 @@ func splitSets(n int) [][]int {
 }
 
 // memSource is a node's cache in memory. failOpen, when set, makes Open
-// fail; short cuts every read short by that many bytes.
+// fail. holdOpen, when
+// set, makes Open say so on it and wait for its context's end, as a
+// cache read cut off by the client's Close.
 type memSource struct {
 	mu       sync.Mutex
 	cps      map[string]*testCheckpoint
 	failOpen error
+	holdOpen chan struct{}
 	opens    int
 }
 
@@ -117,10 +120,15 @@ func (s *memSource) Manifest(_ context.Context, name string) ([]byte, error) {
 	return cp.encoded, nil
 }
 
-func (s *memSource) Open(_ context.Context, name string, rank int, file string, off, n int64) (io.ReadCloser, error) {
+func (s *memSource) Open(ctx context.Context, name string, rank int, file string, off, n int64) (io.ReadCloser, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.opens++
+	if s.holdOpen != nil {
+		s.holdOpen <- struct{}{}
+		<-ctx.Done()
+		return nil, fmt.Errorf("open state: %w", ctx.Err())
+	}
 	if s.failOpen != nil {
 		return nil, s.failOpen
 	}
