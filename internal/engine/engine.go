@@ -52,8 +52,14 @@ type Engine struct {
 	// Pinned, if set, names checkpoints cache retention must keep (a
 	// non-blocking flush still pulls them).
 	Pinned func(name string) bool
-	epoch  uint64 // collective operations so far, to tell transports apart
-	lastID uint64 // ID of the newest checkpoint committed or restored
+	// Eligible, if set, says which checkpoints Restart may restore: one it
+	// rejects is left where it is but never offered (an SCR application
+	// marked it failed, or picked an older one as current, or it is an
+	// output, not a checkpoint), nor does cache retention count it as the
+	// newest recoverable one it must keep. Every rank must answer alike.
+	Eligible func(name string, id uint64) bool
+	epoch    uint64 // collective operations so far, to tell transports apart
+	lastID   uint64 // ID of the newest checkpoint committed or restored
 	// decoded remembers the manifests of this node's cache that retention
 	// decoded, by their text (decodeMemo).
 	decoded map[string]*manifest.Manifest

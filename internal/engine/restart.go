@@ -212,6 +212,16 @@ func (e *Engine) gatherCandidates(ctx context.Context) (recovery.Input, []candid
 		return recovery.Input{}, nil, err
 	}
 	in, candidates := planInput(e.Size, all)
+	if e.Eligible != nil {
+		keep := 0
+		for i, c := range in.Checkpoints {
+			if e.Eligible(c.Name, c.ID) {
+				in.Checkpoints[keep], candidates[keep] = c, candidates[i]
+				keep++
+			}
+		}
+		in.Checkpoints, candidates = in.Checkpoints[:keep], candidates[:keep]
+	}
 	return in, candidates, nil
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -187,5 +188,39 @@ func TestRestartAppliesPlan(t *testing.T) {
 	}
 	if _, err := cachetier.Load(ctx, caches["spare"], "c1"); err != nil {
 		t.Errorf("the spare's cache holds no manifest of c1: %v", err)
+	}
+}
+
+// Restart passes over the checkpoints Eligible rejects, for the newest it
+// accepts, and says there is none when it accepts none.
+func TestRestartEligible(t *testing.T) {
+	ctx := context.Background()
+	nodes := []string{"n0", "n1"}
+	caches := map[string]storage.Backend{"n0": mem.New(), "n1": mem.New()}
+	for _, name := range []string{"a", "b", "c"} {
+		commitAll(t, nodes, caches, name)
+	}
+	for _, c := range []struct {
+		reject []string
+		want   string
+	}{{nil, "c"}, {[]string{"c"}, "b"}, {[]string{"c", "b"}, "a"}, {[]string{"a", "b", "c"}, ""}} {
+		got := make([]string, len(nodes))
+		onRanks(t, nodes, caches, "xor:2", func(e *Engine) error {
+			e.Eligible = func(name string, _ uint64) bool { return !slices.Contains(c.reject, name) }
+			r, err := e.Restart(ctx)
+			if err != nil {
+				if c.want == "" && errors.Is(err, ErrNoCheckpoint) {
+					return nil
+				}
+				return err
+			}
+			got[e.Rank] = r.Name()
+			return nil
+		})
+		for r, g := range got {
+			if g != c.want {
+				t.Errorf("rejecting %v: rank %d restarted from %q, want %q", c.reject, r, g, c.want)
+			}
+		}
 	}
 }

@@ -65,7 +65,15 @@ func (e *Engine) retainCache(ctx context.Context, man *manifest.Manifest) error 
 	if lerr != nil {
 		return lerr
 	}
-	doomed := sharedtier.Doomed(cacheCandidates(e.Size, all), e.KeepCache)
+	cands := cacheCandidates(e.Size, all)
+	if e.Eligible != nil {
+		// A checkpoint Restart would pass over does not count as the
+		// newest recoverable one, which retention must keep.
+		for i, c := range cands {
+			cands[i].Recoverable = c.Recoverable && e.Eligible(c.Name, c.ID)
+		}
+	}
+	doomed := sharedtier.Doomed(cands, e.KeepCache)
 	if !lowest {
 		return nil
 	}
