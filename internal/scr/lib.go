@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -86,6 +87,12 @@ type Lib struct {
 	// rebuild, shared).
 	lastSource string
 	done       bool // a restart completed, or a dataset was written: Have_restart says no
+	// firstID is the first dataset id of this run: older ones were written
+	// by earlier runs. back is the id of the checkpoint this run went back
+	// to (the one it restarted from, or SCR_Current's), when wentBack.
+	firstID  uint64
+	back     uint64
+	wentBack bool
 }
 
 // Enabled says whether SCR_ENABLE lets SCR run.
@@ -95,7 +102,8 @@ func Enabled(p *Params) bool {
 }
 
 // NodeFor is the C API's node of rank: node<rank mod K> under
-// CKPT_SCR_NODES=K (simulated nodes on one host), else host.
+// CKPT_SCR_NODES=K (simulated nodes on one host), else the node ckpt run
+// gave the rank (CKPT_NODE), else host.
 func NodeFor(p *Params, rank int, host string) (string, error) {
 	k, err := p.Int(jobenv.VarSCRNodes, 0)
 	if err != nil {
@@ -103,6 +111,9 @@ func NodeFor(p *Params, rank int, host string) (string, error) {
 	}
 	if k > 0 {
 		return fmt.Sprintf("node%d", rank%k), nil
+	}
+	if n, ok := p.Get(jobenv.VarNode); ok && n != "" {
+		return n, nil
 	}
 	return host, nil
 }
@@ -117,8 +128,16 @@ func JobID(p *Params) string {
 	return "defjobid"
 }
 
-// CacheDir is node's cache: $SCR_CACHE_BASE/ckpt.$SCR_JOB_ID/node.
+// CacheDir is node's cache: $SCR_CACHE_BASE/ckpt.$SCR_JOB_ID/node, or,
+// under ckpt run, the node's cache it gave the rank (CKPT_CACHE), so that
+// its node failures are the SCR caches' too. Simulated nodes
+// (CKPT_SCR_NODES) have caches of their own whatever CKPT_CACHE says.
 func CacheDir(p *Params, node string) string {
+	if k, _ := p.Int(jobenv.VarSCRNodes, 0); k <= 0 {
+		if c, ok := p.Get(jobenv.VarCache); ok && c != "" {
+			return c
+		}
+	}
 	base, ok := p.Get("SCR_CACHE_BASE")
 	if !ok || base == "" {
 		base = os.TempDir()
@@ -206,6 +225,7 @@ func Open(ctx context.Context, s Setup) (*Lib, error) {
 	if cur, ok := p.Get("SCR_CURRENT"); ok && cur != "" {
 		l.index.Current = cur
 	}
+	l.firstID = l.index.LastID + 1
 	nodes := map[string]bool{}
 	for _, h := range all {
 		nodes[h.Node] = true
@@ -311,9 +331,11 @@ func (l *Lib) StartOutput(ctx context.Context, call, name string, flags int) err
 
 // reuse makes way for a new dataset named name (collective): an older
 // one of that name that was marked failed or dropped, or that no tier
-// holds any more, is removed; one still there is a misuse (SCR_Delete it
-// first), since writing over it would destroy it before the new one
-// exists.
+// holds any more, is removed, and so is one an earlier run wrote at or
+// after the checkpoint this run went back to (the abandoned future: the
+// application writes its steps again). Any other one still there is a
+// misuse (SCR_Delete it first), since writing over it would destroy a
+// dataset of the application's present before the new one exists.
 func (l *Lib) reuse(ctx context.Context, call, name string) error {
 	old := l.index.Find(name)
 	if old == nil {
@@ -333,10 +355,45 @@ func (l *Lib) reuse(ctx context.Context, call, name string) error {
 	for _, h := range all {
 		anyHeld = anyHeld || h
 	}
-	if anyHeld && !old.Failed && !old.Dropped {
+	abandoned := l.wentBack && old.ID >= l.back && old.ID < l.firstID
+	if anyHeld && !old.Failed && !old.Dropped && !abandoned {
 		return misuse(call, "dataset %q exists: SCR_Delete it before reusing its name", name)
 	}
 	return l.remove(ctx, name)
+}
+
+// takeRouted copies the files this rank wrote at the prefix (bypass) into
+// dataset c, whose redundancy and verified restart need them in the
+// cache. A file shared by several ranks is copied by each: its restart
+// reads its own part from its own copy.
+func (l *Lib) takeRouted(c *engine.Checkpoint) error {
+	for key, p := range l.routed {
+		dst, err := c.Path(Encode(key))
+		if err != nil {
+			return err
+		}
+		if err := copyFile(p, dst); err != nil {
+			return fmt.Errorf("rank %d: %s: %w", l.rank, key, err)
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // RouteFile is SCR_Route_file: the path to write name at in an output
@@ -352,6 +409,17 @@ func (l *Lib) RouteFile(name string) (string, error) {
 			return "", misuse("SCR_Route_file", "%v", err)
 		}
 		if p, ok := l.routed[key]; ok {
+			return p, nil
+		}
+		if l.bypass {
+			// Straight to the prefix, as SCR's bypass: several ranks
+			// may route one shared file there. CompleteOutput takes
+			// each rank's copy into the dataset.
+			p := filepath.Join(l.prefix, key)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return "", err
+			}
+			l.routed[key] = p
 			return p, nil
 		}
 		p, err := l.out.Path(Encode(key))
@@ -395,6 +463,16 @@ func (l *Lib) CompleteOutput(ctx context.Context, call string, valid bool) (bool
 	}
 	if !valid {
 		return false, c.Abort()
+	}
+	if l.bypass {
+		if err := l.takeRouted(c); err != nil {
+			// Every rank's Commit fails with it: the previous
+			// checkpoint stays current.
+			if err := c.Fail(ctx, err); !errors.Is(err, engine.ErrCheckpointFailed) {
+				return false, err
+			}
+			return false, nil
+		}
 	}
 	l.committing = &e
 	err := c.Commit(ctx)
@@ -529,6 +607,7 @@ func (l *Lib) CompleteRestart(ctx context.Context, valid bool) (bool, error) {
 	if valid {
 		l.done = true
 		l.decider.Ended(l.now())
+		l.wentBackTo(name)
 		return true, nil
 	}
 	e := l.index.Find(name)
@@ -592,7 +671,18 @@ func (l *Lib) Current(ctx context.Context, name string) error {
 	}
 	l.index.Current = name
 	l.restart = nil
+	l.wentBackTo(name)
 	return l.saveIndex(ctx)
+}
+
+// wentBackTo records that this run resumed from checkpoint name: the
+// datasets earlier runs wrote from it on belong to a future the
+// application abandoned, and it may write their names again (SCR's
+// examples do: they restart and write their steps' names anew).
+func (l *Lib) wentBackTo(name string) {
+	if e := l.index.Find(name); e != nil {
+		l.back, l.wentBack = e.ID, true
+	}
 }
 
 // Drop is SCR_Drop: the index forgets the dataset (its files stay). It

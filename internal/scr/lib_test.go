@@ -559,10 +559,32 @@ func TestNameReuse(t *testing.T) {
 	if err := write("run", 3); err != nil {
 		t.Fatalf("reusing the name of a failed checkpoint: %v", err)
 	}
+	if err := write("later", 4); err != nil {
+		t.Fatal(err)
+	}
 	j.finalize(t, libs)
+
+	// A run that goes back to "run" writes its steps again: "later", which
+	// an earlier run wrote after "run", is the future it abandoned, and
+	// "run" itself may be written anew; a name this run wrote is not.
 	libs = j.launch(t)
+	j.each(t, func(r int) error { return libs[r].Current(ctx, "run") })
 	if name, step := j.restart(t, libs, false); name != "run" || step != 3 {
 		t.Fatalf("restarted from %q step %d, want the new run, step 3", name, step)
+	}
+	if err := write("later", 5); err != nil {
+		t.Fatalf("writing again a name of the abandoned future: %v", err)
+	}
+	if err := write("run", 6); err != nil {
+		t.Fatalf("writing again the name of the checkpoint restarted from: %v", err)
+	}
+	if err := write("later", 7); !errors.As(err, &m) {
+		t.Fatalf("reusing a name this run wrote: %v, want a misuse", err)
+	}
+	j.finalize(t, libs)
+	libs = j.launch(t)
+	if name, step := j.restart(t, libs, false); name != "run" || step != 6 {
+		t.Fatalf("restarted from %q step %d, want the rewritten run, step 6", name, step)
 	}
 	j.finalize(t, libs)
 }

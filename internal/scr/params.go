@@ -18,7 +18,7 @@ var Honoured = map[string]string{
 	"SCR_PREFIX":              "the prefix directory (default: the current directory)",
 	"SCR_CONF_FILE":           "the user configuration file (default $SCR_PREFIX/.scrconf)",
 	"SCR_CACHE_BASE":          "the base of the node caches (default: the temp directory)",
-	"SCR_CACHE_BYPASS":        "1: every checkpoint is also written through to the prefix (flushed)",
+	"SCR_CACHE_BYPASS":        "1: files routed to the prefix, copied into the cache at completion; every checkpoint flushed",
 	"SCR_COPY_TYPE":           "SINGLE, PARTNER, XOR or RS (default: ckpt's XOR over the nodes)",
 	"SCR_SET_SIZE":            "members of an XOR or RS set (default 8, at most the nodes)",
 	"SCR_SET_FAILURES":        "parity members of an RS set (default 2)",
