@@ -88,11 +88,8 @@ type Lib struct {
 	lastSource string
 	done       bool // a restart completed, or a dataset was written: Have_restart says no
 	// firstID is the first dataset id of this run: older ones were written
-	// by earlier runs. back is the id of the checkpoint this run went back
-	// to (the one it restarted from, or SCR_Current's), when wentBack.
-	firstID  uint64
-	back     uint64
-	wentBack bool
+	// by earlier runs.
+	firstID uint64
 }
 
 // Enabled says whether SCR_ENABLE lets SCR run.
@@ -294,6 +291,9 @@ func (l *Lib) State() State { return l.state }
 // Prefix is the prefix directory.
 func (l *Lib) Prefix() string { return l.prefix }
 
+// Debug says whether SCR_DEBUG asks for messages.
+func (l *Lib) Debug() bool { return l.debug }
+
 // Params are the parameters (SCR_Config queries them after Init).
 func (l *Lib) Params() *Params { return l.params }
 
@@ -330,12 +330,14 @@ func (l *Lib) StartOutput(ctx context.Context, call, name string, flags int) err
 }
 
 // reuse makes way for a new dataset named name (collective): an older
-// one of that name that was marked failed or dropped, or that no tier
-// holds any more, is removed, and so is one an earlier run wrote at or
-// after the checkpoint this run went back to (the abandoned future: the
-// application writes its steps again). Any other one still there is a
-// misuse (SCR_Delete it first), since writing over it would destroy a
-// dataset of the application's present before the new one exists.
+// one of that name that was marked failed or dropped, that no tier holds
+// any more, or that an earlier run wrote, is removed. Applications that
+// restart compute their steps again and write their names anew (SCR's
+// own examples do, from their first step on, whatever they restarted
+// from); the older dataset goes before the new one exists, so a run that
+// dies in between restarts from the one before it. A name this run wrote
+// already is a misuse (SCR_Delete it first): that dataset is the
+// application's present.
 func (l *Lib) reuse(ctx context.Context, call, name string) error {
 	old := l.index.Find(name)
 	if old == nil {
@@ -355,8 +357,7 @@ func (l *Lib) reuse(ctx context.Context, call, name string) error {
 	for _, h := range all {
 		anyHeld = anyHeld || h
 	}
-	abandoned := l.wentBack && old.ID >= l.back && old.ID < l.firstID
-	if anyHeld && !old.Failed && !old.Dropped && !abandoned {
+	if anyHeld && !old.Failed && !old.Dropped && old.ID >= l.firstID {
 		return misuse(call, "dataset %q exists: SCR_Delete it before reusing its name", name)
 	}
 	return l.remove(ctx, name)
@@ -607,7 +608,6 @@ func (l *Lib) CompleteRestart(ctx context.Context, valid bool) (bool, error) {
 	if valid {
 		l.done = true
 		l.decider.Ended(l.now())
-		l.wentBackTo(name)
 		return true, nil
 	}
 	e := l.index.Find(name)
@@ -671,18 +671,7 @@ func (l *Lib) Current(ctx context.Context, name string) error {
 	}
 	l.index.Current = name
 	l.restart = nil
-	l.wentBackTo(name)
 	return l.saveIndex(ctx)
-}
-
-// wentBackTo records that this run resumed from checkpoint name: the
-// datasets earlier runs wrote from it on belong to a future the
-// application abandoned, and it may write their names again (SCR's
-// examples do: they restart and write their steps' names anew).
-func (l *Lib) wentBackTo(name string) {
-	if e := l.index.Find(name); e != nil {
-		l.back, l.wentBack = e.ID, true
-	}
 }
 
 // Drop is SCR_Drop: the index forgets the dataset (its files stay). It

@@ -564,9 +564,9 @@ func TestNameReuse(t *testing.T) {
 	}
 	j.finalize(t, libs)
 
-	// A run that goes back to "run" writes its steps again: "later", which
-	// an earlier run wrote after "run", is the future it abandoned, and
-	// "run" itself may be written anew; a name this run wrote is not.
+	// A run that goes back writes its steps again: the names earlier runs
+	// wrote, older or newer than the checkpoint it resumed from, and that
+	// checkpoint's own; a name this run wrote is not.
 	libs = j.launch(t)
 	j.each(t, func(r int) error { return libs[r].Current(ctx, "run") })
 	if name, step := j.restart(t, libs, false); name != "run" || step != 3 {
@@ -585,6 +585,19 @@ func TestNameReuse(t *testing.T) {
 	libs = j.launch(t)
 	if name, step := j.restart(t, libs, false); name != "run" || step != 6 {
 		t.Fatalf("restarted from %q step %d, want the rewritten run, step 6", name, step)
+	}
+	j.finalize(t, libs)
+
+	// A run that starts from the beginning (no restart) abandons every
+	// earlier run's dataset: it may write their names again.
+	libs = j.launch(t)
+	if err := write("run", 8); err != nil {
+		t.Fatalf("a run from the beginning writing an earlier run's name: %v", err)
+	}
+	j.finalize(t, libs)
+	libs = j.launch(t)
+	if name, step := j.restart(t, libs, false); name != "run" || step != 8 {
+		t.Fatalf("restarted from %q step %d, want step 8", name, step)
 	}
 	j.finalize(t, libs)
 }
