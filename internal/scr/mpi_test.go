@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/capitest/mpitest"
 )
 
 // The C API end to end under mpirun: install it (scripts/install-capi.sh),
@@ -17,16 +19,13 @@ import (
 // checkpoints, then a restart that reads every byte back, after a lost
 // node's cache at 4 ranks; and a misuse that aborts the job with the
 // call's message. internal/capitest has the full suite; this one checks
-// the library's own path. Without MPI it skips, loudly (CI installs MPI).
+// the library's own path. Without MPI it skips, loudly, or fails where MPI
+// is required (mpitest.RequireTools; CI installs MPI).
 func TestSmokeMPI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED: -short: the MPI smoke test builds the C API (a minute)")
 	}
-	for _, tool := range []string{"mpicc", "mpirun"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("SKIPPED: %s not found: the C API's MPI smoke test needs MPI (Debian: openmpi-bin libopenmpi-dev)", tool)
-		}
-	}
+	mpitest.RequireTools(t, "mpicc", "mpirun")
 	prefix := installCAPI(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "smoke")
@@ -109,9 +108,7 @@ func TestSmokeUnderCkptRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED: -short: the test builds the C API and ckpt (a minute)")
 	}
-	if _, err := exec.LookPath("mpicc"); err != nil {
-		t.Skip("SKIPPED: mpicc not found: the C API's test under ckpt run needs MPI (Debian: openmpi-bin libopenmpi-dev)")
-	}
+	mpitest.RequireTools(t, "mpicc")
 	prefix := installCAPI(t)
 	dir := t.TempDir()
 	bin, ckptBin := filepath.Join(dir, "smoke"), filepath.Join(dir, "ckpt")

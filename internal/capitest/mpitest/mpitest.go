@@ -53,7 +53,7 @@ var install struct {
 // EnvRequire) when mpicc, mpicxx, mpif90 or mpirun is not on PATH.
 func Install(t testing.TB) string {
 	t.Helper()
-	requireTools(t, "mpicc", "mpirun", "go")
+	RequireTools(t, "mpicc", "mpirun", "go")
 	install.once.Do(func() {
 		install.prefix, install.dir, install.err = doInstall()
 	})
@@ -141,7 +141,7 @@ func Build(t testing.TB, prefix, src string) string {
 		t.Fatalf("mpitest.Build: no compiler for %q files (%s)", ext, src)
 	}
 	libs = append(libs, "-lscr")
-	requireTools(t, compiler)
+	RequireTools(t, compiler)
 	abs, err := filepath.Abs(src)
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +171,7 @@ func Build(t testing.TB, prefix, src string) string {
 // shell cannot change what a test sees.
 func Run(t testing.TB, np int, dir string, env []string, argv ...string) (string, error) {
 	t.Helper()
-	requireTools(t, "mpirun")
+	RequireTools(t, "mpirun")
 	args := append([]string{"--allow-run-as-root", "--oversubscribe",
 		"-np", strconv.Itoa(np)}, argv...)
 	return command(t, dir, env, "mpirun", args...)
@@ -218,9 +218,9 @@ func required() bool {
 	return os.Getenv(EnvRequire) == "1" || os.Getenv("CI") == "true"
 }
 
-// requireTools skips the test loudly, or fails it when required, unless
+// RequireTools skips the test loudly, or fails it when required, unless
 // every tool is on PATH.
-func requireTools(t testing.TB, tools ...string) {
+func RequireTools(t testing.TB, tools ...string) {
 	t.Helper()
 	var missing []string
 	for _, tool := range tools {

@@ -50,7 +50,7 @@ func TestRunEnvironmentAndExitStatus(t *testing.T) {
 // Build compiles a plain MPI program (one that does not call the SCR
 // API: libscr is linked but unused) against an installation prefix.
 func TestBuildCompilesByExtension(t *testing.T) {
-	requireTools(t, "mpicc")
+	RequireTools(t, "mpicc")
 	prefix := t.TempDir()
 	// An empty libscr.so is enough to link a program that calls nothing in it.
 	lib := filepath.Join(prefix, "lib")
@@ -89,8 +89,8 @@ int main(int argc, char** argv) {
 }
 
 // recorder is a testing.TB that records Skip and Fatalf instead of
-// ending the test, so that requireTools' two outcomes can be seen. It
-// has only the methods requireTools calls: any other would panic on the
+// ending the test, so that RequireTools' two outcomes can be seen. It
+// has only the methods RequireTools calls: any other would panic on the
 // nil embedded TB.
 type recorder struct {
 	testing.TB
@@ -108,14 +108,14 @@ func TestMissingToolsSkipOrFail(t *testing.T) {
 	t.Setenv("CI", "")
 	t.Setenv(EnvRequire, "")
 	var r recorder
-	requireTools(&r, "mpicc", "mpirun")
+	RequireTools(&r, "mpicc", "mpirun")
 	if !strings.HasPrefix(r.skipped, "SKIPPED: mpicc, mpirun not on PATH") || r.failed != "" {
 		t.Errorf("without MPI and not required: skipped %q, failed %q", r.skipped, r.failed)
 	}
 	for _, env := range [][2]string{{EnvRequire, "1"}, {"CI", "true"}} {
 		t.Setenv(env[0], env[1])
 		r = recorder{}
-		requireTools(&r, "mpirun")
+		RequireTools(&r, "mpirun")
 		if !strings.Contains(r.failed, "mpirun not on PATH") || r.skipped != "" {
 			t.Errorf("without MPI and %s=%s: skipped %q, failed %q", env[0], env[1], r.skipped, r.failed)
 		}
