@@ -20,14 +20,14 @@ int ckptscr_complete_restart(int valid);
 int ckptscr_need_checkpoint(int* flag);
 int ckptscr_should_exit(int* flag);
 int ckptscr_start_output(char* name, int flags, int checkpoint);
-int ckptscr_complete_output(int valid, int checkpoint);
+int ckptscr_complete_output(int valid, int checkpoint, int any_files);
 int ckptscr_current(char* name);
 int ckptscr_drop(char* name);
 int ckptscr_delete(char* name);
 int ckptscr_enabled(void);
 int ckptscr_identity(int mpi_rank, int mpi_size, int* rank, int* size, int* via_ckpt);
-int ckptscr_all_valid(int valid, int* out);
-int ckptscr_from_root(int* v);
+int ckptscr_all_valid(int valid, int files, int* out, int* any_files);
+int ckptscr_root_answer(int rc, int* flag, int* worst);
 int ckptscr_same(char* call, char* what, char* s);
 
 #endif /* CKPT_CKPTSCR_H */

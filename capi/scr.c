@@ -69,6 +69,28 @@ static int ret(int rc)
 /* the communicator of the calls made before SCR_Init (SCR_Config) */
 static MPI_Comm world(void) { return comm != MPI_COMM_NULL ? comm : MPI_COMM_WORLD; }
 
+/* hash63 is FNV-1a of s, in 63 bits (so that its negation fits). */
+static long long hash63(const char* s)
+{
+  unsigned long long h = 14695981039346656037ull;
+  for (; *s; s++) {
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  }
+  return (long long)(h >> 1);
+}
+
+/* same_everywhere says whether s has the same hash on every rank: one
+ * MPI_Allreduce, the MIN of the hash and of its negation (-min(-h) is
+ * the MAX). A mismatch is then explained by same_string's slow path. */
+static int same_everywhere(MPI_Comm c, const char* s)
+{
+  long long h[2], m[2];
+  h[0] = hash63(s);
+  h[1] = -h[0];
+  MPI_Allreduce(h, m, 2, MPI_LONG_LONG, MPI_MIN, c);
+  return m[0] == -m[1];
+}
+
 /* same_string aborts unless s (NULL counts as "") is rank 0's on every rank. */
 static void same_string(const char* call, const char* what, const char* s)
 {
@@ -84,6 +106,10 @@ static void same_string(const char* call, const char* what, const char* s)
   if (s == NULL) {
     s = "";
   }
+  if (same_everywhere(c, s)) {
+    return;
+  }
+  /* Some rank differs: rank 0's string, to name the one that does. */
   int len = (int)strlen(s);
   MPI_Bcast(&len, 1, MPI_INT, 0, c);
   char* root = malloc((size_t)len + 1);
@@ -114,29 +140,52 @@ static void same_int(const char* call, const char* what, int v)
   same_string(call, what, buf);
 }
 
-/* all_valid is the AND of valid over every rank. */
-static int all_valid(int valid)
+/* routed_files counts the names SCR_Route_file routed since the last
+ * SCR_Start_output or SCR_Start_checkpoint (zero or not is what counts:
+ * no file on any rank lets the dataset skip its commit). */
+static int routed_files;
+
+/* all_valid is the AND of valid over every rank; any_files (if not NULL)
+ * says whether some rank routed a file in the phase that ends. One
+ * MPI_Allreduce: the MIN of valid and of minus the rank's file count. */
+static int all_valid(int valid, int* any_files)
 {
+  int files = any_files != NULL ? routed_files : 0;
   if (via_ckpt) {
-    int all = 0;
-    if (ckptscr_all_valid(valid, &all) != 0) {
-      return 0;
+    int all = 0, any = 1;
+    if (ckptscr_all_valid(valid, files, &all, &any) != 0) {
+      all = 0;
+    }
+    if (any_files != NULL) {
+      *any_files = any;
     }
     return all;
   }
-  int mine = valid != 0, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm);
-  return all;
+  int mine[2] = {valid != 0, -files}, min[2];
+  MPI_Allreduce(mine, min, 2, MPI_INT, MPI_MIN, comm);
+  if (any_files != NULL) {
+    *any_files = min[1] < 0;
+  }
+  return min[0];
 }
 
-/* from_root hands every rank rank 0's flag. */
-static void from_root(int* flag)
+/* root_answer hands every rank rank 0's flag and the worst of the
+ * ranks' return codes rc, so that every rank returns alike: one
+ * MPI_Allreduce, the MAX of the codes and of the flag rank 0 alone
+ * contributes. */
+static int root_answer(int rc, int* flag)
 {
   if (via_ckpt) {
-    ckptscr_from_root(flag);
-    return;
+    int worst = rc;
+    if (ckptscr_root_answer(rc, flag, &worst) != 0) {
+      return FAILURE;
+    }
+    return worst;
   }
-  MPI_Bcast(flag, 1, MPI_INT, 0, comm);
+  int mine[2] = {rc, my_rank == 0 && rc == 0 ? *flag != 0 : 0}, max[2];
+  MPI_Allreduce(mine, max, 2, MPI_INT, MPI_MAX, comm);
+  *flag = max[1];
+  return max[0];
 }
 
 /* initialized says whether SCR_Init succeeded; a call before it is left
@@ -268,7 +317,11 @@ int SCR_Finalize(void)
 
 int SCR_Route_file(const char* name, char* file)
 {
-  return ret(ckptscr_route_file((char*)name, file));
+  int rc = ret(ckptscr_route_file((char*)name, file));
+  if (rc == SCR_SUCCESS) {
+    routed_files++;
+  }
+  return rc;
 }
 
 int SCR_Have_restart(int* flag, char* name)
@@ -284,20 +337,26 @@ int SCR_Start_restart(char* name)
 int SCR_Complete_restart(int valid)
 {
   if (initialized() && ckptscr_enabled()) {
-    valid = all_valid(valid);
+    valid = all_valid(valid, NULL);
   }
   return ret(ckptscr_complete_restart(valid));
 }
 
-/* root_flag hands every rank rank 0's flag once f set it. */
+/* root_flag calls f on every rank and hands every rank rank 0's flag;
+ * a rank whose call failed (or whose flag is NULL) makes every rank's
+ * fail, rather than leaving the others waiting for it. */
 static int root_flag(int (*f)(int*), int* flag)
 {
-  if (flag == NULL) {
-    return FAILURE;
+  int mine = 0;
+  int rc = flag != NULL ? f(&mine) : FAILURE;
+  if (rc == MISUSE) {
+    abort_job();
   }
-  int rc = f(flag);
-  if (rc == 0) {
-    from_root(flag);
+  if (initialized() && ckptscr_enabled()) {
+    rc = root_answer(rc, &mine);
+  }
+  if (flag != NULL) {
+    *flag = rc == 0 ? mine : 0;
   }
   return ret(rc);
 }
@@ -308,35 +367,44 @@ int SCR_Should_exit(int* flag) { return root_flag(ckptscr_should_exit, flag); }
 
 int SCR_Start_checkpoint(void)
 {
+  routed_files = 0;
   return ret(ckptscr_start_output(NULL, SCR_FLAG_CHECKPOINT, 1));
 }
 
 int SCR_Complete_checkpoint(int valid)
 {
+  int any_files = 1;
   if (initialized() && ckptscr_enabled()) {
-    valid = all_valid(valid);
+    valid = all_valid(valid, &any_files);
   }
-  return ret(ckptscr_complete_output(valid, 1));
+  return ret(ckptscr_complete_output(valid, 1, any_files));
 }
 
 int SCR_Start_output(const char* name, int flags)
 {
+  routed_files = 0;
   if (initialized() && ckptscr_enabled()) {
     if (name != NULL && strlen(name) >= SCR_MAX_FILENAME) {
       fail_call("SCR_Start_output", "the name is %zu bytes, SCR_MAX_FILENAME is %d", strlen(name), SCR_MAX_FILENAME);
     }
-    same_string("SCR_Start_output", "dataset name", name);
-    same_int("SCR_Start_output", "flags", flags);
+    /* one collective for both in the common case */
+    char both[SCR_MAX_FILENAME + 16];
+    snprintf(both, sizeof both, "%d %s", flags, name != NULL ? name : "");
+    if (via_ckpt || !same_everywhere(comm, both)) {
+      same_string("SCR_Start_output", "dataset name", name);
+      same_int("SCR_Start_output", "flags", flags);
+    }
   }
   return ret(ckptscr_start_output((char*)name, flags, 0));
 }
 
 int SCR_Complete_output(int valid)
 {
+  int any_files = 1;
   if (initialized() && ckptscr_enabled()) {
-    valid = all_valid(valid);
+    valid = all_valid(valid, &any_files);
   }
-  return ret(ckptscr_complete_output(valid, 0));
+  return ret(ckptscr_complete_output(valid, 0, any_files));
 }
 
 /* named checks that name is rank 0's, then calls f. */

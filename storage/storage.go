@@ -116,6 +116,12 @@ type Properties struct {
 	// and "a/b"): creating the second fails with ErrExists. Object stores
 	// have no such limit.
 	Hierarchical bool
+
+	// SyncsFiles is true if a Locator's backend syncs each object's file
+	// before Commit publishes it: a file written at a Path by someone
+	// else must then be synced by its writer too, to be as durable as the
+	// backend's own.
+	SyncsFiles bool
 }
 
 // Describer is implemented by backends that state their Properties.

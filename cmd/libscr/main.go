@@ -361,15 +361,18 @@ func ckptscr_start_output(name *C.char, flags C.int, checkpoint C.int) C.int {
 	return result(call, lib.StartOutput(ctx(), call, n, int(flags)))
 }
 
+// ckptscr_complete_output ends the open dataset; any_files says whether
+// some rank routed a file in it (the C layer learned it with valid).
+//
 //export ckptscr_complete_output
-func ckptscr_complete_output(valid C.int, checkpoint C.int) C.int {
+func ckptscr_complete_output(valid C.int, checkpoint C.int, anyFiles C.int) C.int {
 	mu.Lock()
 	defer mu.Unlock()
 	call := phaseCall(checkpoint, "SCR_Complete_output", "SCR_Complete_checkpoint")
 	if rc, go_ := ready(call); !go_ {
 		return rc
 	}
-	good, err := lib.CompleteOutput(ctx(), call, valid != 0)
+	good, err := lib.CompleteOutput(ctx(), call, valid != 0, anyFiles != 0)
 	if rc := result(call, err); rc != ok {
 		return rc
 	}
@@ -419,7 +422,7 @@ func ckptscr_enabled() C.int {
 
 // ckptscr_identity is the rank and size the C layer works with (see
 // scr.Identity); via_ckpt says its collectives go through the
-// ckptscr_all_valid, ckptscr_from_root and ckptscr_same below instead of
+// ckptscr_all_valid, ckptscr_root_answer and ckptscr_same below instead of
 // MPI.
 //
 //export ckptscr_identity
@@ -435,31 +438,41 @@ func ckptscr_identity(mpiRank, mpiSize C.int, rnk, size, viaCkpt *C.int) C.int {
 	return ok
 }
 
+// ckptscr_all_valid is the AND of valid over every rank, and whether
+// any rank's files count is not zero.
+//
 //export ckptscr_all_valid
-func ckptscr_all_valid(valid C.int, out *C.int) C.int {
+func ckptscr_all_valid(valid, files C.int, out, anyFiles *C.int) C.int {
 	mu.Lock()
 	defer mu.Unlock()
-	*out = valid
+	*out, *anyFiles = valid, 1
 	if lib == nil {
 		return ok
 	}
-	all, err := lib.AllValid(ctx(), valid != 0)
-	*out = 0
+	all, any, err := lib.AllValid(ctx(), valid != 0, int(files))
+	*out, *anyFiles = 0, 0
 	if all {
 		*out = 1
+	}
+	if any || err != nil {
+		*anyFiles = 1
 	}
 	return result("SCR", err)
 }
 
-//export ckptscr_from_root
-func ckptscr_from_root(v *C.int) C.int {
+// ckptscr_root_answer hands every rank rank 0's flag and the worst of
+// the ranks' return codes rc.
+//
+//export ckptscr_root_answer
+func ckptscr_root_answer(rc C.int, flag, worst *C.int) C.int {
 	mu.Lock()
 	defer mu.Unlock()
+	*worst = rc
 	if lib == nil {
 		return ok
 	}
-	r, err := lib.FromRoot(ctx(), int(*v))
-	*v = C.int(r)
+	w, f, err := lib.RootAnswer(ctx(), int(rc), int(*flag))
+	*worst, *flag = C.int(w), C.int(f)
 	return result("SCR", err)
 }
 

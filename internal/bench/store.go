@@ -115,7 +115,7 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreResult, error) {
 	// a virtual machine the first pass also pays the hypervisor's first
 	// touch of the memory the page cache takes, which can triple it.)
 	if r.ScenarioRawWrite, err = best2(func() (float64, error) {
-		return scenarioRaw(filepath.Join(work, "scenario-raw"), cfg.ScenarioRank, buf)
+		return ScenarioRaw(filepath.Join(work, "scenario-raw"), cfg.ScenarioRank, buf)
 	}); err != nil {
 		return r, err
 	}
@@ -319,9 +319,9 @@ func cacheWriteRestart(ctx context.Context, dir string, size int64, buf []byte) 
 	return write, restart, nil
 }
 
-// scenarioRaw is the scenario checkpoint's limit: the seconds 4 writers
+// ScenarioRaw is the scenario checkpoint's limit: the seconds 4 writers
 // take to write rankBytes each, with fsync, into one directory at once.
-func scenarioRaw(dir string, rankBytes int64, buf []byte) (float64, error) {
+func ScenarioRaw(dir string, rankBytes int64, buf []byte) (float64, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
 	}

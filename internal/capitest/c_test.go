@@ -211,6 +211,19 @@ func TestNeedCheckpoint(t *testing.T) {
 	}
 }
 
+// A call that fails on one rank (SCR_Need_checkpoint and
+// SCR_Should_exit with a NULL flag there) fails on every rank: the others
+// are not left waiting for that rank's answer.
+func TestNeedCheckpointFailsOnEveryRank(t *testing.T) {
+	forRanks(t, func(t *testing.T, np int) {
+		j := newJob(t, np, "scrapi.c")
+		out := j.run(nil, "need-null", strconv.Itoa(np-1))
+		if !strings.Contains(out, "need-null: every rank failed") {
+			t.Fatalf("no word from rank 0:\n%s", out)
+		}
+	})
+}
+
 // SCR_HALT_SECONDS: SCR_Should_exit says yes once the job's end
 // (CKPT_SCR_END_TIME) is nearer than that, and SCR_Need_checkpoint then
 // says yes too, so that the last state is saved; an end farther away

@@ -212,7 +212,7 @@ var programs struct {
 
 // program compiles testdata/src (or src, if it has a directory) against
 // the installation once per test binary and returns the binary.
-func program(t *testing.T, install, src string) string {
+func program(t testing.TB, install, src string) string {
 	t.Helper()
 	programs.Lock()
 	defer programs.Unlock()
@@ -264,7 +264,7 @@ var ckptTool struct {
 
 // ckptBinary builds cmd/ckpt once per test binary, for the tests that
 // steer a job from outside (ckpt halt).
-func ckptBinary(t *testing.T) string {
+func ckptBinary(t testing.TB) string {
 	t.Helper()
 	ckptTool.once.Do(func() {
 		root, err := mpitest.RepoRoot()

@@ -320,8 +320,19 @@ func (c *Checkpoint) collectFiles(ctx context.Context, part *manifest.Part) erro
 			if err != nil {
 				return fmt.Errorf("routed file %q: %w", f.name, err)
 			}
+			// A cache that syncs its own files must have the
+			// application's synced as well: written back while it is
+			// hashed, then waited for.
+			sync := storage.PropertiesOf(c.e.Cache).SyncsFiles
+			var synced <-chan error
+			if sync {
+				synced = syncRouted(f.path)
+			}
 			f.hash, f.size, err = manifest.HashContent(r)
 			r.Close()
+			if sync {
+				err = errors.Join(err, <-synced)
+			}
 			if err != nil {
 				return fmt.Errorf("routed file %q: %w", f.name, err)
 			}

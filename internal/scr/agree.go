@@ -13,27 +13,36 @@ import (
 // one), whose job only ckpt's coordinator knows. Under mpirun the C layer
 // uses MPI for these.
 
-// AllValid is the AND of valid over every rank.
-func (l *Lib) AllValid(ctx context.Context, valid bool) (bool, error) {
-	all, err := engine.GatherJSON(ctx, l.comm, valid)
+// AllValid is the AND of valid over every rank, and whether any rank
+// routed a file (files is this rank's count).
+func (l *Lib) AllValid(ctx context.Context, valid bool, files int) (all, anyFiles bool, err error) {
+	type end struct {
+		Valid bool `json:"v"`
+		Files int  `json:"f"`
+	}
+	ends, err := engine.GatherJSON(ctx, l.comm, end{valid, files})
 	if err != nil {
-		return false, err
+		return false, true, err
 	}
-	for _, v := range all {
-		if !v {
-			return false, nil
-		}
+	all = true
+	for _, e := range ends {
+		all = all && e.Valid
+		anyFiles = anyFiles || e.Files != 0
 	}
-	return true, nil
+	return all, anyFiles, nil
 }
 
-// FromRoot is rank 0's v, on every rank.
-func (l *Lib) FromRoot(ctx context.Context, v int) (int, error) {
-	all, err := engine.GatherJSON(ctx, l.comm, v)
+// RootAnswer is the worst (largest) of every rank's return code rc, and
+// rank 0's flag.
+func (l *Lib) RootAnswer(ctx context.Context, rc, flag int) (worst, rootFlag int, err error) {
+	all, err := engine.GatherJSON(ctx, l.comm, [2]int{rc, flag})
 	if err != nil {
-		return 0, err
+		return 1, 0, err
 	}
-	return all[0], nil
+	for _, a := range all {
+		worst = max(worst, a[0])
+	}
+	return worst, all[0][1], nil
 }
 
 // Same checks that every rank passed the same s (a dataset name, flags, a

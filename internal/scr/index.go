@@ -3,6 +3,8 @@ package scr
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // Flags of a dataset (scr.h's SCR_FLAG_*).
@@ -20,6 +22,43 @@ type Entry struct {
 	Failed  bool   `json:"failed,omitempty"`  // SCR_Complete_restart(0) marked it
 	Dropped bool   `json:"dropped,omitempty"` // SCR_Drop forgot it
 	Flushed bool   `json:"flushed,omitempty"` // on the prefix
+	// Object is the dataset's name in ckpt's tiers when it is not
+	// Encode(Name): a dataset that replaces an older one of its name is
+	// written beside it under a name of its own (ObjectFor), and the
+	// older one is removed only once it is committed.
+	Object string `json:"object,omitempty"`
+}
+
+// ObjectName is the dataset's name in ckpt's tiers.
+func (e *Entry) ObjectName() string {
+	if e.Object != "" {
+		return e.Object
+	}
+	return Encode(e.Name)
+}
+
+// ObjectFor is the name in ckpt's tiers of dataset id named name when it
+// replaces an older dataset of that name: Encode(name) and "%23" (an
+// escaped '#', which Encode never writes) and the id.
+func ObjectFor(name string, id uint64) string {
+	return fmt.Sprintf("%s%%23%d", Encode(name), id)
+}
+
+// NameOf is the dataset name of object obj in ckpt's tiers: the index's
+// entry, else Encode's inverse without ObjectFor's suffix (an object the
+// index does not know, its index lost).
+func (x *Index) NameOf(obj string) string {
+	for i := range x.Datasets {
+		if x.Datasets[i].ObjectName() == obj {
+			return x.Datasets[i].Name
+		}
+	}
+	if i := strings.LastIndex(obj, "%23"); i >= 0 {
+		if _, err := strconv.ParseUint(obj[i+3:], 10, 64); err == nil {
+			obj = obj[:i]
+		}
+	}
+	return Decode(obj)
 }
 
 // Index is SCR's index of datasets (its .scr/index.scr): ids go on from

@@ -65,6 +65,9 @@ type Lib struct {
 	cache      storage.Backend
 	index      Index
 	indexPath  string
+	// indexDirty: the index changed since rank 0 last wrote it (a
+	// dataset of no files; see CompleteOutput).
+	indexDirty bool
 	flushEvery int
 	bypass     bool
 	debug      bool
@@ -79,10 +82,13 @@ type Lib struct {
 	// committing is the dataset being committed (engine.Eligible's
 	// answer for it comes from its flags).
 	committing *Entry
-	routed     map[string]string // key → path in the cache
-	lastCk     *Entry            // the newest checkpoint committed by this run, unflushed
-	restart    *engine.Restored  // loaded by Have_restart
-	resName    string
+	// replacing is the older dataset of the open one's name, removed
+	// once the open one is committed (see reuse).
+	replacing *Entry
+	routed    map[string]string // key → path in the cache
+	lastCk    *Entry            // the newest checkpoint committed by this run, unflushed
+	restart   *engine.Restored  // loaded by Have_restart
+	resName   string
 	// lastSource is where the last restart found its checkpoint (cache,
 	// rebuild, shared).
 	lastSource string
@@ -184,7 +190,17 @@ func Open(ctx context.Context, s Setup) (*Lib, error) {
 	if err := os.MkdirAll(SharedDir(l.prefix), 0o755); err != nil {
 		return nil, fmt.Errorf("the prefix: %w", err)
 	}
-	cache, err := local.New(CacheDir(p, l.node))
+	var opts []local.Option
+	switch d, _ := p.Get(jobenv.VarCacheDurability); d {
+	case "", "node":
+	case "process":
+		// Written and renamed, never synced: a committed checkpoint
+		// survives the processes' crash, not the node's.
+		opts = append(opts, local.WithoutSync())
+	default:
+		return nil, fmt.Errorf("%s=%q: want node or process", jobenv.VarCacheDurability, d)
+	}
+	cache, err := local.New(CacheDir(p, l.node), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("the cache: %w", err)
 	}
@@ -234,13 +250,12 @@ func Open(ctx context.Context, s Setup) (*Lib, error) {
 	}
 	l.eng = engine.New(engine.Config{Rank: l.rank, Size: l.size, Node: l.node, Cache: cache, Shared: shared,
 		Scheme: scheme, KeepCache: 2, Comm: l.comm})
-	l.eng.Eligible = func(name string, _ uint64) bool {
-		n := Decode(name)
-		if l.committing != nil && l.committing.Name == n {
+	l.eng.Eligible = func(obj string, _ uint64) bool {
+		if l.committing != nil && l.committing.ObjectName() == obj {
 			// Retention during its own commit: the index has it not yet.
 			return l.committing.Flags&FlagCheckpoint != 0
 		}
-		return l.index.Eligible(n)
+		return l.index.Eligible(l.index.NameOf(obj))
 	}
 	l.state = Idle
 	return l, nil
@@ -310,13 +325,18 @@ func (l *Lib) StartOutput(ctx context.Context, call, name string, flags int) err
 	}
 	id, ck := l.index.Next(flags)
 	e := Entry{ID: id, Ckpt: ck, Name: DatasetName(name, id), Flags: flags}
-	if err := l.reuse(ctx, call, e.Name); err != nil {
+	replacing, err := l.reuse(ctx, call, e.Name)
+	if err != nil {
 		return err
 	}
-	c, err := l.eng.Start(Encode(e.Name))
+	if replacing != nil {
+		e.Object = ObjectFor(e.Name, e.ID)
+	}
+	c, err := l.eng.Start(e.ObjectName())
 	if err != nil {
 		return misuse(call, "dataset %q: %v", e.Name, err)
 	}
+	l.replacing = replacing
 	l.out, l.outE, l.routed = c, e, map[string]string{}
 	l.state = Output
 	if flags == FlagCheckpoint && call == "SCR_Start_checkpoint" {
@@ -330,37 +350,43 @@ func (l *Lib) StartOutput(ctx context.Context, call, name string, flags int) err
 }
 
 // reuse makes way for a new dataset named name (collective): an older
-// one of that name that was marked failed or dropped, that no tier holds
-// any more, or that an earlier run wrote, is removed. Applications that
-// restart compute their steps again and write their names anew (SCR's
-// own examples do, from their first step on, whatever they restarted
-// from); the older dataset goes before the new one exists, so a run that
-// dies in between restarts from the one before it. A name this run wrote
-// already is a misuse (SCR_Delete it first): that dataset is the
-// application's present.
-func (l *Lib) reuse(ctx context.Context, call, name string) error {
+// one of that name that was marked failed or dropped, or that an earlier
+// run wrote, may be written again. Applications that restart compute
+// their steps again and write their names anew (SCR's own examples do,
+// from their first step on, whatever they restarted from). An older one
+// that no tier holds any more is forgotten at once; one that a tier holds
+// is returned: the new dataset is written beside it under a name of its
+// own, and it goes only once the new one is committed, so that a run
+// that dies in between still has it (it may be the checkpoint the run
+// restarted from). A name this run wrote already is a misuse (SCR_Delete
+// it first): that dataset is the application's present.
+func (l *Lib) reuse(ctx context.Context, call, name string) (*Entry, error) {
 	old := l.index.Find(name)
 	if old == nil {
-		return nil
+		return nil, nil
 	}
-	enc := Encode(name)
-	_, err := l.cache.Stat(ctx, cachetier.ManifestObject(enc))
+	obj := old.ObjectName()
+	_, err := l.cache.Stat(ctx, cachetier.ManifestObject(obj))
 	held := err == nil
 	if l.rank == 0 && !held {
-		held, _ = sharedtier.Exists(ctx, l.eng.Shared, enc)
+		held, _ = sharedtier.Exists(ctx, l.eng.Shared, obj)
 	}
 	all, err := engine.GatherJSON(ctx, l.comm, held)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	anyHeld := false
 	for _, h := range all {
 		anyHeld = anyHeld || h
 	}
 	if anyHeld && !old.Failed && !old.Dropped && old.ID >= l.firstID {
-		return misuse(call, "dataset %q exists: SCR_Delete it before reusing its name", name)
+		return nil, misuse(call, "dataset %q exists: SCR_Delete it before reusing its name", name)
 	}
-	return l.remove(ctx, name)
+	if !anyHeld {
+		return nil, l.remove(ctx, name)
+	}
+	e := *old
+	return &e, nil
 }
 
 // takeRouted copies the files this rank wrote at the prefix (bypass) into
@@ -451,9 +477,10 @@ func (l *Lib) RouteFile(name string) (string, error) {
 }
 
 // CompleteOutput ends the open dataset (collective); valid is the AND
-// over every rank (the C layer reduces it). It reports whether the
-// dataset was committed on every rank.
-func (l *Lib) CompleteOutput(ctx context.Context, call string, valid bool) (bool, error) {
+// over every rank, anyFiles whether any rank routed a file in it (the C
+// layer learns both in one reduction). It reports whether the dataset
+// was committed on every rank.
+func (l *Lib) CompleteOutput(ctx context.Context, call string, valid, anyFiles bool) (bool, error) {
 	if err := l.check(call); err != nil {
 		return false, err
 	}
@@ -461,6 +488,17 @@ func (l *Lib) CompleteOutput(ctx context.Context, call string, valid bool) (bool
 	l.out, l.state = nil, Idle
 	if e.Flags&FlagCheckpoint != 0 {
 		defer l.decider.Ended(l.now())
+	}
+	replacing := l.replacing
+	l.replacing = nil
+	if !anyFiles && e.Flags&FlagCheckpoint == 0 && replacing == nil {
+		// A dataset of no files on any rank has nothing to commit, flush
+		// or later find: nothing records it but the ids it took, which
+		// rank 0 writes with the next dataset that has files or at
+		// SCR_Finalize. No collective beyond the C layer's one
+		// reduction, and no I/O.
+		l.indexDirty = true
+		return valid, nil
 	}
 	if !valid {
 		return false, c.Abort()
@@ -483,6 +521,17 @@ func (l *Lib) CompleteOutput(ctx context.Context, call string, valid bool) (bool
 			return false, nil
 		}
 		return false, err
+	}
+	if replacing != nil {
+		// The new dataset is committed: the older one of its name goes,
+		// its plain files first (the new one's are written by the
+		// flush below).
+		if err := l.removeObject(ctx, replacing.ObjectName()); err != nil {
+			return false, err
+		}
+		if l.lastCk != nil && l.lastCk.Name == e.Name {
+			l.lastCk = nil
+		}
 	}
 	flush := e.Flags&FlagOutput != 0 ||
 		e.Flags&FlagCheckpoint != 0 && (l.bypass || l.flushEvery > 0 && e.Ckpt%uint64(l.flushEvery) == 0)
@@ -514,7 +563,7 @@ func (l *Lib) CompleteOutput(ctx context.Context, call string, valid bool) (bool
 // prefix (plain.go). It says whether every rank's copy succeeded; every
 // rank returns the same.
 func (l *Lib) flush(ctx context.Context, e *Entry) (bool, error) {
-	enc := Encode(e.Name)
+	enc := e.ObjectName()
 	if err := l.eng.Flush(ctx, enc); err != nil {
 		return false, err
 	}
@@ -553,6 +602,7 @@ func (l *Lib) saveIndex(ctx context.Context) error {
 	if all[0] != "" {
 		return fmt.Errorf("writing the dataset index: %s", all[0])
 	}
+	l.indexDirty = false
 	return nil
 }
 
@@ -576,7 +626,7 @@ func (l *Lib) HaveRestart(ctx context.Context) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	l.restart, l.resName, l.lastSource = r, Decode(r.Name()), string(r.Source)
+	l.restart, l.resName, l.lastSource = r, l.index.NameOf(r.Name()), string(r.Source)
 	if l.debug && l.rank == 0 {
 		fmt.Fprintf(os.Stderr, "SCR: restarting from %q (%s)\n", l.resName, r.Source)
 	}
@@ -623,7 +673,8 @@ func (l *Lib) CompleteRestart(ctx context.Context, valid bool) (bool, error) {
 }
 
 // NeedCheckpoint is SCR_Need_checkpoint's answer on this rank (the C
-// layer hands every rank rank 0's).
+// layer hands every rank rank 0's, the only one that looks for the halt
+// file).
 func (l *Lib) NeedCheckpoint(ctx context.Context) (bool, error) {
 	if err := l.check("SCR_Need_checkpoint"); err != nil {
 		return false, err
@@ -640,7 +691,7 @@ func (l *Lib) NeedCheckpoint(ctx context.Context) (bool, error) {
 }
 
 // ShouldExit is SCR_Should_exit's answer on this rank (the C layer hands
-// every rank rank 0's).
+// every rank rank 0's, the only one that looks for the halt file).
 func (l *Lib) ShouldExit() (bool, error) {
 	if err := l.check("SCR_Should_exit"); err != nil {
 		return false, err
@@ -648,12 +699,18 @@ func (l *Lib) ShouldExit() (bool, error) {
 	return l.halt(), nil
 }
 
+// halt says whether the job is to halt. Only rank 0 looks for the halt
+// file: the C layer hands every rank rank 0's answer, and a stat per
+// call on every rank is most of these calls' cost.
 func (l *Lib) halt() bool {
 	if l.halting != nil && l.halting() {
 		return true
 	}
 	if HaltSoon(l.now(), l.end, l.haltBefore) {
 		return true
+	}
+	if l.rank != 0 {
+		return false
 	}
 	_, err := os.Stat(HaltFile(l.prefix))
 	return err == nil
@@ -706,7 +763,25 @@ func (l *Lib) Delete(ctx context.Context, name string) error {
 // remove deletes dataset name from every tier and the prefix, and from
 // the index (collective).
 func (l *Lib) remove(ctx context.Context, name string) error {
-	enc := Encode(name)
+	obj := Encode(name)
+	if e := l.index.Find(name); e != nil {
+		obj = e.ObjectName()
+	}
+	err := l.removeObject(ctx, obj)
+	l.index.Remove(name)
+	if l.restart != nil && l.resName == name {
+		l.restart = nil
+	}
+	if l.lastCk != nil && l.lastCk.Name == name {
+		l.lastCk = nil
+	}
+	return errors.Join(err, l.saveIndex(ctx))
+}
+
+// removeObject deletes dataset object enc from every cache, from ckpt's
+// shared tier, and its files from their paths under the prefix
+// (collective).
+func (l *Lib) removeObject(ctx context.Context, enc string) error {
 	var errs []error
 	m, _ := cachetier.Load(ctx, l.cache, enc)
 	if m == nil {
@@ -735,14 +810,6 @@ func (l *Lib) remove(ctx context.Context, name string) error {
 			errs = append(errs, err)
 		}
 	}
-	l.index.Remove(name)
-	if l.restart != nil && l.resName == name {
-		l.restart = nil
-	}
-	if l.lastCk != nil && l.lastCk.Name == name {
-		l.lastCk = nil
-	}
-	errs = append(errs, l.saveIndex(ctx))
 	return errors.Join(errs...)
 }
 
@@ -773,8 +840,11 @@ func (l *Lib) Finalize(ctx context.Context) error {
 		var e = *l.lastCk
 		if _, err = l.flush(ctx, &e); err == nil && e.Flushed {
 			l.index.Add(e)
-			err = l.saveIndex(ctx)
+			l.indexDirty = true
 		}
+	}
+	if err == nil && l.indexDirty {
+		err = l.saveIndex(ctx)
 	}
 	return errors.Join(err, l.cache.Close())
 }

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/cachetier"
 	"github.com/ckpt/ckpt/internal/localcomm"
+	"github.com/ckpt/ckpt/internal/sharedtier"
 	"github.com/ckpt/ckpt/internal/testwait"
 )
 
@@ -90,7 +92,7 @@ func (j *job) checkpoint(t *testing.T, libs []*Lib, step int) {
 		if err := os.WriteFile(p, content(r, step), 0o600); err != nil {
 			return err
 		}
-		ok, err := l.CompleteOutput(context.Background(), "SCR_Complete_checkpoint", true)
+		ok, err := l.CompleteOutput(context.Background(), "SCR_Complete_checkpoint", true, true)
 		if err == nil && !ok {
 			err = fmt.Errorf("rank %d: checkpoint %d did not complete", r, step)
 		}
@@ -253,7 +255,7 @@ func TestOutputAtItsPaths(t *testing.T) {
 			return fmt.Errorf("routed to %s, under the prefix: want the cache", p)
 		}
 		os.WriteFile(p, content(r, 1), 0o600)
-		ok, err := l.CompleteOutput(context.Background(), "SCR_Complete_output", true)
+		ok, err := l.CompleteOutput(context.Background(), "SCR_Complete_output", true, true)
 		if err == nil && !ok {
 			err = errors.New("output did not complete")
 		}
@@ -343,7 +345,7 @@ func TestMisuseAndDisabled(t *testing.T) {
 	if _, err := l.StartRestart(); !errors.As(err, &m) || m.Call != "SCR_Start_restart" {
 		t.Errorf("Start_restart without a checkpoint: %v, want a misuse", err)
 	}
-	if _, err := l.CompleteOutput(context.Background(), "SCR_Complete_output", true); !errors.As(err, &m) {
+	if _, err := l.CompleteOutput(context.Background(), "SCR_Complete_output", true, true); !errors.As(err, &m) {
 		t.Errorf("Complete_output in IDLE: %v", err)
 	}
 	if err := l.StartOutput(context.Background(), "SCR_Start_output", "x", FlagOutput); err != nil {
@@ -355,7 +357,7 @@ func TestMisuseAndDisabled(t *testing.T) {
 	if _, err := l.NeedCheckpoint(context.Background()); !errors.As(err, &m) {
 		t.Errorf("Need_checkpoint in OUTPUT: %v", err)
 	}
-	if ok, err := l.CompleteOutput(context.Background(), "SCR_Complete_output", false); ok || err != nil {
+	if ok, err := l.CompleteOutput(context.Background(), "SCR_Complete_output", false, true); ok || err != nil {
 		t.Errorf("Complete_output(0): %v %v, want false", ok, err)
 	}
 	if err := l.StartOutput(context.Background(), "SCR_Start_output", "x", 8); !errors.As(err, &m) {
@@ -407,16 +409,27 @@ func TestAgreeOverCkpt(t *testing.T) {
 	libs := j.launch(t)
 	ctx := context.Background()
 	j.each(t, func(r int) error {
-		all, err := libs[r].AllValid(ctx, r != 1)
-		if err == nil && all {
-			err = errors.New("AllValid with rank 1 invalid said true")
+		all, any, err := libs[r].AllValid(ctx, r != 1, 0)
+		if err == nil && (all || any) {
+			err = fmt.Errorf("AllValid with rank 1 invalid and no files said %v, any files %v", all, any)
 		}
 		return err
 	})
 	j.each(t, func(r int) error {
-		v, err := libs[r].FromRoot(ctx, 10+r)
-		if err == nil && v != 10 {
-			err = fmt.Errorf("FromRoot = %d, want rank 0's 10", v)
+		all, any, err := libs[r].AllValid(ctx, true, r/2)
+		if err == nil && (!all || !any) {
+			err = fmt.Errorf("AllValid, all valid and rank 2 with a file, said %v, any files %v", all, any)
+		}
+		return err
+	})
+	j.each(t, func(r int) error {
+		rc := 0
+		if r == 2 {
+			rc = 1 // this rank's call failed: every rank's does
+		}
+		worst, v, err := libs[r].RootAnswer(ctx, rc, 10+r)
+		if err == nil && (v != 10 || worst != 1) {
+			err = fmt.Errorf("RootAnswer = %d, %d, want rank 2's 1 and rank 0's 10", worst, v)
 		}
 		return err
 	})
@@ -474,7 +487,7 @@ func TestSharedFile(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		ok, err := l.CompleteOutput(context.Background(), "SCR_Complete_output", true)
+		ok, err := l.CompleteOutput(context.Background(), "SCR_Complete_output", true, true)
 		if err == nil && !ok {
 			err = errors.New("the shared-file dataset did not complete")
 		}
@@ -536,7 +549,7 @@ func TestNameReuse(t *testing.T) {
 					}
 					p, _ := l.RouteFile(fmt.Sprintf("ckpt.%d/rank_%d.ckpt", step, r))
 					os.WriteFile(p, content(r, step), 0o600)
-					_, errs[r] = l.CompleteOutput(ctx, "SCR_Complete_output", true)
+					_, errs[r] = l.CompleteOutput(ctx, "SCR_Complete_output", true, true)
 				}()
 			}
 			testwait.Group(t, &wg, "every rank's dataset")
@@ -616,7 +629,7 @@ func TestOutputsKeepTheCheckpoint(t *testing.T) {
 			}
 			p, _ := libs[r].RouteFile(fmt.Sprintf("output.%d/rank_%d", i, r))
 			os.WriteFile(p, content(r, 100+i), 0o600)
-			_, err := libs[r].CompleteOutput(ctx, "SCR_Complete_output", true)
+			_, err := libs[r].CompleteOutput(ctx, "SCR_Complete_output", true, true)
 			return err
 		})
 	}
@@ -629,4 +642,181 @@ func TestOutputsKeepTheCheckpoint(t *testing.T) {
 		t.Fatalf("after three outputs: restarted from %q step %d, want scr.dataset.1 from the caches", name, step)
 	}
 	j.finalize(t, libs)
+}
+
+// A dataset in which no rank routed a file is neither committed nor
+// flushed nor recorded (the C layer's fast path): only the ids it took
+// are, in the index on the prefix after the next dataset with files, or
+// at Finalize.
+func TestEmptyDatasetsAreNotRecorded(t *testing.T) {
+	j := newJob(t, 2, nil)
+	libs := j.launch(t)
+	ctx := context.Background()
+	onDisk := func() Index {
+		t.Helper()
+		b, err := os.ReadFile(IndexFile(j.prefix))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		x, err := DecodeIndex(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	empty := func(name string, flags int, valid bool) {
+		t.Helper()
+		j.each(t, func(r int) error {
+			if err := libs[r].StartOutput(ctx, "SCR_Start_output", name, flags); err != nil {
+				return err
+			}
+			ok, err := libs[r].CompleteOutput(ctx, "SCR_Complete_output", valid, false)
+			if err == nil && ok != valid {
+				err = fmt.Errorf("an empty dataset, valid %v: Complete_output said %v", valid, ok)
+			}
+			return err
+		})
+	}
+	empty("empty.0", 0, true)
+	empty("empty.2", FlagOutput, true)
+	empty("empty.2", FlagOutput, true) // nothing holds it: its name is free
+	empty("bad", FlagOutput, false)
+	if x := onDisk(); x.LastID != 0 {
+		t.Errorf("the index on the prefix changed at once: %+v", x)
+	}
+	if x := libs[1].index; len(x.Datasets) != 0 || x.LastID != 4 {
+		t.Errorf("rank 1's index after 4 empty datasets: %+v, want no dataset and the last id 4", x)
+	}
+	j.checkpoint(t, libs, 1)
+	if x := onDisk(); x.LastID != 5 || len(x.Datasets) != 1 {
+		t.Errorf("after a checkpoint, the index on the prefix is %+v, want the checkpoint with id 5", x)
+	}
+	empty("last", 0, true)
+	j.finalize(t, libs)
+	if x := onDisk(); x.LastID != 6 {
+		t.Errorf("after Finalize, the index on the prefix has the last id %d, want 6", x.LastID)
+	}
+}
+
+// CKPT_CACHE_DURABILITY=process writes the cache without syncing; a value
+// it does not know fails SCR_Init, naming it.
+func TestCacheDurability(t *testing.T) {
+	j := newJob(t, 1, map[string]string{"CKPT_CACHE_DURABILITY": "process"})
+	libs := j.launch(t)
+	j.checkpoint(t, libs, 1)
+	j.finalize(t, libs)
+
+	bad := newJob(t, 1, map[string]string{"CKPT_CACHE_DURABILITY": "fast"})
+	_, err := Open(context.Background(), Setup{Rank: 0, Size: 1, Params: NewParams(envOf(bad.env)), Cwd: bad.prefix})
+	if err == nil || !strings.Contains(err.Error(), `CKPT_CACHE_DURABILITY="fast"`) {
+		t.Errorf("Open with CKPT_CACHE_DURABILITY=fast: %v, want an error naming it", err)
+	}
+}
+
+// Writing again the name of the checkpoint a run restarted from keeps
+// that checkpoint until the new one is committed: a run that finds its
+// new one invalid, or dies writing it, restarts from the old one again.
+// Once the new one is committed the old one is gone from every tier and
+// the prefix.
+func TestNameReuseKeepsTheOldUntilCommitted(t *testing.T) {
+	j := newJob(t, 2, map[string]string{"SCR_FLUSH": "1"})
+	ctx := context.Background()
+	// write starts dataset "ck" on every rank and writes step's files;
+	// complete ends it with valid, or not at all (the run dies).
+	write := func(libs []*Lib, step int, complete, valid bool) {
+		t.Helper()
+		j.each(t, func(r int) error {
+			l := libs[r]
+			if err := l.StartOutput(ctx, "SCR_Start_output", "ck", FlagCheckpoint); err != nil {
+				return err
+			}
+			p, err := l.RouteFile(fmt.Sprintf("ckpt.%d/rank_%d.ckpt", step, r))
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, content(r, step), 0o600); err != nil {
+				return err
+			}
+			if !complete {
+				return nil
+			}
+			ok, err := l.CompleteOutput(ctx, "SCR_Complete_output", valid, true)
+			if err == nil && ok != valid {
+				err = fmt.Errorf("rank %d: Complete_output(%v) = %v", r, valid, ok)
+			}
+			return err
+		})
+	}
+	die := func(libs []*Lib) {
+		for _, l := range libs {
+			l.Close()
+		}
+	}
+	libs := j.launch(t)
+	write(libs, 1, true, true)
+	j.finalize(t, libs)
+	plain := filepath.Join(j.prefix, "ckpt.1", "rank_0.ckpt")
+	if _, err := os.Stat(plain); err != nil {
+		t.Fatalf("the flushed checkpoint's plain file: %v", err)
+	}
+
+	libs = j.launch(t)
+	if name, step := j.restart(t, libs, false); name != "ck" || step != 1 {
+		t.Fatalf("restarted from %q step %d, want ck step 1", name, step)
+	}
+	write(libs, 2, true, false)
+	die(libs)
+
+	libs = j.launch(t)
+	if name, step := j.restart(t, libs, false); name != "ck" || step != 1 {
+		t.Fatalf("after an invalid rewrite: restarted from %q step %d, want ck step 1", name, step)
+	}
+	write(libs, 3, false, false)
+	die(libs)
+
+	libs = j.launch(t)
+	if name, step := j.restart(t, libs, false); name != "ck" || step != 1 {
+		t.Fatalf("after a run died rewriting it: restarted from %q step %d, want ck step 1", name, step)
+	}
+	write(libs, 4, true, true)
+	e := libs[0].index.Find("ck")
+	if e == nil || e.Object == "" {
+		t.Fatalf("the rewritten dataset's entry: %+v, want an object name of its own", e)
+	}
+	if _, err := libs[0].cache.Stat(ctx, cachetier.ManifestObject(Encode("ck"))); err == nil {
+		t.Errorf("the old ck is still in rank 0's cache after the new one committed")
+	}
+	if ok, _ := sharedtier.Exists(ctx, libs[0].eng.Shared, Encode("ck")); ok {
+		t.Errorf("the old ck is still on the prefix after the new one committed")
+	}
+	if _, err := os.Stat(plain); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the old ck's plain file: %v, want it removed", err)
+	}
+	if _, err := os.Stat(filepath.Join(j.prefix, "ckpt.4", "rank_1.ckpt")); err != nil {
+		t.Errorf("the new ck's plain file: %v", err)
+	}
+	j.finalize(t, libs)
+
+	libs = j.launch(t)
+	if name, step := j.restart(t, libs, false); name != "ck" || step != 4 {
+		t.Fatalf("restarted from %q step %d, want the rewritten ck, step 4", name, step)
+	}
+	j.finalize(t, libs)
+}
+
+// NameOf finds a dataset's name from its object name: through the index,
+// else by undoing Encode and ObjectFor's suffix.
+func TestNameOf(t *testing.T) {
+	x := Index{Datasets: []Entry{{ID: 7, Name: "a/b", Object: ObjectFor("a/b", 7)}, {ID: 8, Name: ".c"}}}
+	for obj, want := range map[string]string{
+		ObjectFor("a/b", 7): "a/b",
+		Encode(".c"):        ".c",
+		ObjectFor("x/y", 3): "x/y",
+		Encode("p%231"):     "p%231",
+		"plain":             "plain",
+	} {
+		if got := x.NameOf(obj); got != want {
+			t.Errorf("NameOf(%q) = %q, want %q", obj, got, want)
+		}
+	}
 }

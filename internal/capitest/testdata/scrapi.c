@@ -250,6 +250,19 @@ static void need(int n, const char* want)
   if (strcmp(want, "-") != 0 && strcmp(got, want) != 0) fail("SCR_Need_checkpoint answered %s, want %s", got, want);
 }
 
+/* need_null: rank r calls SCR_Need_checkpoint and SCR_Should_exit with
+ * a NULL flag, the others with a flag: every rank's call must fail (none
+ * waits for the rank whose call failed), and the next calls succeed. */
+static void need_null(int r)
+{
+  int flag = -1;
+  expect_rc("SCR_Need_checkpoint (a NULL flag on one rank)", SCR_Need_checkpoint(rank == r ? NULL : &flag), 1);
+  if (rank != r && flag != 0) fail("SCR_Need_checkpoint failed but set the flag to %d, want 0", flag);
+  expect_rc("SCR_Should_exit (a NULL flag on one rank)", SCR_Should_exit(rank == r ? NULL : &flag), 1);
+  expect_rc("SCR_Need_checkpoint", SCR_Need_checkpoint(&flag), SCR_SUCCESS);
+  if (rank == 0) printf("need-null: every rank failed\n");
+}
+
 /* checkpoint_numbered writes an unnamed checkpoint of dataset k. */
 static void checkpoint_numbered(uint32_t k)
 {
@@ -455,6 +468,7 @@ static void usage(void)
           "  current|drop|delete NAME SCR_Current, SCR_Drop, SCR_Delete\n"
           "  need N PATTERN           SCR_Need_checkpoint N times; answers must be PATTERN\n"
           "  need-after MIN LIMIT ROUNDS  a checkpoint, then Need_checkpoint until yes\n"
+          "  need-null RANK           a NULL flag on RANK: every rank's call fails\n"
           "  output NAME FLAGS FILE K  an output dataset of one file per rank (%%r: rank)\n"
           "  shared NAME FLAGS FILE   one file every rank writes its record into\n"
           "  should-exit 0|1          SCR_Should_exit must set this\n"
@@ -519,6 +533,9 @@ int main(int argc, char** argv)
       NEED(2);
       need(atoi(argv[a + 1]), argv[a + 2]);
       a += 2;
+    } else if (!strcmp(cmd, "need-null")) {
+      NEED(1);
+      need_null(atoi(argv[++a]));
     } else if (!strcmp(cmd, "need-after")) {
       NEED(3);
       need_after(atof(argv[a + 1]), atof(argv[a + 2]), atoi(argv[a + 3]));

@@ -455,7 +455,7 @@ func (b *Backend) Path(name string) (string, bool) {
 
 // Properties implements storage.Describer.
 func (b *Backend) Properties() storage.Properties {
-	return storage.Properties{Connections: b.connections, Hierarchical: true}
+	return storage.Properties{Connections: b.connections, Hierarchical: true, SyncsFiles: !b.nosync}
 }
 
 // CleanTemp implements storage.Cleaner: it removes temp files (names
