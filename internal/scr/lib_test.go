@@ -157,6 +157,17 @@ func (j *job) restart(t *testing.T, libs []*Lib, bad bool) (string, int) {
 	return names[0], steps[0]
 }
 
+// expectRestart is a run that only restarts: it must restore dataset name
+// at step, then finalizes.
+func (j *job) expectRestart(t *testing.T, name string, step int) {
+	t.Helper()
+	libs := j.launch(t)
+	if got, s := j.restart(t, libs, false); got != name || s != step {
+		t.Fatalf("restarted from %q step %d, want %q step %d", got, s, name, step)
+	}
+	j.finalize(t, libs)
+}
+
 func (j *job) finalize(t *testing.T, libs []*Lib) {
 	t.Helper()
 	j.each(t, func(r int) error { return libs[r].Finalize(context.Background()) })
@@ -595,11 +606,7 @@ func TestNameReuse(t *testing.T) {
 		t.Fatalf("reusing a name this run wrote: %v, want a misuse", err)
 	}
 	j.finalize(t, libs)
-	libs = j.launch(t)
-	if name, step := j.restart(t, libs, false); name != "run" || step != 6 {
-		t.Fatalf("restarted from %q step %d, want the rewritten run, step 6", name, step)
-	}
-	j.finalize(t, libs)
+	j.expectRestart(t, "run", 6)
 
 	// A run that starts from the beginning (no restart) abandons every
 	// earlier run's dataset: it may write their names again.
@@ -608,11 +615,7 @@ func TestNameReuse(t *testing.T) {
 		t.Fatalf("a run from the beginning writing an earlier run's name: %v", err)
 	}
 	j.finalize(t, libs)
-	libs = j.launch(t)
-	if name, step := j.restart(t, libs, false); name != "run" || step != 8 {
-		t.Fatalf("restarted from %q step %d, want step 8", name, step)
-	}
-	j.finalize(t, libs)
+	j.expectRestart(t, "run", 8)
 }
 
 // Output datasets do not push the newest checkpoint out of the caches:
@@ -796,12 +799,7 @@ func TestNameReuseKeepsTheOldUntilCommitted(t *testing.T) {
 		t.Errorf("the new ck's plain file: %v", err)
 	}
 	j.finalize(t, libs)
-
-	libs = j.launch(t)
-	if name, step := j.restart(t, libs, false); name != "ck" || step != 4 {
-		t.Fatalf("restarted from %q step %d, want the rewritten ck, step 4", name, step)
-	}
-	j.finalize(t, libs)
+	j.expectRestart(t, "ck", 4)
 }
 
 // NameOf finds a dataset's name from its object name: through the index,
