@@ -474,8 +474,11 @@ func TestRunInjectedFailureDueBetweenLaunches(t *testing.T) {
 	f := newFixture(t, "die-first-hang-second", 2, 1)
 	f.cfg.Retries = 3
 	// The first launch dies by itself (so the relaunch waits the backoff,
-	// 5 s); the failure is due 2.5 s into the job, inside that wait.
-	const due, wait = 2500 * time.Millisecond, 5 * time.Second
+	// 10 s); the failure is due 5 s into the job, inside that wait. The
+	// first launch must end 2 s before it (on a machine loaded 16 times
+	// over its cores it took 1.9 s), so that a clock stopped between
+	// launches would strike at least 2 s late, against 1 s allowed.
+	const due, wait = 5 * time.Second, 10 * time.Second
 	f.cfg.Backoff, f.cfg.MaxBackoff = wait, wait
 	f.cfg.Failures = &schedule{at: []time.Duration{due}, targets: []int{0}}
 	rep, err := Run(t.Context(), f.cfg)
@@ -486,7 +489,7 @@ func TestRunInjectedFailureDueBetweenLaunches(t *testing.T) {
 		t.Fatalf("injected %d, %d attempts: %+v", rep.Injected, len(rep.Attempts), rep.Attempts)
 	}
 	a0, a1 := rep.Attempts[0], rep.Attempts[1]
-	if a0.End > due-time.Second {
+	if a0.End > due-2*time.Second {
 		t.Fatalf("the first launch lasted %v: too close to the failure due at %v for this test", a0.End, due)
 	}
 	var inj *Event
@@ -504,8 +507,8 @@ func TestRunInjectedFailureDueBetweenLaunches(t *testing.T) {
 		t.Errorf("attempts say injected %v, %v at %v; want only the second, at %v", a0.Injected, a1.Injected, a1.InjectedAt, inj.At)
 	}
 	// A clock that stopped between launches would fire due − a0.End (at
-	// least 1 s) after the second launch started.
-	if late := inj.At - a1.Start; late > time.Second/2 {
+	// least 2 s) after the second launch started.
+	if late := inj.At - a1.Start; late > time.Second {
 		t.Errorf("the failure due at %v struck %v after the second launch started at %v (the first ended at %v): the gap between launches was not counted",
 			due, late, a1.Start, a0.End)
 	}
