@@ -67,14 +67,7 @@ func rawWriteAs(path string, size int64, buf []byte, p writePattern) (float64, e
 			flushed = written
 		}
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return 0, err
-	}
-	if err := f.Close(); err != nil {
-		return 0, err
-	}
-	return float64(size) / time.Since(start).Seconds(), nil
+	return syncedRate(f, size, start)
 }
 
 func rawWriteDirect(path string, size int64, buf []byte) (float64, error) {
@@ -98,6 +91,12 @@ func rawWriteDirect(path string, size int64, buf []byte) (float64, error) {
 			return 0, err
 		}
 	}
+	return syncedRate(f, size, start)
+}
+
+// syncedRate fsyncs and closes f, of size bytes written since start, and
+// returns its bytes per second.
+func syncedRate(f *os.File, size int64, start time.Time) (float64, error) {
 	if err := f.Sync(); err != nil {
 		f.Close()
 		return 0, err
