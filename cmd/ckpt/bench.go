@@ -165,14 +165,15 @@ The limits are the best this machine does (changed in issue 17):
   restart     Restart (which verifies every byte) and then the application's
               read of the restored file, against a raw read of the same
               file, both in the same cache state: cold (the page cache
-              emptied before each: drop_caches as root, else
-              POSIX_FADV_DONTNEED per file; cold_cache_method says which) and
+              emptied before each: drop_caches as root, which empties the
+              whole machine's page cache, else POSIX_FADV_DONTNEED per file;
+              cold_cache_method says which; on tmpfs none) and
               hot (the file in the page cache). restart_ratio,
               restart_bytes_per_second and raw_read_bytes_per_second are the
               cold figures, or the hot ones where the cache cannot be emptied
               (restart_cache_state says which); before issue 17 the restart
-              did not include the application's read and the raw read could
-              be hot while the restart was not.
+              did not include the application's read and the raw read was
+              hot in some runs and cold in others.
 
 Then one whole scenario: 4 ranks × 512 MiB
 over 4 simulated nodes, XOR across the 4, caches in DIR: checkpoint,
