@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -30,10 +31,42 @@ func TestBenchStoreJSON(t *testing.T) {
 		"scenario_raw_write_seconds", "scenario_process_checkpoint_seconds",
 		"scenario_process_flush_seconds", "scenario_process_rebuild_restart_seconds",
 		"size_bytes", "scenario_rank_bytes",
-	}, nil)
+		"raw_write_fsync_bytes_per_second", "raw_write_writeback_bytes_per_second",
+		"cache_write_fsync_ratio", "restart_hot_bytes_per_second", "raw_read_hot_bytes_per_second", "restart_hot_ratio",
+	}, []string{"raw_write_direct_bytes_per_second", "restart_cache_state", "cold_cache_method",
+		"raw_read_cold_bytes_per_second", "restart_cold_bytes_per_second", "restart_cold_ratio"},
+		"restart_cache_state", "cold_cache_method")
+	// Figures this machine may not measure: O_DIRECT (tmpfs refuses it)
+	// and the cold cache (where it cannot be emptied). They are null then,
+	// never zero.
+	cold := []string{"raw_read_cold_bytes_per_second", "restart_cold_bytes_per_second", "restart_cold_ratio"}
+	method := obj["cold_cache_method"]
+	maybe := map[string]bool{"raw_write_direct_bytes_per_second": true}
+	switch method {
+	case "drop_caches", "fadvise":
+		if obj["restart_cache_state"] != "cold" {
+			t.Errorf("restart_cache_state = %v with the cache emptied by %v, want cold", obj["restart_cache_state"], method)
+		}
+	case "none":
+		for _, k := range cold {
+			maybe[k] = true
+			if obj[k] != nil {
+				t.Errorf("%s = %v without a way to empty the cache, want null", k, obj[k])
+			}
+		}
+		if obj["restart_cache_state"] != "hot" {
+			t.Errorf("restart_cache_state = %v without a cold cache, want hot", obj["restart_cache_state"])
+		}
+	default:
+		t.Errorf("cold_cache_method = %v", method)
+	}
 	for k, v := range obj {
-		if f, ok := toFloat(v); !ok || f <= 0 {
-			t.Errorf("%s = %v, want a positive number", k, v)
+		if maybe[k] && v == nil || k == "restart_cache_state" || k == "cold_cache_method" {
+			continue
+		}
+		// A ratio to a limit is finite and positive, as is every figure.
+		if f, ok := toFloat(v); !ok || !(f > 0) || math.IsInf(f, 0) {
+			t.Errorf("%s = %v, want a finite positive number", k, v)
 		}
 	}
 	ratio := func(r, fig, limit string) {
@@ -45,6 +78,25 @@ func TestBenchStoreJSON(t *testing.T) {
 	ratio("xor_encode_tcp_ratio", "xor_encode_tcp_bytes_per_second", "loopback_tcp_bytes_per_second")
 	ratio("restart_ratio", "restart_bytes_per_second", "raw_read_bytes_per_second")
 	ratio("rebuild_ratio", "rebuild_bytes_per_second", "raw_write_bytes_per_second")
+	ratio("cache_write_fsync_ratio", "cache_write_bytes_per_second", "raw_write_fsync_bytes_per_second")
+	ratio("restart_hot_ratio", "restart_hot_bytes_per_second", "raw_read_hot_bytes_per_second")
+	// The write limit is the best of the patterns the run measured.
+	best := 0.0
+	for _, k := range []string{"raw_write_fsync_bytes_per_second", "raw_write_writeback_bytes_per_second", "raw_write_direct_bytes_per_second"} {
+		if obj[k] != nil {
+			best = max(best, getNum(t, obj, k))
+		}
+	}
+	checkRel(t, "raw_write_bytes_per_second", getNum(t, obj, "raw_write_bytes_per_second"), best, 1e-9)
+	// restart_ratio is the cold pair's where the cache could be emptied,
+	// the hot pair's otherwise: both sides in one state.
+	state := "hot"
+	if method != "none" {
+		state = "cold"
+		ratio("restart_cold_ratio", "restart_cold_bytes_per_second", "raw_read_cold_bytes_per_second")
+	}
+	checkRel(t, "restart_bytes_per_second", getNum(t, obj, "restart_bytes_per_second"), getNum(t, obj, "restart_"+state+"_bytes_per_second"), 1e-9)
+	checkRel(t, "raw_read_bytes_per_second", getNum(t, obj, "raw_read_bytes_per_second"), getNum(t, obj, "raw_read_"+state+"_bytes_per_second"), 1e-9)
 	if got := getNum(t, obj, "scenario_rank_bytes"); got != 2<<20 {
 		t.Errorf("scenario_rank_bytes = %v, want %d", got, 2<<20)
 	}
@@ -78,8 +130,17 @@ func TestBenchOverheadJSON(t *testing.T) {
 	}
 	obj := decodeOne(t, stdout)
 	checkKeys(t, obj, []string{"off_seconds", "on_seconds", "overhead_ratio", "decision_rounds",
-		"decision_seconds", "accounted_overhead_ratio", "ranks", "iterations"}, nil)
+		"decision_seconds", "accounted_overhead_ratio", "ranks", "iterations",
+		"bare_seconds", "bare_overhead_ratio", "off_bare_ratio"}, nil)
 	checkRel(t, "overhead_ratio", getNum(t, obj, "overhead_ratio"), getNum(t, obj, "on_seconds")/getNum(t, obj, "off_seconds")-1, 1e-9)
+	// The baseline is bare Himeno, measured: a positive time, and the
+	// ratios to it are the runs' own.
+	bare := getNum(t, obj, "bare_seconds")
+	if !(bare > 0) || math.IsInf(bare, 0) {
+		t.Fatalf("bare_seconds = %v, want a finite positive time", bare)
+	}
+	checkRel(t, "bare_overhead_ratio", getNum(t, obj, "bare_overhead_ratio"), getNum(t, obj, "on_seconds")/bare-1, 1e-9)
+	checkRel(t, "off_bare_ratio", getNum(t, obj, "off_bare_ratio"), getNum(t, obj, "off_seconds")/bare-1, 1e-9)
 	if getNum(t, obj, "decision_rounds") < 1 {
 		t.Errorf("no decision round in a run with checkpointing on")
 	}
@@ -107,6 +168,7 @@ func TestBenchStageJSON(t *testing.T) {
 	checkKeys(t, obj, []string{
 		"raw_write_bytes_per_second", "stage_write_ratio", "writers", "servers", "alpha",
 		"alpha_slope_per_gbps", "paper_alpha_slope_per_gbps", "alpha_at_paper_rate",
+		"raw_write_fsync_bytes_per_second", "stage_write_fsync_ratio",
 	}, []string{"raw_writers", "himeno_seconds", "himeno_iterations", "size_bytes", "ranks", "nodes", "server_writers"},
 		"writers", "servers", "alpha", "raw_writers")
 	raw := getNum(t, obj, "raw_write_bytes_per_second")
@@ -130,11 +192,21 @@ func TestBenchStageJSON(t *testing.T) {
 		}
 		return out
 	}
-	bestRaw := 0.0
-	for _, row := range rows("raw_writers", "writers", "bytes_per_second") {
+	// Each raw writers' row is the better of its two patterns, both
+	// measured; the limit is the best row, the fsync-only limit the best
+	// of that pattern.
+	bestRaw, bestFsync := 0.0, 0.0
+	for _, row := range rows("raw_writers", "writers", "bytes_per_second", "fsync_bytes_per_second", "writeback_bytes_per_second") {
+		fs, wb := getNum(t, row, "fsync_bytes_per_second"), getNum(t, row, "writeback_bytes_per_second")
+		if !(fs > 0) || !(wb > 0) {
+			t.Errorf("raw_writers row %v: want both patterns measured", row)
+		}
+		checkRel(t, "raw_writers bytes_per_second", getNum(t, row, "bytes_per_second"), max(fs, wb), 1e-9)
 		bestRaw = max(bestRaw, getNum(t, row, "bytes_per_second"))
+		bestFsync = max(bestFsync, fs)
 	}
 	checkRel(t, "raw_write_bytes_per_second", raw, bestRaw, 1e-9)
+	checkRel(t, "raw_write_fsync_bytes_per_second", getNum(t, obj, "raw_write_fsync_bytes_per_second"), bestFsync, 1e-9)
 	best := 0.0
 	for _, key := range []string{"writers", "servers"} {
 		for _, row := range rows(key, key, "bytes_per_second", "ratio") {
@@ -149,6 +221,10 @@ func TestBenchStageJSON(t *testing.T) {
 		}
 	}
 	checkRel(t, "stage_write_ratio", getNum(t, obj, "stage_write_ratio"), best/raw, 1e-9)
+	checkRel(t, "stage_write_fsync_ratio", getNum(t, obj, "stage_write_fsync_ratio"), best/bestFsync, 1e-9)
+	if r := getNum(t, obj, "stage_write_ratio"); !(r > 0) || math.IsInf(r, 0) {
+		t.Errorf("stage_write_ratio = %v, want finite and positive", r)
+	}
 	fastest := getNum(t, obj, "himeno_seconds")
 	var xy, xx float64
 	for _, row := range rows("alpha", "read_rate_bytes_per_second", "measured_read_bytes_per_second", "alpha", "seconds", "baseline_seconds") {

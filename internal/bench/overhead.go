@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sync"
 	"time"
@@ -16,7 +17,8 @@ import (
 // OverheadConfig is what `ckpt bench overhead` measures: the Himeno
 // example on Ranks ranks (goroutines of this process, joined through a
 // real coordinator, exchanging halos over TCP), once with checkpointing off
-// and once with it on but never due, Trials times each, alternating.
+// and once with it on but never due, beside the same Himeno without ckpt
+// (its baseline), Trials times each, in turn.
 type OverheadConfig struct {
 	Dir        string
 	Ranks      int
@@ -51,10 +53,20 @@ type Rank interface {
 // OverheadResult holds the fastest run of each kind, in seconds, and what
 // the checkpoint decisions cost.
 type OverheadResult struct {
-	Off, On float64
+	// Bare is Himeno without ckpt, the baseline: the same ranks as
+	// goroutines exchanging their halos over in-process channels, no
+	// coordinator, no job. Off is Himeno through ckpt with checkpointing
+	// off (interval none: joined to a coordinator, halos over ckpt's TCP
+	// messages), On with it on but never due.
+	Bare, Off, On float64
 	// Ratio is On/Off − 1: the runtime overhead of checkpointing that is
-	// enabled but never due.
+	// enabled but never due, over the same job with it off.
 	Ratio float64
+	// BareRatio is On/Bare − 1: what running under ckpt with
+	// checkpointing on costs over the bare application; OffBareRatio is
+	// Off/Bare − 1, the part of it that is there with checkpointing off
+	// (joining, messages over TCP instead of channels).
+	BareRatio, OffBareRatio float64
 	// Decisions is the number of decision rounds of the run with
 	// checkpointing on, DecisionSeconds their summed time on rank 0, and
 	// Accounted their share of the run: the overhead counted directly,
@@ -73,9 +85,19 @@ func RunOverhead(ctx context.Context, cfg OverheadConfig) (OverheadResult, error
 	if cfg.Progress == nil {
 		cfg.Progress = func(string) {}
 	}
-	off, on := 1e300, 1e300
+	bare, off, on := math.Inf(1), math.Inf(1), math.Inf(1)
 	for trial := range cfg.Trials {
-		cfg.Progress(fmt.Sprintf("trial %d of %d: checkpointing off, then on but never due", trial+1, cfg.Trials))
+		cfg.Progress(fmt.Sprintf("trial %d of %d: bare Himeno without ckpt, checkpointing off, then on but never due", trial+1, cfg.Trials))
+		// Fresh solvers each trial, as the runs through ckpt make theirs.
+		hw, err := newHimenoWork(cfg.Size, cfg.Ranks)
+		if err != nil {
+			return r, err
+		}
+		z, err := hw.run(ctx, cfg.Iterations)
+		if err != nil {
+			return r, fmt.Errorf("bare Himeno: %w", err)
+		}
+		bare = min(bare, z)
 		a, _, err := himenoRun(ctx, cfg, "none", trial)
 		if err != nil {
 			return r, err
@@ -90,8 +112,9 @@ func RunOverhead(ctx context.Context, cfg OverheadConfig) (OverheadResult, error
 			r.Decisions, r.DecisionSeconds = st.rounds, st.roundTime.Seconds()
 		}
 	}
-	r.Off, r.On = off, on
+	r.Bare, r.Off, r.On = bare, off, on
 	r.Ratio = on/off - 1
+	r.BareRatio, r.OffBareRatio = on/bare-1, off/bare-1
 	r.Accounted = r.DecisionSeconds / on
 	return r, nil
 }

@@ -11,11 +11,15 @@ import (
 // configuration it ran with. `ckpt model multilevel --alpha-from` and `ckpt
 // plan --alpha-from` read it back (StageReport.Alpha).
 type StageReport struct {
-	RawWrite        report.Float  `json:"raw_write_bytes_per_second"`
-	StageWriteRatio report.Float  `json:"stage_write_ratio"`
-	Writers         []WriterPoint `json:"writers"` // Fig. 9
-	Servers         []ServerPoint `json:"servers"` // Fig. 10
-	Alpha           []AlphaReport `json:"alpha"`   // Fig. 11
+	RawWrite        report.Float `json:"raw_write_bytes_per_second"`
+	StageWriteRatio report.Float `json:"stage_write_ratio"`
+	// The limit and the ratio with raw writers that fsync once at the end
+	// of each file only: what the two keys above were before issue 17.
+	RawWriteFsync        report.Float  `json:"raw_write_fsync_bytes_per_second"`
+	StageWriteFsyncRatio report.Float  `json:"stage_write_fsync_ratio"`
+	Writers              []WriterPoint `json:"writers"` // Fig. 9
+	Servers              []ServerPoint `json:"servers"` // Fig. 10
+	Alpha                []AlphaReport `json:"alpha"`   // Fig. 11
 	// AlphaSlope is c of α = c·x, per GB/s; nil when a report has none.
 	AlphaSlope       *report.Float    `json:"alpha_slope_per_gbps"`
 	PaperAlphaSlope  float64          `json:"paper_alpha_slope_per_gbps"`
@@ -44,10 +48,16 @@ type ServerPoint struct {
 	Ratio          report.Float `json:"ratio"`
 }
 
-// RawWriterPoint is Writers raw writers' throughput.
+// RawWriterPoint is Writers raw writers' throughput: the better of the
+// two patterns, each also given.
 type RawWriterPoint struct {
 	Writers        int          `json:"writers"`
 	BytesPerSecond report.Float `json:"bytes_per_second"`
+	// Each file fsync'd at its end; writeback started every 8 MiB as well
+	// (as the staging server's writer does). Absent from reports written
+	// before issue 17.
+	Fsync     *report.Float `json:"fsync_bytes_per_second,omitempty"`
+	Writeback *report.Float `json:"writeback_bytes_per_second,omitempty"`
 }
 
 // AlphaReport is a point of Fig. 11 (AlphaPoint).
@@ -65,6 +75,7 @@ func NewStageReport(cfg StageConfig, r StageResult) StageReport {
 	slope := f(r.AlphaSlope)
 	rep := StageReport{RawWrite: f(r.RawWrite), StageWriteRatio: f(r.StageWriteRatio),
 		Writers: []WriterPoint{}, Servers: []ServerPoint{}, Alpha: []AlphaReport{}, RawWriters: []RawWriterPoint{},
+		RawWriteFsync: f(r.RawWriteFsync), StageWriteFsyncRatio: f(r.StageWriteFsyncRatio),
 		AlphaSlope: &slope, PaperAlphaSlope: PaperAlphaSlope, AlphaAtPaperRate: f(r.AlphaAtPaperRate),
 		HimenoSeconds: f(r.HimenoSeconds), HimenoIterations: r.HimenoIterations,
 		SizeBytes: cfg.Size, Ranks: cfg.Ranks, Nodes: cfg.Nodes, ServerWriters: cfg.ServerWriters}
@@ -77,8 +88,13 @@ func NewStageReport(cfg StageConfig, r StageResult) StageReport {
 	for _, p := range r.Alpha {
 		rep.Alpha = append(rep.Alpha, AlphaReport{f(p.Rate), f(p.Measured), f(p.Alpha), f(p.Seconds), f(p.Baseline)})
 	}
-	for _, p := range r.RawWriters {
-		rep.RawWriters = append(rep.RawWriters, RawWriterPoint{p.N, f(p.BytesPerSecond)})
+	for i, p := range r.RawWriters {
+		pt := RawWriterPoint{Writers: p.N, BytesPerSecond: f(p.BytesPerSecond)}
+		if i < len(r.RawFsync) && i < len(r.RawWriteback) {
+			fs, wb := f(r.RawFsync[i]), f(r.RawWriteback[i])
+			pt.Fsync, pt.Writeback = &fs, &wb
+		}
+		rep.RawWriters = append(rep.RawWriters, pt)
 	}
 	return rep
 }

@@ -9,7 +9,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,14 +31,37 @@ type StoreConfig struct {
 	Progress     func(step string)
 }
 
-// StoreResult holds throughputs in bytes/s and durations in seconds.
+// StoreResult holds throughputs in bytes/s and durations in seconds. A
+// figure this machine cannot measure (O_DIRECT on tmpfs, a cold cache
+// where the page cache cannot be emptied) is NaN.
 type StoreResult struct {
-	RawWrite, RawRead, MemCopy float64
+	// RawWrite is the write limit: the best of the raw write patterns
+	// below, each the best of 3, so that a writer cannot beat its limit by
+	// a pattern the limit did not try. RawWriteFsync writes everything
+	// then fsyncs once (the limit before issue 17), RawWriteWriteback
+	// starts writeback every 8 MiB as the cache's writer does, and
+	// RawWriteDirect bypasses the page cache (O_DIRECT).
+	RawWrite, RawWriteFsync, RawWriteWriteback, RawWriteDirect float64
+	// RawRead and Restart are the read limit and the restart (Restart,
+	// which verifies every byte, then the application's read of the
+	// restored file) in the same cache state: cold if ColdMethod could
+	// empty the page cache, else hot. Both states are below too.
+	RawRead, MemCopy           float64
 	CacheWrite, XOREncode      float64
 	RSEncode, Restart, Rebuild float64
 
 	CacheWriteRatio, XOREncodeRatio, RSEncodeRatio float64
 	RestartRatio, RebuildRatio                     float64
+	// CacheWriteFsyncRatio is the cache write over RawWriteFsync: the
+	// cache_write_ratio of the tool before issue 17, for comparison.
+	CacheWriteFsyncRatio float64
+
+	// The restart and its raw read, each of the same file, with the page
+	// cache holding it (hot) and emptied before each (cold), and the
+	// method that emptied it (coldDropCaches, coldFadvise or coldNone).
+	RawReadHot, RawReadCold, RestartHot, RestartCold float64
+	RestartHotRatio, RestartColdRatio                float64
+	ColdMethod                                       string
 
 	// XOREncodeTCP is the whole encode of an XOR set of 4 members × Size
 	// over the network transport (4 peer Nodes on loopback): the set's
@@ -78,21 +101,16 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreResult, error) {
 		return r, err
 	}
 
-	cfg.Progress("raw sequential write and read")
-	raw := filepath.Join(work, "raw")
-	if r.RawWrite, err = best3(func() (float64, error) { os.Remove(raw); return rawWrite(raw, cfg.Size, buf) }); err != nil {
+	cfg.Progress("raw sequential write: fsync at the end, writeback every 8 MiB, O_DIRECT")
+	if err := rawWrites(&r, filepath.Join(work, "raw"), cfg.Size, buf); err != nil {
 		return r, err
 	}
-	if r.RawRead, err = best3(func() (float64, error) { return rawRead(raw) }); err != nil {
-		return r, err
-	}
-	os.Remove(raw)
 
 	cfg.Progress("memory copy")
 	r.MemCopy, _ = best3(func() (float64, error) { return memCopy(8, cfg.Size), nil })
 
-	cfg.Progress("cache write and restart with verification")
-	if r.CacheWrite, r.Restart, err = cacheWriteRestart(ctx, filepath.Join(work, "single"), cfg.Size, buf); err != nil {
+	cfg.Progress("cache write, then restart with verification and the application's read, against a raw read, cold and hot")
+	if err := cacheWriteRestart(ctx, &r, filepath.Join(work, "single"), cfg.Size, buf); err != nil {
 		return r, err
 	}
 
@@ -139,9 +157,16 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreResult, error) {
 	r.Rebuild = float64(cfg.ScenarioRank) / r.ScenarioRebuildRestart
 
 	r.CacheWriteRatio = r.CacheWrite / r.RawWrite
+	r.CacheWriteFsyncRatio = r.CacheWrite / r.RawWriteFsync
 	r.XOREncodeRatio = r.XOREncode / r.MemCopy
 	r.RSEncodeRatio = r.RSEncode / r.MemCopy
 	r.XOREncodeTCPRatio = r.XOREncodeTCP / r.LoopbackTCP
+	r.RestartHotRatio = r.RestartHot / r.RawReadHot
+	r.RestartColdRatio = r.RestartCold / r.RawReadCold
+	r.RawRead, r.Restart = r.RawReadHot, r.RestartHot
+	if r.ColdMethod != coldNone {
+		r.RawRead, r.Restart = r.RawReadCold, r.RestartCold
+	}
 	r.RestartRatio = r.Restart / r.RawRead
 	r.RebuildRatio = r.Rebuild / r.RawWrite
 	return r, nil
@@ -181,51 +206,6 @@ func best3(f func() (float64, error)) (float64, error) {
 		best = max(best, v)
 	}
 	return best, nil
-}
-
-func rawWrite(path string, size int64, buf []byte) (float64, error) {
-	start := time.Now()
-	f, err := os.Create(path)
-	if err != nil {
-		return 0, err
-	}
-	for n := int64(0); n < size; n += block {
-		if _, err := f.Write(buf[:min(block, size-n)]); err != nil {
-			f.Close()
-			return 0, err
-		}
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return 0, err
-	}
-	if err := f.Close(); err != nil {
-		return 0, err
-	}
-	return float64(size) / time.Since(start).Seconds(), nil
-}
-
-func rawRead(path string) (float64, error) {
-	start := time.Now()
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	// Read into one buffer: io.Discard's ReadFrom would read in 8 KiB pieces.
-	b := make([]byte, block)
-	var n int64
-	for {
-		m, err := f.Read(b)
-		n += int64(m)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return 0, err
-		}
-	}
-	return float64(n) / time.Since(start).Seconds(), nil
 }
 
 // memCopy copies k blocks of 1 MiB, the working set of one encoded row,
@@ -285,12 +265,50 @@ func writeFile(c *engine.Checkpoint, name string, size int64, buf []byte, seed b
 	return f.Close()
 }
 
-// cacheWriteRestart checkpoints size bytes on one rank, then restarts
-// (which reads and verifies every byte).
-func cacheWriteRestart(ctx context.Context, dir string, size int64, buf []byte) (write, restart float64, err error) {
+// rawWrites measures each raw write pattern, best of 3, the patterns
+// taking turns, and sets the write limits of r. A pattern this file system
+// refuses is NaN; the plain one must work.
+func rawWrites(r *StoreResult, path string, size int64, buf []byte) error {
+	patterns := []writePattern{writeFsync, writeWriteback, writeDirect}
+	best := make([]float64, len(patterns))
+	for round := range 3 {
+		for i, p := range patterns {
+			if math.IsNaN(best[i]) {
+				continue
+			}
+			os.Remove(path)
+			v, err := rawWriteAs(path, size, buf, p)
+			switch {
+			case errors.Is(err, errUnsupported) && p != writeFsync && round == 0:
+				best[i] = math.NaN()
+			case err != nil:
+				return fmt.Errorf("raw write (%s): %w", []string{"fsync", "writeback", "O_DIRECT"}[i], err)
+			default:
+				best[i] = max(best[i], v)
+			}
+		}
+	}
+	os.Remove(path)
+	r.RawWriteFsync, r.RawWriteWriteback, r.RawWriteDirect = best[0], best[1], best[2]
+	r.RawWrite = best[0]
+	for _, v := range best[1:] {
+		if !math.IsNaN(v) {
+			r.RawWrite = max(r.RawWrite, v)
+		}
+	}
+	return nil
+}
+
+// cacheWriteRestart checkpoints size bytes on one rank, then measures the
+// restart as the application pays it (Restart, which reads and verifies
+// every byte, then the application's read of the restored file) beside a
+// raw read of the same cached file, both with the page cache emptied
+// before each (cold) and holding the file (hot). It sets r's cache write
+// and restart figures.
+func cacheWriteRestart(ctx context.Context, r *StoreResult, dir string, size int64, buf []byte) error {
 	cache, err := local.New(dir)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
 	defer cache.Close()
 	// Keep every checkpoint: removing the previous one is retention, not writing.
@@ -299,24 +317,95 @@ func cacheWriteRestart(ctx context.Context, dir string, size int64, buf []byte) 
 		start := time.Now()
 		c, err := s.Start(fmt.Sprintf("w%d", i))
 		if err != nil {
-			return 0, 0, err
+			return err
 		}
 		if err := writeFile(c, "state.bin", size, buf, byte(i)); err != nil {
-			return 0, 0, err
+			return err
 		}
 		if err := c.Commit(ctx); err != nil {
-			return 0, 0, err
+			return err
 		}
-		write = max(write, float64(size)/time.Since(start).Seconds())
+		r.CacheWrite = max(r.CacheWrite, float64(size)/time.Since(start).Seconds())
 	}
-	for range 3 {
+	// The raw read reads the very file the restart verifies and returns.
+	res, err := s.Restart(ctx)
+	if err != nil {
+		return err
+	}
+	path, err := res.Path("state.bin")
+	if err != nil {
+		return err
+	}
+	b := make([]byte, block)
+	restart := func() (float64, error) {
 		start := time.Now()
-		if _, err := s.Restart(ctx); err != nil {
-			return 0, 0, err
-		}
-		restart = max(restart, float64(size)/time.Since(start).Seconds())
+		n, err := restartRead(ctx, s, b)
+		return float64(n) / time.Since(start).Seconds(), err
 	}
-	return write, restart, nil
+	raw := func() (float64, error) { return rawRead(path) }
+	measure := []func() (float64, error){raw, restart}
+	hot := []*float64{&r.RawReadHot, &r.RestartHot}
+	cold := []*float64{&r.RawReadCold, &r.RestartCold}
+	r.ColdMethod = coldDropCaches // until an eviction fails
+	for round := range 3 {
+		// The raw read and the restart take turns at going first. The
+		// cold pair comes first: each run leaves the file in the page
+		// cache for the hot pair.
+		order := []int{0, 1}
+		if round%2 == 1 {
+			order = []int{1, 0}
+		}
+		for _, k := range order {
+			if r.ColdMethod == coldNone {
+				break
+			}
+			if r.ColdMethod, _ = evict(dir, path); r.ColdMethod == coldNone {
+				break
+			}
+			v, err := measure[k]()
+			if err != nil {
+				return err
+			}
+			*cold[k] = max(*cold[k], v)
+		}
+		for _, k := range order {
+			v, err := measure[k]()
+			if err != nil {
+				return err
+			}
+			*hot[k] = max(*hot[k], v)
+		}
+	}
+	if r.ColdMethod == coldNone {
+		r.RawReadCold, r.RestartCold = math.NaN(), math.NaN()
+	}
+	return nil
+}
+
+// restartRead restarts and reads every restored file as an application
+// does (through Restored.Open, which checks the hash again as it reads);
+// it returns the bytes read.
+func restartRead(ctx context.Context, s *engine.Engine, b []byte) (int64, error) {
+	res, err := s.Restart(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, name := range res.Files() {
+		rc, err := res.Open(name)
+		if err != nil {
+			return total, err
+		}
+		n, err := readAll(rc, b)
+		total += n
+		if cerr := rc.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 // ScenarioRaw is the scenario checkpoint's limit: the seconds 4 writers
