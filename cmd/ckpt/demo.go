@@ -75,10 +75,12 @@ ranks over 4 simulated nodes, protected by XOR parity across the 4 nodes,
 checkpointing at Daly's interval from the cost it measures and the failures
 it sees, while whole nodes fail at random (seeded) together with their
 caches. Each failure stops the job; ckpt relaunches it, rebuilds the lost
-node's checkpoint files from the other nodes' parity, and goes on. Then it
-runs the same job without failures and without checkpoints, and compares:
-the results must be identical, bit for bit; the efficiency is the
-failure-free run's time over the time with failures.
+node's checkpoint files from the other nodes' parity, and goes on. Before
+and after it, it runs the same job without failures and without
+checkpoints, and compares: the results must be identical, bit for bit;
+the efficiency is the failure-free runs' mean time over the time with
+failures. The run is set beside Daly's model and the multi-level Markov
+model at the failures it met (docs/MODELS.md).
 
 It needs nothing but this binary: the nodes are directories under the temp
 directory, removed at the end.`

@@ -114,6 +114,12 @@ func TestMultilevelPlain(t *testing.T) {
 	if math.Abs(allL1-oneLevel.Efficiency) > 1e-9 {
 		t.Errorf("λ2 = 0: %g, want the one-level model's %g", allL1, oneLevel.Efficiency)
 	}
+	// ... which is Daly's eq. 1 evaluated exactly (SPEC-markov §4.5): with
+	// no level-2 event the multi-level model agrees with the Daly
+	// comparison at the same MTTI.
+	if daly := DalyEfficiency(tau, cost, r, 1/total); math.Abs(allL1-daly) > 1e-9*daly {
+		t.Errorf("λ2 = 0: %.12g, want eq. 1's %.12g", allL1, daly)
+	}
 	// The more work, the more a level-2 failure loses.
 	if long := MultilevelPlain(tau, cost, r, 2*work, lv); !(long < want.Efficiency) {
 		t.Errorf("twice the work: %g, want below %g", long, want.Efficiency)
