@@ -1,8 +1,10 @@
 // Package demo sets the runs of `ckpt demo` beside the models: what a
 // measured run with failures is compared with (Daly's run time for the
 // plain demo, the two-level Markov model for the flushing variants), and
-// the demo's typed JSON reports. It runs nothing: the command runs the
-// jobs and hands their measurements here. Measurements become model
+// the demo's typed JSON reports; the failure-free work (Reference) and the
+// failures a run met split by level, with the multi-level model at them
+// (levels.go). It runs nothing: the command runs the jobs and hands their
+// measurements here. Measurements become model
 // inputs through policy.Measured, whose assumptions hold here too.
 package demo
 
