@@ -40,7 +40,7 @@ type flushRun struct {
 
 // runFlushVariants runs the job flushing in each mode (the same seed of
 // failures for each) and sets each beside the models; the efficiencies
-// are set once the reference is known (setEfficiency).
+// are set once the reference is known (demoFlush).
 func runFlushVariants(ctx context.Context, modes []string, d demo.Settings, mtti float64,
 	jobs demoJobs, progress io.Writer) ([]flushRun, error) {
 	var out []flushRun
