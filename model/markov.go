@@ -120,12 +120,22 @@ func eliminateLoop(b block, restartA float64) block {
 // failure of level ≤ k, by a level-k recovery of length rk with retries, after
 // which b is restarted. The result never leaves through exits 1..k.
 func wrap(b block, k int, rk float64, rates []float64, total float64) block {
+	return wrapRetry(b, k, rk, rates, total, false)
+}
+
+// wrapRetry is wrap; with retryOwn, a failure of level k during R_k
+// retries R_k as the lower levels' do, instead of escalating to level
+// k+1: only failures of the levels above k escalate (RetryRecovery).
+func wrapRetry(b block, k int, rk float64, rates []float64, total float64, retryOwn bool) block {
 	levels := b.n
-	// 1. Recovery with retries: every level at the top, levels below k otherwise.
+	// 1. Recovery with retries: every level at the top, levels below k
+	// otherwise (up to k with retryOwn).
 	r := seg(rk, rates, total)
 	retryBelow := k
 	if k == levels {
 		retryBelow = levels + 1
+	} else if retryOwn {
+		retryBelow = k + 1
 	}
 	rNoRetry := block{n: levels}
 	retryA := 0.0

@@ -120,6 +120,14 @@ type BlockingOptions struct {
 	// at level 1 (SPEC-markov §4.4 variant; two levels only). It is not
 	// Moody's model but the convention of the non-blocking model.
 	L1ProtectedFirst bool
+	// RetryRecovery retries a level-k recovery after a failure of level k
+	// during it, where Moody's model escalates it to level k+1 (SPEC-markov
+	// §4.3). That is the model of a job whose failures during a recovery
+	// are counted at the higher level only when they really were, at a
+	// rate λ_{k+1} measured apart (the demo's level-2 failures:
+	// internal/demo). It applies to the non-blocking model too
+	// (NonBlocking.RetryRecovery).
+	RetryRecovery bool
 }
 
 // Blocking evaluates Moody et al.'s blocking multi-level model
@@ -139,7 +147,7 @@ func Blocking(lv Levels, s Schedule, opt BlockingOptions) (MultilevelResult, err
 
 // blocking is Blocking without validation, for the optimizer's inner loop.
 func blocking(lv Levels, s Schedule, opt BlockingOptions) MultilevelResult {
-	m := blockingModel{lv: lv, t: s.Interval, v: s.Counts, total: lv.total(), l1first: opt.L1ProtectedFirst}
+	m := blockingModel{lv: lv, t: s.Interval, v: s.Counts, total: lv.total(), l1first: opt.L1ProtectedFirst, retry: opt.RetryRecovery}
 	L := lv.L()
 	period := wrap(m.u(L, L), L, lv.Restart[L-1], lv.Rates, m.total)
 	n := s.Segments()
@@ -158,6 +166,7 @@ type blockingModel struct {
 	v       []int
 	total   float64
 	l1first bool
+	retry   bool // BlockingOptions.RetryRecovery
 }
 
 // u is U(k, c): the stretch between two level-≥k checkpoints that ends with a
@@ -184,7 +193,7 @@ func (m *blockingModel) u(k, c int) block {
 
 // p is P(k, c) = wrap(U(k, c), k).
 func (m *blockingModel) p(k, c int) block {
-	return wrap(m.u(k, c), k, m.lv.Restart[k-1], m.lv.Rates, m.total)
+	return wrapRetry(m.u(k, c), k, m.lv.Restart[k-1], m.lv.Rates, m.total, m.retry)
 }
 
 // NonBlocking describes the two-level non-blocking scheme of SPEC-markov §5
@@ -196,6 +205,9 @@ type NonBlocking struct {
 	Levels
 	FlushLatency float64 // ℓ_2
 	Alpha        float64 // α
+	// RetryRecovery: a level-1 failure during R1 retries R1 instead of
+	// leaving as a level-2 failure (BlockingOptions.RetryRecovery).
+	RetryRecovery bool
 }
 
 // Validate checks the non-blocking parameters.
@@ -250,7 +262,9 @@ func (nb NonBlocking) evaluate(t float64, v, m int) MultilevelResult {
 	n := v + 1
 	total := nb.total()
 	c1, c2, r1, r2 := nb.Cost[0], nb.Cost[1], nb.Restart[0], nb.Restart[1]
-	w := func(T float64) block { return wrap(seg(T, nb.Rates, total), 1, r1, nb.Rates, total) }
+	w := func(T float64) block {
+		return wrapRetry(seg(T, nb.Rates, total), 1, r1, nb.Rates, total, nb.RetryRecovery)
+	}
 	slow := (1 + nb.Alpha) * t
 
 	// run builds segments first..last (1-based) of a period whose first m

@@ -755,3 +755,53 @@ func TestOptimizeTinyLevel1Cost(t *testing.T) {
 		}
 	}
 }
+
+// RetryRecovery: a level-1 failure during R1 retries R1. With λ2 = 0 no
+// failure then ever leaves level 1, so every interval is the one-level
+// model's (§4.5), however long the period; Moody's escalation instead
+// sends some back to the period's start, the more the longer the period.
+func TestRetryRecoveryWithoutLevel2IsOneLevel(t *testing.T) {
+	const lambda, tau, c, r = 0.4, 0.5, 0.05, 0.3
+	one := tau / (math.Exp(lambda*r) * math.Expm1(lambda*(tau+c)) / lambda)
+	lv := Levels{Rates: []float64{lambda, 0}, Cost: []float64{c, c}, Restart: []float64{r, r}}
+	prevMoody := math.Inf(1)
+	for _, v := range []int{0, 1, 5, 19, 200} {
+		s := Schedule{Interval: tau, Counts: []int{v}}
+		got, err := Blocking(lv, s, BlockingOptions{RetryRecovery: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got.Efficiency-one) > 1e-9*one {
+			t.Errorf("v = %d, retrying R1: %.12g, want the one-level %.12g", v, got.Efficiency, one)
+		}
+		moody, err := Blocking(lv, s, BlockingOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v > 0 && !(moody.Efficiency < got.Efficiency && moody.Efficiency < prevMoody) {
+			t.Errorf("v = %d, Moody's escalation: %g, want below the retrying %g and the shorter period's %g", v, moody.Efficiency, got.Efficiency, prevMoody)
+		}
+		prevMoody = moody.Efficiency
+		nb, err := NonBlocking{Levels: lv, RetryRecovery: true}.Evaluate(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(nb.Efficiency-one) > 1e-9*one {
+			t.Errorf("v = %d, non-blocking without a copy, retrying R1: %.12g, want the one-level %.12g", v, nb.Efficiency, one)
+		}
+		viaScheme, err := Scheme{Levels: lv, NonBlocking: true, Options: BlockingOptions{RetryRecovery: true}}.Evaluate(s)
+		if err != nil || viaScheme.Efficiency != nb.Efficiency {
+			t.Errorf("v = %d: Scheme passes RetryRecovery on: %g, want %g (%v)", v, viaScheme.Efficiency, nb.Efficiency, err)
+		}
+	}
+	// Level-2 failures still go back to the period's start: with λ2 > 0
+	// the retrying model is below the one-level model at λ1 alone.
+	lv.Rates[1] = 0.05
+	got, err := Blocking(lv, Schedule{Interval: tau, Counts: []int{19}}, BlockingOptions{RetryRecovery: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(got.Efficiency < one) {
+		t.Errorf("λ2 = 0.05: %g, want below %g", got.Efficiency, one)
+	}
+}

@@ -15,7 +15,7 @@ type Scheme struct {
 // Evaluate evaluates the scheme's model at the schedule.
 func (s Scheme) Evaluate(sched Schedule) (MultilevelResult, error) {
 	if s.NonBlocking {
-		return NonBlocking{Levels: s.Levels, FlushLatency: s.FlushLatency, Alpha: s.Alpha}.Evaluate(sched)
+		return NonBlocking{Levels: s.Levels, FlushLatency: s.FlushLatency, Alpha: s.Alpha, RetryRecovery: s.Options.RetryRecovery}.Evaluate(sched)
 	}
 	return Blocking(s.Levels, sched, s.Options)
 }
@@ -24,7 +24,7 @@ func (s Scheme) Evaluate(sched Schedule) (MultilevelResult, error) {
 // efficiency.
 func (s Scheme) Optimize() (MultilevelResult, error) {
 	if s.NonBlocking {
-		return NonBlocking{Levels: s.Levels, FlushLatency: s.FlushLatency, Alpha: s.Alpha}.Optimize()
+		return NonBlocking{Levels: s.Levels, FlushLatency: s.FlushLatency, Alpha: s.Alpha, RetryRecovery: s.Options.RetryRecovery}.Optimize()
 	}
 	return OptimizeBlocking(s.Levels, s.Options)
 }

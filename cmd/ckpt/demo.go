@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -60,10 +61,11 @@ func newDemoCmd() *cobra.Command {
 			s.output, s.progress = &out, c.ErrOrStderr()
 			return s, out.String, err
 		}
+		jobs := demoJobs{spec: spec, run: timedRun}
 		if modes != nil {
-			return demoFlush(c, modes, fd, m, *f.asJSON, spec)
+			return demoFlush(c, modes, fd, m, *f.asJSON, jobs)
 		}
-		return demoPlain(c, *f.size, *f.iters, m, *f.seed, *f.asJSON, spec)
+		return demoPlain(c, *f.size, *f.iters, m, *f.seed, *f.asJSON, jobs)
 	}
 	return c
 }
@@ -73,10 +75,12 @@ ranks over 4 simulated nodes, protected by XOR parity across the 4 nodes,
 checkpointing at Daly's interval from the cost it measures and the failures
 it sees, while whole nodes fail at random (seeded) together with their
 caches. Each failure stops the job; ckpt relaunches it, rebuilds the lost
-node's checkpoint files from the other nodes' parity, and goes on. Then it
-runs the same job without failures and without checkpoints, and compares:
-the results must be identical, bit for bit; the efficiency is the
-failure-free run's time over the time with failures.
+node's checkpoint files from the other nodes' parity, and goes on. Before
+and after it, it runs the same job without failures and without
+checkpoints, and compares: the results must be identical, bit for bit;
+the efficiency is the failure-free runs' mean time over the time with
+failures. The run is set beside Daly's model and the multi-level Markov
+model at the failures it met (docs/MODELS.md).
 
 It needs nothing but this binary: the nodes are directories under the temp
 directory, removed at the end.`
@@ -143,43 +147,93 @@ func (f *demoFlags) check(c *cobra.Command) (float64, []string, demo.Settings, e
 	return m, modes, fd, nil
 }
 
-// demoPlain is `ckpt demo`: the run with failures, then the reference,
-// compared with each other and with Daly's model.
-func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64, asJSON bool,
-	spec func(name, interval string, inject bool) (runSpec, func() string, error)) error {
+// demoJobs runs the demo's jobs: spec makes one (its name, checkpoint
+// interval, and whether failures are injected; with the ranks' output
+// kept for an error), run runs it to its end and times it. A test fakes
+// run.
+type demoJobs struct {
+	spec func(name, interval string, inject bool) (runSpec, func() string, error)
+	run  func(ctx context.Context, s runSpec) (runResult, float64, error)
+}
+
+// timedRun runs the job and measures its wall-clock seconds, from the
+// launch to its end.
+func timedRun(ctx context.Context, s runSpec) (runResult, float64, error) {
+	start := time.Now()
+	res, err := s.run(ctx)
+	return res, time.Since(start).Seconds(), err
+}
+
+// reference runs the failure-free reference, the same job without
+// failures or checkpoints, before ("before") or after ("after") the runs
+// with failures (demo.Reference).
+func (j demoJobs) reference(ctx context.Context, progress io.Writer, which string) (runResult, float64, error) {
+	fmt.Fprintf(progress, "reference (%s the runs with failures): the same job, no failures, no checkpoints\n", which)
+	s, logs, err := j.spec("reference-"+which, "none", false)
+	if err != nil {
+		return runResult{}, 0, err
+	}
+	res, secs, err := j.run(ctx, s)
+	if err != nil {
+		io.WriteString(progress, logs())
+		return res, secs, fmt.Errorf("the reference run %s the runs with failures: %w", which, err)
+	}
+	return res, secs, nil
+}
+
+// references runs the reference before and after between, which runs
+// the jobs with failures; the result is the first reference's (both must
+// match it).
+func (j demoJobs) references(ctx context.Context, progress io.Writer, between func() error) (demo.Reference, string, bool, error) {
+	before, beforeSecs, err := j.reference(ctx, progress, "before")
+	if err != nil {
+		return demo.Reference{}, "", false, err
+	}
+	if err := between(); err != nil {
+		return demo.Reference{}, "", false, err
+	}
+	after, afterSecs, err := j.reference(ctx, progress, "after")
+	if err != nil {
+		return demo.Reference{}, "", false, err
+	}
+	return demo.Reference{Before: beforeSecs, After: afterSecs}, before.Result, before.Result != "" && after.Result == before.Result, nil
+}
+
+// demoPlain is `ckpt demo`: the reference, the run with failures, the
+// reference again, compared with each other and with Daly's model and
+// the multi-level model.
+func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64, asJSON bool, jobs demoJobs) error {
 	progress := c.ErrOrStderr()
 	fmt.Fprintf(progress, "ckpt demo: Himeno (size %s, %d iterations) on 8 ranks over 4 nodes, XOR across the 4,\n", size, iters)
 	fmt.Fprintf(progress, "whole nodes failing at random (mean %gs apart, seed %d); checkpoint interval: Daly's, from the\n", m, seed)
 	fmt.Fprintf(progress, "measured checkpoint cost and the injector's MTTI\n")
-	run, out, err := spec("run", fmt.Sprintf("auto:%gs", m), true)
+	var res runResult
+	var runSecs float64
+	ref, refResult, refMatch, err := jobs.references(c.Context(), progress, func() error {
+		fmt.Fprintln(progress, "the run with failures")
+		run, out, err := jobs.spec("run", fmt.Sprintf("auto:%gs", m), true)
+		if err != nil {
+			return err
+		}
+		if res, runSecs, err = jobs.run(c.Context(), run); err != nil {
+			io.WriteString(progress, out())
+			return fmt.Errorf("the run with failures: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	res, err := run.run(c.Context())
-	runSecs := time.Since(start).Seconds()
-	if err != nil {
-		io.WriteString(progress, out())
-		return fmt.Errorf("the run with failures: %w", err)
-	}
-	fmt.Fprintln(progress, "reference: the same job, no failures, no checkpoints")
-	ref, refOut, err := spec("reference", "none", false)
-	if err != nil {
-		return err
-	}
-	start = time.Now()
-	refRes, err := ref.run(c.Context())
-	refSecs := time.Since(start).Seconds()
-	if err != nil {
-		io.WriteString(progress, refOut())
-		return fmt.Errorf("the reference run: %w", err)
-	}
-	match := res.Result != "" && res.Result == refRes.Result
-	eff := refSecs / runSecs
-	pred := demo.CompareDaly(refSecs, runSecs, m, res.Policy.Cost.Seconds(), res.Attempts)
+	match := refMatch && res.Result == refResult
+	work := ref.Work()
+	eff := demo.Efficiency(work, runSecs)
+	cost := res.Policy.Cost.Seconds()
+	pred := demo.CompareDaly(work, runSecs, m, cost, res.Attempts)
 	applied := demo.AppliedFailures(res.Elapsed.Seconds(), m, res.Injected)
 	recovery := demo.MeanRecovery(res.Attempts)
-	appliedEff, appliedErr := pred.AtApplied(applied, refSecs, runSecs, res.Policy.Cost.Seconds(), recovery)
+	appliedEff, appliedErr := pred.AtApplied(applied, work, runSecs, cost, recovery)
+	levels := demo.AppliedLevels(res.Elapsed.Seconds(), res.Injected, res.Account)
+	multi := demo.MultilevelPlain(pred.Interval, cost, recovery, work, levels)
 	if asJSON {
 		if err := writeJSON(c.OutOrStdout(), demo.Report{
 			ResultMatchesReference: match,
@@ -191,15 +245,15 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 			Efficiency:             report.Float(eff),
 			Attempts:               len(res.Attempts),
 			RunSeconds:             report.Float(runSecs),
-			ReferenceSeconds:       report.Float(refSecs),
-			CheckpointSeconds:      report.Float(res.Policy.Cost.Seconds()),
+			ReferenceSeconds:       report.Float(work),
+			CheckpointSeconds:      report.Float(cost),
 			RestartSeconds:         report.Float(pred.Restart),
 			MTTISeconds:            m,
 			IntervalSeconds:        report.Float(pred.Interval),
 			ModelEfficiency:        report.Float(pred.Efficiency),
 			ModelError:             report.Float(pred.Err),
 			Result:                 res.Result,
-			ReferenceResult:        refRes.Result,
+			ReferenceResult:        refResult,
 			FailuresExpected:       report.Float(applied.Expected),
 			RecoverySeconds:        report.Float(recovery),
 			MTTIAppliedSeconds:     report.Float(applied.MTTI),
@@ -207,6 +261,9 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 			ModelErrorApplied:      report.Float(appliedErr),
 			ScratchNoCheckpoint:    res.Account.ScratchNoCheckpoint,
 			ScratchUnrecoverable:   res.Account.ScratchUnrecoverable,
+			ReferenceSecondsBefore: report.Float(ref.Before),
+			ReferenceSecondsAfter:  report.Float(ref.After),
+			LevelsApplied:          demo.NewLevelsApplied(levels, eff, multi),
 		}); err != nil {
 			return err
 		}
@@ -217,15 +274,16 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 		t.row("restarts", fmt.Sprintf("from cache %d, rebuilt from parity %d, from the shared tier %d, from scratch %d",
 			res.Restarts["cache"], res.Restarts["rebuild"], res.Restarts["shared"], res.Restarts["none"]))
 		t.row("failures", res.Account.String())
-		t.row("checkpoint cost", sec(res.Policy.Cost.Seconds()), "(measured)")
-		t.row("time", fmt.Sprintf("%.2f s with failures, %.2f s without", runSecs, refSecs))
+		t.row("checkpoint cost", sec(cost), "(measured)")
+		t.row("time", fmt.Sprintf("%.2f s with failures, %.2f s without", runSecs, work), referenceNote(ref))
 		t.row("efficiency", fmt.Sprintf("%.1f%%", 100*eff))
 		t.row("model", fmt.Sprintf("%.1f%% (Daly's run time, Oldfield et al. 2007, eq. 1: δ = %s measured, R = %s measured, M = %gs, τ = %s); measured − model = %+.1f%% of the model",
-			100*pred.Efficiency, sec(res.Policy.Cost.Seconds()), sec(pred.Restart), m, sec(pred.Interval), 100*pred.Err))
+			100*pred.Efficiency, sec(cost), sec(pred.Restart), m, sec(pred.Interval), 100*pred.Err))
 		t.row("", fmt.Sprintf("%.1f%% at the failures met (M = %s, run time over failures injected; R = %s from the failure); measured − model = %+.1f%% of the model",
 			100*appliedEff, appliedMTTI(applied), sec(recovery), 100*appliedErr))
+		t.row("", multilevelNote(levels, multi, eff))
 		t.row("result", res.Result)
-		t.row("reference", refRes.Result)
+		t.row("reference", refResult)
 		verdict := "identical to the failure-free run"
 		if !match {
 			verdict = "DIFFERENT from the failure-free run"
@@ -239,6 +297,30 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 		return fmt.Errorf("%w: the result with failures differs from the reference", errNotRecoverable)
 	}
 	return nil
+}
+
+// referenceNote says what the time without failures is.
+func referenceNote(r demo.Reference) string {
+	return fmt.Sprintf("(the mean of the reference before the runs with failures, %.2f s, and after them, %.2f s)", r.Before, r.After)
+}
+
+// multilevelNote is the multi-level model at the failures a run of the
+// plain demo met by level.
+func multilevelNote(lv demo.Levels, ml, measured float64) string {
+	why := fmt.Sprintf("%d level-2 failures: the caches lost, relaunched from scratch after a checkpoint had been committed", lv.Level2)
+	if math.IsNaN(ml) {
+		return "multi-level model at the failures met by level: n/a (" + why + ")"
+	}
+	return fmt.Sprintf("%.1f%% multi-level Markov model at the failures met by level (λ1 = 1/%s, λ2 = 1/%s; %s); measured − model = %+.1f%% of the model",
+		100*ml, mttiOrNone(lv.Level1MTTI), mttiOrNone(lv.Level2MTTI), why, 100*demo.RelErr(measured, ml))
+}
+
+// mttiOrNone is an applied MTTI for a table: ∞ without a failure.
+func mttiOrNone(m float64) string {
+	if math.IsInf(m, 1) {
+		return "∞"
+	}
+	return sec(m)
 }
 
 // demoSpec is one of the demo's runs: 8 ranks of himeno over 4 nodes with

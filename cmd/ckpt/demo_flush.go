@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"time"
+	"strings"
 
 	"github.com/ckpt/ckpt/internal/demo"
 	"github.com/ckpt/ckpt/internal/flush"
@@ -32,18 +32,22 @@ type flushRun struct {
 	applied    demo.Applied
 	appliedEff float64
 	recovery   float64
+	// levels are the failures it met by level, and multiEff the model's
+	// efficiency at them (level-2 failures at their applied rate).
+	levels   demo.Levels
+	multiEff float64
 }
 
 // runFlushVariants runs the job flushing in each mode (the same seed of
-// failures for each) and reports them against the reference.
+// failures for each) and sets each beside the models; the efficiencies
+// are set once the reference is known (demoFlush).
 func runFlushVariants(ctx context.Context, modes []string, d demo.Settings, mtti float64,
-	spec func(name, interval string, inject bool) (runSpec, func() string, error),
-	progress io.Writer, refSecs float64) ([]flushRun, error) {
+	jobs demoJobs, progress io.Writer) ([]flushRun, error) {
 	var out []flushRun
 	for _, mode := range modes {
 		fmt.Fprintf(progress, "%s flushing: %s to a shared tier of %s/s, checkpoint every %gs\n",
 			mode, everyNth(d.Every), fmtBytes(d.Bandwidth), d.Interval)
-		s, logs, err := spec(mode, fmt.Sprintf("%gs", d.Interval), true)
+		s, logs, err := jobs.spec(mode, fmt.Sprintf("%gs", d.Interval), true)
 		if err != nil {
 			return nil, err
 		}
@@ -52,18 +56,18 @@ func runFlushVariants(ctx context.Context, modes []string, d demo.Settings, mtti
 		if mode == "nonblocking" {
 			s.stagingServers, s.flushBusy = 1, d.Busy
 		}
-		start := time.Now()
-		res, err := s.run(ctx)
-		secs := time.Since(start).Seconds()
+		res, secs, err := jobs.run(ctx, s)
 		if err != nil {
 			fmt.Fprint(progress, logs())
 			return nil, fmt.Errorf("the %s run: %w", mode, err)
 		}
-		r := flushRun{mode: mode, res: res, secs: secs, eff: refSecs / secs}
+		r := flushRun{mode: mode, res: res, secs: secs, eff: math.NaN()}
 		r.Markov = demo.CompareMarkov(mode != "blocking", d, mtti, flush.Stats(res.Flush), res.Staged, res.Attempts)
 		r.applied = demo.AppliedFailures(res.Elapsed.Seconds(), mtti, res.Injected)
 		ap := demo.CompareMarkovApplied(mode != "blocking", d, r.applied, flush.Stats(res.Flush), res.Staged, res.Attempts)
 		r.appliedEff, r.recovery = ap.Efficiency, ap.Restart
+		r.levels = demo.AppliedLevels(res.Elapsed.Seconds(), res.Injected, res.Account)
+		r.multiEff = demo.CompareMarkovLevels(mode != "blocking", d, r.levels, flush.Stats(res.Flush), res.Staged, res.Attempts).Efficiency
 		out = append(out, r)
 	}
 	return out, nil
@@ -108,10 +112,11 @@ func flushRunReport(r flushRun, ref string) *demo.FlushRun {
 		MTTIAppliedSeconds:      f(r.applied.MTTI),
 		MarkovEfficiencyApplied: f(r.appliedEff),
 		MarkovErrorApplied:      f((r.eff - r.appliedEff) / r.appliedEff),
+		LevelsApplied:           demo.NewLevelsApplied(r.levels, r.eff, r.multiEff),
 	}
 }
 
-func printFlushRuns(w io.Writer, runs []flushRun, d demo.Settings, mtti, refSecs float64, ref string) error {
+func printFlushRuns(w io.Writer, runs []flushRun, d demo.Settings, mtti float64, refs demo.Reference, ref string) error {
 	t := newTable(w)
 	head := []string{""}
 	for _, r := range runs {
@@ -132,7 +137,9 @@ func printFlushRuns(w io.Writer, runs []flushRun, d demo.Settings, mtti, refSecs
 		return fmt.Sprintf("cache %d, rebuild %d, shared %d, scratch %d", r.res.Restarts["cache"], r.res.Restarts["rebuild"], r.res.Restarts["shared"], r.res.Restarts["none"])
 	})
 	row("failures", func(r flushRun) string { return r.res.Account.String() })
-	row("time", func(r flushRun) string { return fmt.Sprintf("%.2f s (reference %.2f s)", r.secs, refSecs) })
+	row("time", func(r flushRun) string {
+		return fmt.Sprintf("%.2f s (reference %.2f s)", r.secs, refs.Work())
+	})
 	row("efficiency", func(r flushRun) string { return fmt.Sprintf("%.1f%%", 100*r.eff) })
 	row("Markov model", func(r flushRun) string {
 		if math.IsNaN(r.Efficiency) {
@@ -145,6 +152,13 @@ func printFlushRuns(w io.Writer, runs []flushRun, d demo.Settings, mtti, refSecs
 			return "n/a"
 		}
 		return fmt.Sprintf("%.1f%% at M = %s (measured − model %+.1f%%)", 100*r.appliedEff, appliedMTTI(r.applied), 100*(r.eff-r.appliedEff)/r.appliedEff)
+	})
+	row("by level", func(r flushRun) string {
+		if math.IsNaN(r.multiEff) {
+			return fmt.Sprintf("n/a (%d level-2 failures)", r.levels.Level2)
+		}
+		return fmt.Sprintf("%.1f%% with %d level-2 failures, λ2 = 1/%s (measured − model %+.1f%%)",
+			100*r.multiEff, r.levels.Level2, mttiOrNone(r.levels.Level2MTTI), 100*demo.RelErr(r.eff, r.multiEff))
 	})
 	row("level-1 cost c1", func(r flushRun) string { return sec(r.C1) })
 	row("flush", func(r flushRun) string {
@@ -172,48 +186,45 @@ func printFlushRuns(w io.Writer, runs []flushRun, d demo.Settings, mtti, refSecs
 		return err
 	}
 	fmt.Fprintf(w, "model: λ1 = 1/%gs (node failures, all survivable by XOR), λ2 = 0; t = %gs, K = %d (the multi-level Markov model, blocking and non-blocking: docs/MODELS.md)\n", mtti, d.Interval, d.Every)
+	fmt.Fprintf(w, "reference: %s\n", strings.Trim(referenceNote(refs), "()"))
+	fmt.Fprintf(w, "by level: the same model at the failures the run met, λ2 = level-2 failures (the caches lost: relaunched from the shared tier,\n")
+	fmt.Fprintf(w, "or from scratch after a checkpoint had been committed) / job time, λ1 = the other failures / job time, a failure during a\n")
+	fmt.Fprintf(w, "level-1 restart retrying it (docs/MODELS.md)\n")
 	return nil
 }
 
 var errFlushVariant = errors.New("a flushing run's result differs from the reference")
 
-// demoFlush is `ckpt demo --flush MODE`: the reference run, then the job
-// flushing in each mode under the same failures.
+// demoFlush is `ckpt demo --flush MODE`: the reference run, the job
+// flushing in each mode under the same failures, the reference again.
 func demoFlush(c interface {
 	Context() context.Context
 	OutOrStdout() io.Writer
 	ErrOrStderr() io.Writer
-}, modes []string, d demo.Settings, mtti float64, asJSON bool,
-	spec func(name, interval string, inject bool) (runSpec, func() string, error)) error {
+}, modes []string, d demo.Settings, mtti float64, asJSON bool, jobs demoJobs) error {
 	progress := c.ErrOrStderr()
-	fmt.Fprintln(progress, "reference: the job without failures or checkpoints")
-	ref, logs, err := spec("reference", "none", false)
+	var runs []flushRun
+	refs, refResult, match, err := jobs.references(c.Context(), progress, func() (err error) {
+		runs, err = runFlushVariants(c.Context(), modes, d, mtti, jobs, progress)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	refRes, err := ref.run(c.Context())
-	refSecs := time.Since(start).Seconds()
-	if err != nil {
-		fmt.Fprint(progress, logs())
-		return fmt.Errorf("the reference run: %w", err)
-	}
-	runs, err := runFlushVariants(c.Context(), modes, d, mtti, spec, progress, refSecs)
-	if err != nil {
-		return err
-	}
-	match := true
-	for _, r := range runs {
-		match = match && r.res.Result != "" && r.res.Result == refRes.Result
+	work := refs.Work()
+	for i := range runs {
+		runs[i].eff = demo.Efficiency(work, runs[i].secs)
+		match = match && runs[i].res.Result == refResult
 	}
 	if asJSON {
-		rep := demo.FlushReport{ResultMatchesReference: match, ReferenceSeconds: report.Float(refSecs),
-			IntervalSeconds: d.Interval, FlushEvery: d.Every, SharedBandwidth: d.Bandwidth, MTTISeconds: mtti}
+		rep := demo.FlushReport{ResultMatchesReference: match, ReferenceSeconds: report.Float(work),
+			IntervalSeconds: d.Interval, FlushEvery: d.Every, SharedBandwidth: d.Bandwidth, MTTISeconds: mtti,
+			ReferenceSecondsBefore: report.Float(refs.Before), ReferenceSecondsAfter: report.Float(refs.After)}
 		for _, r := range runs {
 			if r.mode == "blocking" {
-				rep.Blocking = flushRunReport(r, refRes.Result)
+				rep.Blocking = flushRunReport(r, refResult)
 			} else {
-				rep.NonBlocking = flushRunReport(r, refRes.Result)
+				rep.NonBlocking = flushRunReport(r, refResult)
 			}
 		}
 		if len(runs) == 2 {
@@ -223,7 +234,7 @@ func demoFlush(c interface {
 		if err := writeJSON(c.OutOrStdout(), rep); err != nil {
 			return err
 		}
-	} else if err := printFlushRuns(c.OutOrStdout(), runs, d, mtti, refSecs, refRes.Result); err != nil {
+	} else if err := printFlushRuns(c.OutOrStdout(), runs, d, mtti, refs, refResult); err != nil {
 		return err
 	}
 	if !match {

@@ -1,8 +1,10 @@
 // Package demo sets the runs of `ckpt demo` beside the models: what a
 // measured run with failures is compared with (Daly's run time for the
 // plain demo, the two-level Markov model for the flushing variants), and
-// the demo's typed JSON reports. It runs nothing: the command runs the
-// jobs and hands their measurements here. Measurements become model
+// the demo's typed JSON reports; the failure-free work (Reference) and the
+// failures a run met split by level, with the multi-level model at them
+// (levels.go). It runs nothing: the command runs the jobs and hands their
+// measurements here. Measurements become model
 // inputs through policy.Measured, whose assumptions hold here too.
 package demo
 
@@ -172,17 +174,20 @@ type Markov struct {
 // and the injector's rate of node failures — all of level 1, since XOR
 // across the nodes survives any one node (λ2 = 0).
 func CompareMarkov(nonblocking bool, s Settings, mtti float64, f flush.Stats, staged []launch.StageEvent, attempts []launch.Attempt) Markov {
-	return compareMarkov(nonblocking, s, mtti, f, staged, MeanRestart(attempts))
+	return compareMarkov(nonblocking, s, mtti, 0, false, f, staged, MeanRestart(attempts))
 }
 
 // CompareMarkovApplied is CompareMarkov at the failure process the run
 // really met: the MTTI a.MTTI, and the restart measured from the failures
 // (MeanRecovery).
 func CompareMarkovApplied(nonblocking bool, s Settings, a Applied, f flush.Stats, staged []launch.StageEvent, attempts []launch.Attempt) Markov {
-	return compareMarkov(nonblocking, s, a.MTTI, f, staged, MeanRecovery(attempts))
+	return compareMarkov(nonblocking, s, a.MTTI, 0, false, f, staged, MeanRecovery(attempts))
 }
 
-func compareMarkov(nonblocking bool, s Settings, mtti float64, f flush.Stats, staged []launch.StageEvent, restart float64) Markov {
+// compareMarkov evaluates the model with level-1 failures every mtti and
+// level-2 failures every mtti2 (0: none) on average; retry: a failure
+// during a level-1 restart retries it (model.BlockingOptions.RetryRecovery).
+func compareMarkov(nonblocking bool, s Settings, mtti, mtti2 float64, retry bool, f flush.Stats, staged []launch.StageEvent, restart float64) Markov {
 	r := Markov{Efficiency: math.NaN(), ModelAlpha: math.NaN()}
 	r.C1 = f.Level1Cost()
 	r.C2 = r.C1 + f.MeanSeconds()
@@ -196,7 +201,7 @@ func compareMarkov(nonblocking bool, s Settings, mtti float64, f flush.Stats, st
 		return r
 	}
 	m := policy.Measured{Interval: s.Interval, Level1Cost: r.C1, NonBlocking: nonblocking, Alpha: r.Alpha,
-		Restart: r.Restart, Level1MTTI: mtti}
+		Restart: r.Restart, Level1MTTI: mtti, Level2MTTI: mtti2}
 	if nonblocking {
 		if math.IsNaN(r.Latency) {
 			r.Why = "no non-blocking flush finished"
@@ -213,7 +218,7 @@ func compareMarkov(nonblocking bool, s Settings, mtti float64, f flush.Stats, st
 		}
 		m.FlushCost = f.MeanSeconds()
 	}
-	res, err := m.Evaluate(model.Schedule{Interval: s.Interval, Counts: []int{s.Every - 1}})
+	res, err := evaluate(m, retry, model.Schedule{Interval: s.Interval, Counts: []int{s.Every - 1}})
 	if err != nil {
 		r.Why = err.Error()
 		return r
@@ -251,6 +256,31 @@ type Report struct {
 	ModelErrorApplied      report.Float `json:"model_error_applied"`
 	ScratchNoCheckpoint    int          `json:"scratch_no_checkpoint"`
 	ScratchUnrecoverable   int          `json:"scratch_unrecoverable"`
+	// Added with the reference run at both ends (Reference):
+	// reference_seconds is their mean, the work.
+	ReferenceSecondsBefore report.Float `json:"reference_seconds_before"`
+	ReferenceSecondsAfter  report.Float `json:"reference_seconds_after"`
+	// Added with the failures split by level (Levels) and the multi-level
+	// model at them (MultilevelPlain).
+	LevelsApplied
+}
+
+// LevelsApplied is a run's failures by level and the multi-level Markov
+// model at their applied rates, in the demo's JSON.
+type LevelsApplied struct {
+	Level2Failures              int          `json:"level2_failures"`
+	Level1MTTIAppliedSeconds    report.Float `json:"level1_mtti_applied_seconds"`
+	Level2MTTIAppliedSeconds    report.Float `json:"level2_mtti_applied_seconds"`
+	MultilevelEfficiencyApplied report.Float `json:"multilevel_efficiency_applied"`
+	MultilevelErrorApplied      report.Float `json:"multilevel_error_applied"`
+}
+
+// NewLevelsApplied is the JSON of a run of efficiency measured, at the
+// failures lv by level, against the multi-level model's efficiency.
+func NewLevelsApplied(lv Levels, measured, efficiency float64) LevelsApplied {
+	return LevelsApplied{Level2Failures: lv.Level2, Level1MTTIAppliedSeconds: report.Float(lv.Level1MTTI),
+		Level2MTTIAppliedSeconds: report.Float(lv.Level2MTTI), MultilevelEfficiencyApplied: report.Float(efficiency),
+		MultilevelErrorApplied: report.Float(RelErr(measured, efficiency))}
 }
 
 // FlushReport is `ckpt demo --flush MODE --json`. `ckpt model multilevel
@@ -267,6 +297,10 @@ type FlushReport struct {
 	// NonBlockingGain is the non-blocking run's efficiency minus the
 	// blocking one's (--flush compare only).
 	NonBlockingGain *report.Float `json:"nonblocking_gain,omitempty"`
+	// Added with the reference run at both ends (Reference):
+	// reference_seconds is their mean, the work.
+	ReferenceSecondsBefore report.Float `json:"reference_seconds_before"`
+	ReferenceSecondsAfter  report.Float `json:"reference_seconds_after"`
 }
 
 // FlushRun is one flushing run in a FlushReport.
@@ -300,4 +334,7 @@ type FlushRun struct {
 	MTTIAppliedSeconds      report.Float `json:"mtti_applied_seconds"`
 	MarkovEfficiencyApplied report.Float `json:"markov_efficiency_applied"`
 	MarkovErrorApplied      report.Float `json:"markov_error_applied"`
+	// Added with the failures split by level (Levels) and the Markov
+	// model at them (CompareMarkovLevels).
+	LevelsApplied
 }

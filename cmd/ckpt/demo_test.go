@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt/internal/demo"
+	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/policy"
+)
+
+// fakeDemo runs the demo's jobs as fakes: each takes the seconds given by
+// its name, and all compute the same result unless told otherwise.
+type fakeDemo struct {
+	secs    map[string]float64
+	results map[string]string // a job's result, if not "same"
+	fail    string            // the job that fails
+	ran     []string
+	specs   map[string]runSpec
+}
+
+func (f *fakeDemo) jobs() demoJobs {
+	f.specs = map[string]runSpec{}
+	return demoJobs{
+		spec: func(name, interval string, inject bool) (runSpec, func() string, error) {
+			s, err := demoSpec("ckpt-test", []string{"example", "himeno", "--size", "s"}, interval, 2.5, 1, inject)
+			s.cacheRoot = name
+			return s, func() string { return "logs of " + name + "\n" }, err
+		},
+		run: func(_ context.Context, s runSpec) (runResult, float64, error) {
+			name := s.cacheRoot
+			if s.stagingServers > 0 {
+				name = "nonblocking"
+			} else if s.shared != "" {
+				name = "blocking"
+			}
+			f.ran = append(f.ran, name)
+			f.specs[name] = s
+			if name == f.fail {
+				return runResult{}, 1, errors.New("killed")
+			}
+			result := "same"
+			if r, ok := f.results[name]; ok {
+				result = r
+			}
+			secs := f.secs[name]
+			out := launch.Outcome{Report: launch.Report{Result: result, Elapsed: time.Duration(secs * float64(time.Second))},
+				Restarts: map[string]int{}, Policy: policy.State{Cost: 50 * time.Millisecond}}
+			if s.inject != nil {
+				out.Injected = 4
+				out.Attempts = []launch.Attempt{{End: 3 * time.Second, RestoredAt: time.Second / 2, Failure: "x"},
+					{Start: 3 * time.Second, End: time.Duration(secs * float64(time.Second)), RestoredAt: 3*time.Second + time.Second/2}}
+				out.Account = launch.Accounting{Failures: 1, BySource: map[string]int{"none": 1}, ScratchUnrecoverable: 1}
+			}
+			return runResult{Outcome: out}, secs, nil
+		},
+	}
+}
+
+func demoCommand() (*cobra.Command, *bytes.Buffer, *bytes.Buffer) {
+	var out, progress bytes.Buffer
+	c := &cobra.Command{}
+	c.SetOut(&out)
+	c.SetErr(&progress)
+	c.SetContext(context.Background())
+	return c, &out, &progress
+}
+
+// The reference is the failure-free job, run before and after the runs
+// with failures in both of the demo's modes, and the work the efficiency
+// divides is their mean: before, --flush took the reference before its
+// runs and the plain demo after its run, so a machine slower at one end
+// (10 s here, 6 s at the other) moved every efficiency.
+func TestDemoReferenceAtBothEnds(t *testing.T) {
+	secs := map[string]float64{"reference-before": 10, "reference-after": 6, "run": 12, "blocking": 12, "nonblocking": 9}
+	checkRefs := func(t *testing.T, f *fakeDemo, runs ...string) {
+		t.Helper()
+		want := append(append([]string{"reference-before"}, runs...), "reference-after")
+		if !slices.Equal(f.ran, want) {
+			t.Fatalf("ran %v, want %v", f.ran, want)
+		}
+		// The reference pays no checkpoint, flush, staging server or
+		// failure, and is the same job.
+		for _, name := range []string{"reference-before", "reference-after"} {
+			r := f.specs[name]
+			if r.interval.Kind != policy.None || r.inject != nil || r.shared != "" || r.stagingServers != 0 || r.flushEvery.K != 0 {
+				t.Errorf("%s: interval %v, inject %v, shared %q, %d staging servers, flush every %d: want none of them",
+					name, r.interval, r.inject, r.shared, r.stagingServers, r.flushEvery.K)
+			}
+			run := f.specs[runs[0]]
+			if r.ranks != run.ranks || r.nodes != run.nodes || r.redundancy != run.redundancy || !slices.Equal(r.args, run.args) {
+				t.Errorf("%s is another job than %s: %+v", name, runs[0], r)
+			}
+		}
+	}
+
+	t.Run("plain", func(t *testing.T) {
+		f := &fakeDemo{secs: secs}
+		c, out, progress := demoCommand()
+		if err := demoPlain(c, "s", 1500, 2.5, 1, true, f.jobs()); err != nil {
+			t.Fatalf("%v\n%s", err, progress)
+		}
+		checkRefs(t, f, "run")
+		obj := decodeOne(t, out.String())
+		for k, want := range map[string]float64{"reference_seconds": 8, "reference_seconds_before": 10,
+			"reference_seconds_after": 6, "efficiency": 8.0 / 12, "run_seconds": 12, "level2_failures": 1,
+			"level1_mtti_applied_seconds": 4, "level2_mtti_applied_seconds": 12} {
+			if got := getNum(t, obj, k); math.Abs(got-want) > 1e-12 {
+				t.Errorf("%s = %v, want %v", k, got, want)
+			}
+		}
+		// The models divide the same work.
+		ml, me := getNum(t, obj, "multilevel_efficiency_applied"), getNum(t, obj, "multilevel_error_applied")
+		if math.Abs(me-(8.0/12/ml-1)) > 1e-12 {
+			t.Errorf("multilevel_error_applied %v, want %v for the model's %v", me, 8.0/12/ml-1, ml)
+		}
+		if e := getNum(t, obj, "model_error"); math.Abs(e-(8.0/12/getNum(t, obj, "model_efficiency")-1)) > 1e-12 {
+			t.Errorf("model_error %v against the work of 8 s", e)
+		}
+	})
+
+	t.Run("compare", func(t *testing.T) {
+		f := &fakeDemo{secs: secs}
+		c, out, progress := demoCommand()
+		if err := demoFlush(c, []string{"blocking", "nonblocking"}, demo.Settings{Interval: 1, Every: 2, Bandwidth: 4e6, Busy: "skip"},
+			2.5, true, f.jobs()); err != nil {
+			t.Fatalf("%v\n%s", err, progress)
+		}
+		checkRefs(t, f, "blocking", "nonblocking")
+		obj := decodeOne(t, out.String())
+		for k, want := range map[string]float64{"reference_seconds": 8, "reference_seconds_before": 10, "reference_seconds_after": 6,
+			"nonblocking_gain": 8.0/9 - 8.0/12} {
+			if got := getNum(t, obj, k); math.Abs(got-want) > 1e-12 {
+				t.Errorf("%s = %v, want %v", k, got, want)
+			}
+		}
+		for mode, s := range map[string]float64{"blocking": 12, "nonblocking": 9} {
+			run := getObj(t, obj, mode)
+			if got := getNum(t, run, "efficiency"); math.Abs(got-8/s) > 1e-12 {
+				t.Errorf("%s: efficiency %v, want %v", mode, got, 8/s)
+			}
+			if got := getNum(t, run, "level2_failures"); got != 1 {
+				t.Errorf("%s: level2_failures %v, want 1", mode, got)
+			}
+			if _, ok := run["multilevel_efficiency_applied"]; !ok {
+				t.Errorf("%s: no multilevel_efficiency_applied", mode)
+			}
+		}
+	})
+
+	t.Run("text", func(t *testing.T) {
+		f := &fakeDemo{secs: secs}
+		c, out, progress := demoCommand()
+		if err := demoPlain(c, "s", 1500, 2.5, 1, false, f.jobs()); err != nil {
+			t.Fatalf("%v\n%s", err, progress)
+		}
+		for _, want := range []string{"12.00 s with failures, 8.00 s without", "before the runs with failures, 10.00 s", "after them, 6.00 s",
+			"multi-level Markov model at the failures met by level", "1 level-2 failures"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("no %q in\n%s", want, out)
+			}
+		}
+	})
+}
+
+// The reference after the runs must compute what the one before did, and
+// a reference that fails ends the demo with its logs.
+func TestDemoReferenceFailures(t *testing.T) {
+	secs := map[string]float64{"reference-before": 7, "reference-after": 7, "run": 9, "blocking": 9, "nonblocking": 8}
+	f := &fakeDemo{secs: secs, results: map[string]string{"reference-after": "other"}}
+	c, _, _ := demoCommand()
+	if err := demoPlain(c, "s", 1500, 2.5, 1, true, f.jobs()); !errors.Is(err, errNotRecoverable) {
+		t.Errorf("references that differ: %v, want errNotRecoverable", err)
+	}
+	f = &fakeDemo{secs: secs, results: map[string]string{"reference-after": "other"}}
+	c, _, _ = demoCommand()
+	if err := demoFlush(c, []string{"blocking"}, demo.Settings{Interval: 1, Every: 2}, 2.5, true, f.jobs()); !errors.Is(err, errFlushVariant) {
+		t.Errorf("--flush, references that differ: %v, want errFlushVariant", err)
+	}
+	for _, mode := range []string{"plain", "compare"} {
+		f = &fakeDemo{secs: secs, fail: "reference-after"}
+		c, _, progress := demoCommand()
+		var err error
+		if mode == "plain" {
+			err = demoPlain(c, "s", 1500, 2.5, 1, true, f.jobs())
+		} else {
+			err = demoFlush(c, []string{"blocking", "nonblocking"}, demo.Settings{Interval: 1, Every: 2}, 2.5, true, f.jobs())
+		}
+		if err == nil || !strings.Contains(err.Error(), "reference run after") || !strings.Contains(progress.String(), "logs of reference-after") {
+			t.Errorf("%s, the second reference failed: %v\n%s", mode, err, progress)
+		}
+	}
+}
