@@ -152,12 +152,11 @@ func (s *Server) Do(f func()) bool {
 	case <-s.quit:
 		return false
 	}
-	select {
-	case <-done:
-		return true
-	case <-s.quit:
-		return false
-	}
+	// The loop took f (calls is unbuffered) and runs it now: wait for it
+	// even if the server is closing, or the caller would read what f is
+	// still writing.
+	<-done
+	return true
 }
 
 // Close stops the server: the listener and every connection are closed.
