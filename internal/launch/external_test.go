@@ -30,8 +30,8 @@ func TestExternalCommand(t *testing.T) {
 func TestMPIFlavor(t *testing.T) {
 	for v, want := range map[string]string{
 		"mpirun (Open MPI) 4.1.4\n\nReport bugs to http://www.open-mpi.org/community/help/": OpenMPI,
-		"HYDRA build details:\n    Version:                                 4.0.2":             Hydra,
-		"Intel(R) MPI Library for Linux* OS, Version 2021.6":                                 "",
+		"HYDRA build details:\n    Version:                                 4.0.2":          Hydra,
+		"Intel(R) MPI Library for Linux* OS, Version 2021.6":                                "",
 	} {
 		if got := MPIFlavor(v); got != want {
 			t.Errorf("MPIFlavor(%q) = %q, want %q", v, got, want)
