@@ -365,6 +365,19 @@ the node caches, rebuilt from redundancy onto replacement nodes, or from
 the shared tier — up to --retries times. Each restart and where it restored
 from is reported as it happens.
 
+--launcher mpirun or srun starts the ranks of every launch through one run
+of Open MPI's or MPICH's mpirun (-np N --oversubscribe, --allow-run-as-root
+as root, the job's variables passed by name with -x) or of Slurm's srun
+(-n N --kill-on-bad-exit=1 --export=ALL,CKPT_...), with --launcher-args
+added before PROGRAM (split into words as a shell does). Every rank then
+gets the same environment: it takes its rank from the launcher
+(OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), its node from CKPT_NODES
+(ranks fill the M nodes in blocks, as under ckpt run's own launcher) and its
+cache from CKPT_CACHE_ROOT. A relaunch runs mpirun or srun again; injected
+failures kill the ranks' processes by the pid each published when it joined
+(on this host only). --tree needs the local launcher. Real Slurm is untested
+(docs/RUNTIME.md, "Launchers").
+
 --inject-mtti kills ranks (or with --inject-kind node whole nodes with their
 cache) at random times, exponential or Weibull, seeded: Fialho et al.'s fault
 injector. 'ckpt halt' stops the job cleanly after its next checkpoint.
@@ -410,6 +423,7 @@ checkpointed cleanly.
 
   ckpt run -n 8 --nodes 4 --redundancy xor:4 -- ckpt example himeno
   ckpt run -n 8 --nodes 4 --inject-mtti 3s --inject-kind node -- ckpt example himeno
+  ckpt run --launcher mpirun --launcher-args '--bind-to none' -n 4 --nodes 2 -- ckpt example himeno
   ckpt run -n 8 --nodes 4 --shared /lustre/job --staging-servers 2 --flush-every auto:1h \
       -- ckpt example himeno`
 

@@ -161,3 +161,20 @@ func TestRunLauncherErrors(t *testing.T) {
 		checkBadInput(t, []string{"--launcher " + l, "not on PATH"}, "run", "-n", "2", "--launcher", l, "--", "true")
 	}
 }
+
+// --json says which launcher ran the job: local by default.
+func TestRunJSONNamesTheLauncher(t *testing.T) {
+	t.Setenv(asCkpt, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, append([]string{"run", "-n", "2", "--interval", "none", "--json",
+		"--cache-root", filepath.Join(t.TempDir(), "job"), "--", exe}, himenoArgs...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if obj := decodeOne(t, stdout); obj["launcher"] != launch.LauncherLocal {
+		t.Errorf("launcher %v, want %q", obj["launcher"], launch.LauncherLocal)
+	}
+}
