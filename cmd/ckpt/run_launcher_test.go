@@ -10,6 +10,18 @@ import (
 	"github.com/ckpt/ckpt/internal/launch"
 )
 
+// underLauncher puts jobSpec's job on 2 nodes (two ranks on each, XOR
+// across the two) under the launcher of kind.
+func underLauncher(t *testing.T, spec *runSpec, kind string) {
+	t.Helper()
+	spec.nodes, spec.redundancy = 2, "xor:2"
+	l, err := launch.NewExternal(kind, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.launcher = l
+}
+
 // Under mpirun the job finishes with the failure-free result, its ranks on
 // the two simulated nodes ckpt run's own would use: each rank found its
 // node and cache from CKPT_NODES and CKPT_CACHE_ROOT and its rank from
@@ -17,12 +29,8 @@ import (
 func TestRunUnderMPIRun(t *testing.T) {
 	mpitest.RequireTools(t, "mpirun")
 	spec, log := jobSpec(t)
-	spec.nodes, spec.redundancy, spec.keepCache = 2, "xor:2", true
-	l, err := launch.NewExternal(launch.LauncherMPIRun, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec.launcher = l
+	spec.keepCache = true
+	underLauncher(t, &spec, launch.LauncherMPIRun)
 	res := runScripted(t, spec, log, nil)
 	if res.Launcher != launch.LauncherMPIRun || len(res.Attempts) != 1 {
 		t.Errorf("launcher %q, %d attempts; want mpirun, 1\n%s", res.Launcher, len(res.Attempts), log)
@@ -44,20 +52,8 @@ func TestRunUnderMPIRun(t *testing.T) {
 func TestRunUnderMPIRunNodeLossRebuilds(t *testing.T) {
 	mpitest.RequireTools(t, "mpirun")
 	spec, log := jobSpec(t)
-	spec.nodes, spec.redundancy = 2, "xor:2"
-	l, err := launch.NewExternal(launch.LauncherMPIRun, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec.launcher = l
-	res := runScripted(t, spec, log, func(c *launch.Config, coords *launch.Coordinators) {
-		injectAfter(c, coords, 1)
-		c.NodeFailures = true
-	})
-	if res.Injected != 1 || res.Restarts["rebuild"] != 1 || len(res.Attempts) != 2 {
-		t.Errorf("injected %d, restarts %v, attempts %d; want one node lost and one restart rebuilding it\n%s",
-			res.Injected, res.Restarts, len(res.Attempts), log)
-	}
+	underLauncher(t, &spec, launch.LauncherMPIRun)
+	res := runNodeLoss(t, spec, log)
 	if a := res.Attempts[0]; a.Class != launch.ClassFailure {
 		t.Errorf("the failed mpirun was classed %q (%s), want %q", a.Class, a.Cause, launch.ClassFailure)
 	}
@@ -119,12 +115,7 @@ func TestRunUnderFakeSrunRecovers(t *testing.T) {
 	dir := fakeSrun(t)
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	spec, log := jobSpec(t)
-	spec.nodes, spec.redundancy = 2, "xor:2"
-	l, err := launch.NewExternal(launch.LauncherSrun, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec.launcher = l
+	underLauncher(t, &spec, launch.LauncherSrun)
 	res := runScripted(t, spec, log, func(c *launch.Config, coords *launch.Coordinators) {
 		injectAfter(c, coords, 2)
 	})

@@ -149,7 +149,7 @@ func (e *External) Start(ctx context.Context, s Spec) (Ranks, error) {
 		}
 	}
 	cmd := exec.Command(e.Path, e.Command(s.Ranks, names, s.Program, s.Args)...)
-	cmd.Env = append(os.Environ(), vars...)
+	cmd.Env = append(e.environ(os.Environ()), vars...)
 	w := s.Output(-1)
 	cmd.Stdout, cmd.Stderr = w, w
 	setProcessGroup(cmd)
@@ -170,6 +170,28 @@ func (e *External) Start(ctx context.Context, s Spec) (Ranks, error) {
 		x.ended <- Ended{Rank: -1, Err: err, Status: st, Signal: sig}
 	}()
 	return x, nil
+}
+
+// otherIdentities are the rank variables of the launchers other than
+// kind, which a rank would otherwise take for its own: jobenv.Identity
+// tries Slurm's first, and a batch script inside an allocation has
+// SLURM_PROCID=0, which every rank of an mpirun would inherit.
+var otherIdentities = map[string][]string{
+	LauncherMPIRun: {"SLURM_PROCID", "SLURM_NTASKS"},
+	LauncherSrun:   {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE"},
+}
+
+// environ is the launcher's environment: environ without the other
+// launchers' rank variables.
+func (e *External) environ(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if !containsName(otherIdentities[e.Kind], k) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 func containsName(names []string, n string) bool {

@@ -84,3 +84,37 @@ func TestClassifyLauncherEnd(t *testing.T) {
 		}
 	}
 }
+
+// Inside a Slurm batch script SLURM_PROCID=0 is set: every rank of an
+// mpirun would take it for its rank (jobenv tries Slurm's first).
+func TestExternalEnvironDropsOtherLaunchersRanks(t *testing.T) {
+	env := []string{"PATH=/bin", "SLURM_PROCID=0", "SLURM_NTASKS=1", "SLURM_JOBID=7", "OMPI_COMM_WORLD_RANK=3", "PMI_RANK=2"}
+	for kind, want := range map[string]string{
+		LauncherMPIRun: "PATH=/bin SLURM_JOBID=7 OMPI_COMM_WORLD_RANK=3 PMI_RANK=2",
+		LauncherSrun:   "PATH=/bin SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_JOBID=7",
+	} {
+		e := External{Kind: kind}
+		if got := strings.Join(e.environ(env), " "); got != want {
+			t.Errorf("%s: %s, want %s", kind, got, want)
+		}
+	}
+}
+
+// A rank is found by the host and pid it published: not yet joined, it
+// cannot be killed yet; on another host, it cannot be killed at all.
+func TestExternalFindsRanks(t *testing.T) {
+	published := map[string]string{jobenv.KeyProc(1): "elsewhere.example 4242", jobenv.KeyProc(2): "garbage"}
+	x := &externalRanks{host: "here", lookup: func(k string) ([]byte, bool) {
+		v, ok := published[k]
+		return []byte(v), ok
+	}}
+	if err := x.Kill(0); !errors.Is(err, ErrNotJoined) {
+		t.Errorf("a rank that published nothing: %v, want ErrNotJoined", err)
+	}
+	if err := x.Kill(1); err == nil || errors.Is(err, ErrNotJoined) || !strings.Contains(err.Error(), "elsewhere.example") {
+		t.Errorf("a rank on another host: %v, want an error naming the host", err)
+	}
+	if err := x.Stop(2); err == nil || errors.Is(err, ErrNotJoined) {
+		t.Errorf("a rank whose process does not decode: %v", err)
+	}
+}

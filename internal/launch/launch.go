@@ -8,6 +8,14 @@
 // injector built in: failures of ranks, or of whole nodes together with
 // their cache, at random times.
 //
+// What starts each attempt's ranks is a Launcher (Config.Launcher): Local,
+// which starts every rank itself and gives each its rank, node and cache,
+// or External, one run of mpirun or srun per attempt, whose ranks derive
+// those from the launcher's rank variables and jobenv.VarNodes and
+// VarCacheRoot. Injected failures kill ranks through it: by process under
+// Local, by the pid a rank published as it joined (jobenv.KeyProc) under
+// External.
+//
 // What a relaunch cannot fix is not relaunched: Classify (pure) reads each
 // attempt's end from the ranks' exit statuses (ExitConfig, ExitJobFailed)
 // and the checkpoints committed, and Run gives up with the first real
