@@ -1,9 +1,12 @@
 package launch
 
 import (
+	"errors"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/ckpt/ckpt/internal/jobenv"
 )
 
 func TestExternalCommand(t *testing.T) {
