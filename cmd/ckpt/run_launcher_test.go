@@ -22,18 +22,23 @@ func underLauncher(t *testing.T, spec *runSpec, kind string) {
 	spec.launcher = l
 }
 
-// Under mpirun the job finishes with the failure-free result, its ranks on
-// the two simulated nodes ckpt run's own would use: each rank found its
-// node and cache from CKPT_NODES and CKPT_CACHE_ROOT and its rank from
-// Open MPI's variables.
-func TestRunUnderMPIRun(t *testing.T) {
+// Under mpirun the job's ranks are on the two simulated nodes ckpt run's
+// own would use (each found its node and cache from CKPT_NODES and
+// CKPT_CACHE_ROOT, its rank from Open MPI's variables). A node lost (its
+// two ranks killed by their pids, found in the coordinator, and its cache
+// deleted) ends mpirun; the job is launched again through a new mpirun,
+// rebuilds the node from XOR parity and ends with the failure-free result.
+func TestRunUnderMPIRunNodeLossRebuilds(t *testing.T) {
 	mpitest.RequireTools(t, "mpirun")
 	spec, log := jobSpec(t)
 	spec.keepCache = true
 	underLauncher(t, &spec, launch.LauncherMPIRun)
-	res := runScripted(t, spec, log, nil)
-	if res.Launcher != launch.LauncherMPIRun || len(res.Attempts) != 1 {
-		t.Errorf("launcher %q, %d attempts; want mpirun, 1\n%s", res.Launcher, len(res.Attempts), log)
+	res := runNodeLoss(t, spec, log)
+	if res.Launcher != launch.LauncherMPIRun {
+		t.Errorf("launcher %q, want mpirun", res.Launcher)
+	}
+	if a := res.Attempts[0]; a.Class != launch.ClassFailure {
+		t.Errorf("the failed mpirun was classed %q (%s), want %q", a.Class, a.Cause, launch.ClassFailure)
 	}
 	for _, node := range []string{"node0", "node1"} {
 		ents, err := os.ReadDir(filepath.Join(spec.cacheRoot, node))
@@ -43,19 +48,6 @@ func TestRunUnderMPIRun(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(spec.cacheRoot, "node2")); err == nil {
 		t.Errorf("a cache of node2 exists: 2 nodes were asked for")
-	}
-}
-
-// A node lost under mpirun (its two ranks killed by their pids, found in
-// the coordinator, and its cache deleted) ends mpirun; the job is launched
-// again through a new mpirun and rebuilds the node from XOR parity.
-func TestRunUnderMPIRunNodeLossRebuilds(t *testing.T) {
-	mpitest.RequireTools(t, "mpirun")
-	spec, log := jobSpec(t)
-	underLauncher(t, &spec, launch.LauncherMPIRun)
-	res := runNodeLoss(t, spec, log)
-	if a := res.Attempts[0]; a.Class != launch.ClassFailure {
-		t.Errorf("the failed mpirun was classed %q (%s), want %q", a.Class, a.Cause, launch.ClassFailure)
 	}
 }
 
@@ -160,7 +152,7 @@ func TestRunJSONNamesTheLauncher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runCLI(t, append([]string{"run", "-n", "2", "--interval", "none", "--json",
+	code, stdout, stderr := runCLI(t, append([]string{"run", "-n", "1", "--interval", "none", "--json",
 		"--cache-root", filepath.Join(t.TempDir(), "job"), "--", exe}, himenoArgs...)...)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
