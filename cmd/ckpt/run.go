@@ -55,12 +55,25 @@ type runSpec struct {
 	onStaging       func(*launch.Staging) // tests: told of the staging servers once they run
 
 	stop <-chan struct{} // closed: checkpoint, then stop (a signal)
+
+	// launcher starts each attempt's ranks (nil: launch.Local, ckpt run's
+	// own).
+	launcher launch.Launcher
+}
+
+// launcherName is the name of the launcher the job runs under.
+func (s runSpec) launcherName() string {
+	if s.launcher == nil {
+		return launch.LauncherLocal
+	}
+	return s.launcher.Name()
 }
 
 // runResult is what a job did, and why it did not finish ("" if it did).
 type runResult struct {
 	launch.Outcome
-	Err string
+	Err      string
+	Launcher string // local, mpirun or srun
 }
 
 func (s runSpec) haltFile() string { return s.dir().File(jobdir.HaltFile) }
@@ -84,7 +97,7 @@ func (s runSpec) config() (launch.Config, *launch.Coordinators, error) {
 	var mu sync.Mutex // events come from the launcher and the coordinator
 	start := time.Now()
 	seen := false // a checkpoint was committed or restored: a restart from scratch lost it
-	cfg.HaltFile, cfg.Output, cfg.Stop = s.haltFile(), s.output, s.stop
+	cfg.HaltFile, cfg.Output, cfg.Stop, cfg.Launcher = s.haltFile(), s.output, s.stop, s.launcher
 	cfg.Event = func(e launch.Event) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -131,7 +144,7 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 	out, err := launch.Session{Job: s.launchJob(), Lock: s.lock, Config: cfg, Coords: coords,
 		Interval: s.interval.String(), Redundancy: redundancy, StartStaging: s.startStaging,
 		StageToken: s.stageToken, OnStaging: s.onStaging, KeepCache: s.keepCache}.Run(ctx)
-	res := runResult{Outcome: out}
+	res := runResult{Outcome: out, Launcher: s.launcherName()}
 	if err != nil {
 		res.Err = oneLine(err.Error())
 	}
@@ -352,6 +365,19 @@ the node caches, rebuilt from redundancy onto replacement nodes, or from
 the shared tier — up to --retries times. Each restart and where it restored
 from is reported as it happens.
 
+--launcher mpirun or srun starts the ranks of every launch through one run
+of Open MPI's or MPICH's mpirun (-np N --oversubscribe, --allow-run-as-root
+as root, the job's variables passed by name with -x) or of Slurm's srun
+(-n N --kill-on-bad-exit=1 --export=ALL,CKPT_...), with --launcher-args
+added before PROGRAM (split into words as a shell does). Every rank then
+gets the same environment: it takes its rank from the launcher
+(OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), its node from CKPT_NODES
+(ranks fill the M nodes in blocks, as under ckpt run's own launcher) and its
+cache from CKPT_CACHE_ROOT. A relaunch runs mpirun or srun again; injected
+failures kill the ranks' processes by the pid each published when it joined
+(on this host only). --tree needs the local launcher. Real Slurm is untested
+(docs/RUNTIME.md, "Launchers").
+
 --inject-mtti kills ranks (or with --inject-kind node whole nodes with their
 cache) at random times, exponential or Weibull, seeded: Fialho et al.'s fault
 injector. 'ckpt halt' stops the job cleanly after its next checkpoint.
@@ -397,6 +423,7 @@ checkpointed cleanly.
 
   ckpt run -n 8 --nodes 4 --redundancy xor:4 -- ckpt example himeno
   ckpt run -n 8 --nodes 4 --inject-mtti 3s --inject-kind node -- ckpt example himeno
+  ckpt run --launcher mpirun --launcher-args '--bind-to none' -n 4 --nodes 2 -- ckpt example himeno
   ckpt run -n 8 --nodes 4 --shared /lustre/job --staging-servers 2 --flush-every auto:1h \
       -- ckpt example himeno`
 
@@ -409,6 +436,8 @@ func newRunCmd() *cobra.Command {
 	f.asJSON = jsonFlag(c)
 	f.signal = fs.String("signal", "", "a signal that also means \"checkpoint, then stop\" (USR1, SIGUSR1 or a number; for Slurm's --signal=USR1@60), and exits 0 when the job stopped cleanly")
 	f.haltTimeout = durationFlag(fs, "halt-timeout", "after a signal, how long the job may take to checkpoint and stop before its ranks are killed (default 60s)")
+	f.launcher = fs.String("launcher", launch.LauncherLocal, "what starts the ranks of each launch: local (ckpt run itself), mpirun (Open MPI's or MPICH's) or srun (Slurm's)")
+	f.launcherArgs = fs.String("launcher-args", "", "more arguments for mpirun or srun, split into words as a shell does (quotes, backslashes; nothing expanded), placed before PROGRAM")
 	c.RunE = f.run
 	return c
 }
@@ -421,6 +450,8 @@ type runCmdFlags struct {
 	asJSON      *bool
 	signal      *string
 	haltTimeout *quantity
+	// The launcher of every attempt and its arguments.
+	launcher, launcherArgs *string
 }
 
 // run checks the flags (a bad one is a usage error) and runs the job.
@@ -434,6 +465,9 @@ func (f *runCmdFlags) run(c *cobra.Command, args []string) error {
 	}
 	halt, grace, err := signalFlags(*f.signal, f.haltTimeout)
 	if err != nil {
+		return err
+	}
+	if spec.launcher, err = runLauncher(*f.launcher, *f.launcherArgs, spec.tree); err != nil {
 		return err
 	}
 	return runCommand(c, spec, halt, grace, *f.asJSON)
@@ -454,8 +488,12 @@ func runCommand(c *cobra.Command, spec runSpec, halt os.Signal, grace time.Durat
 	if err := spec.claim(); err != nil {
 		return err
 	}
-	fmt.Fprintf(spec.progress, "ckpt run: job %s: %d ranks on %d nodes, caches in %s (ckpt status|checkpoint|halt %s)\n",
-		spec.dir().Name, spec.ranks, spec.nodes, spec.cacheRoot, spec.jobRef())
+	through := ""
+	if spec.launcherName() != launch.LauncherLocal {
+		through = " through " + spec.launcherName()
+	}
+	fmt.Fprintf(spec.progress, "ckpt run: job %s: %d ranks on %d nodes%s, caches in %s (ckpt status|checkpoint|halt %s)\n",
+		spec.dir().Name, spec.ranks, spec.nodes, through, spec.cacheRoot, spec.jobRef())
 	res, runErr := spec.run(ctx)
 	sig, killed := sigs.received()
 	if sig != nil && (runErr != nil || res.Halted) {
@@ -488,6 +526,7 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 		return writeJSON(w, object{
 			{"result", r.Result},
 			{"halted", r.Halted},
+			{"launcher", r.Launcher},
 			{"attempts", len(r.Attempts)},
 			{"failures", failures},
 			{"failures_injected", r.Injected},
@@ -510,6 +549,9 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 	}
 	t := newTable(w)
 	t.row("result", r.Result)
+	if r.Launcher != "" && r.Launcher != launch.LauncherLocal {
+		t.row("launcher", r.Launcher)
+	}
 	t.row("attempts", fmt.Sprint(len(r.Attempts)), fmt.Sprintf("(%d failures, %d injected)", failures, r.Injected))
 	t.row("restarts", fmt.Sprintf("cache %d, rebuild %d, shared %d, scratch %d",
 		r.Restarts["cache"], r.Restarts["rebuild"], r.Restarts["shared"], r.Restarts["none"]))

@@ -126,6 +126,16 @@ func runScripted(t *testing.T, spec runSpec, log *bytes.Buffer, mod func(*launch
 
 func TestRunNodeLossRebuilds(t *testing.T) {
 	spec, log := jobSpec(t)
+	runNodeLoss(t, spec, log)
+	if _, err := os.Stat(spec.cacheRoot); !os.IsNotExist(err) {
+		t.Errorf("a finished job's caches stayed: %v", err)
+	}
+}
+
+// runNodeLoss runs spec with node 1 lost, with its cache, after the
+// second checkpoint, and checks that one relaunch rebuilt it.
+func runNodeLoss(t *testing.T, spec runSpec, log *bytes.Buffer) runResult {
+	t.Helper()
 	res := runScripted(t, spec, log, func(c *launch.Config, coords *launch.Coordinators) {
 		injectAfter(c, coords, 1)
 		c.NodeFailures = true
@@ -134,9 +144,7 @@ func TestRunNodeLossRebuilds(t *testing.T) {
 		t.Errorf("injected %d, restarts %v, attempts %d; want one node lost and one restart rebuilding it\n%s",
 			res.Injected, res.Restarts, len(res.Attempts), log)
 	}
-	if _, err := os.Stat(spec.cacheRoot); !os.IsNotExist(err) {
-		t.Errorf("a finished job's caches stayed: %v", err)
-	}
+	return res
 }
 
 func TestRunTwoNodesOfASetFromShared(t *testing.T) {

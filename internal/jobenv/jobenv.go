@@ -2,6 +2,8 @@ package jobenv
 
 import (
 	"fmt"
+	"maps"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +25,8 @@ const (
 	VarNode            = "CKPT_NODE"             // the node: ranks of one share its cache
 	VarDomain          = "CKPT_DOMAIN"           // the failure domain
 	VarCache           = "CKPT_CACHE"            // the node's cache directory
+	VarNodes           = "CKPT_NODES"            // the job's nodes, for ranks that derive their node
+	VarCacheRoot       = "CKPT_CACHE_ROOT"       // the node caches' root, for ranks that derive their cache
 	VarCacheDurability = "CKPT_CACHE_DURABILITY" // node or process
 	VarRedundancy      = "CKPT_REDUNDANCY"       // single, partner, xor:S, rs:K+M
 	VarShared          = "CKPT_SHARED"           // the shared tier's location
@@ -74,6 +78,8 @@ var Vars = []Var{
 	{VarNode, "the node this rank runs on: ranks of one node share its cache", "ckpt run (node0, node1, ...)", "the host name", true},
 	{VarDomain, "the rank's failure domain (a rack, a switch): redundancy sets never put two members in one", "the user", "the node", true},
 	{VarCache, "the node's cache directory", "ckpt run (the job's directory/nodeN)", "ckpt-cache/NODE under the temp directory", true},
+	{VarNodes, "the job's nodes, M (node0 to nodeM-1) or a list NAME,NAME,...: without " + VarNode + " a rank's node is the one its rank falls on, ranks filling nodes in blocks (rank r on node r*M/" + VarSize + ")", "ckpt run --launcher mpirun or srun (which cannot give each rank its own " + VarNode + ")", "none: " + VarNode + "'s default", true},
+	{VarCacheRoot, "the node caches' root: without " + VarCache + " a rank's cache is " + VarCacheRoot + "/NODE", "ckpt run --launcher mpirun or srun (the job's directory)", "none: " + VarCache + "'s default", true},
 	{VarCacheDurability, "what a checkpoint committed in the cache survives: node (synced) or process (not synced)", "ckpt run --cache-durability", "node", true},
 	{VarRedundancy, "protection of cached checkpoints: single, partner, xor:S, rs:K+M", "ckpt run --redundancy", "xor over the nodes, at most 8", true},
 	{VarShared, "the shared tier: a directory or s3://BUCKET/PREFIX", "ckpt run --shared", "none", true},
@@ -106,10 +112,16 @@ type Env struct {
 	Token       string
 	Incarnation uint64 // written whenever Coord is set
 	// Rank and Size are written together when Size > 0.
-	Rank, Size      int
-	Node            string
-	Domain          string
-	Cache           string
+	Rank, Size int
+	Node       string
+	Domain     string
+	Cache      string
+	// Nodes and CacheRoot are the mapping of ranks a launcher that cannot
+	// give each rank its own Node and Cache passes instead (mpirun, srun):
+	// Lookup derives a rank's Node from its rank and Nodes, and its Cache
+	// from CacheRoot and its Node (Place).
+	Nodes           []string
+	CacheRoot       string
 	CacheDurability string // "node" or "process"
 	Redundancy      string // checked by the store, which knows the schemes
 	Shared          string
@@ -153,6 +165,10 @@ func (e Env) Encode() []string {
 	str(VarNode, e.Node)
 	str(VarDomain, e.Domain)
 	str(VarCache, e.Cache)
+	if len(e.Nodes) > 0 {
+		add(VarNodes, strings.Join(e.Nodes, ","))
+	}
+	str(VarCacheRoot, e.CacheRoot)
 	str(VarCacheDurability, e.CacheDurability)
 	str(VarRedundancy, e.Redundancy)
 	str(VarShared, e.Shared)
@@ -214,7 +230,7 @@ func Lookup(lookup func(string) (string, bool)) (Env, error) {
 		return Env{}, &Error{Name: name, Value: v, Reason: reason}
 	}
 	e := Env{Coord: get(VarCoord), Token: get(VarToken), Node: get(VarNode), Domain: get(VarDomain),
-		Cache: get(VarCache), Redundancy: get(VarRedundancy), Shared: get(VarShared),
+		Cache: get(VarCache), CacheRoot: get(VarCacheRoot), Redundancy: get(VarRedundancy), Shared: get(VarShared),
 		StageToken: get(VarStageToken), Advertise: get(VarAdvertise),
 		TLS: jobtls.Files{CA: get(VarTLSCA), Cert: get(VarTLSCert), Key: get(VarTLSKey)}}
 	if n := btoi(e.TLS.CA != "") + btoi(e.TLS.Cert != "") + btoi(e.TLS.Key != ""); n != 0 && n != 3 {
@@ -251,6 +267,21 @@ func Lookup(lookup func(string) (string, bool)) (Env, error) {
 			return bad(VarRank, rank, fmt.Sprintf("want a whole number from 0 to %d (%s-1)", n-1, VarSize))
 		}
 		e.Rank, e.Size = r, n
+	}
+	if v := get(VarNodes); v != "" {
+		if e.Nodes = ParseNodes(v); e.Nodes == nil {
+			return bad(VarNodes, v, "want a number of nodes ≥ 1 or a list of node names NAME,NAME,...")
+		}
+		if e.Node == "" {
+			rank, size := Identity(e, lookup)
+			if len(e.Nodes) > size {
+				return bad(VarNodes, v, fmt.Sprintf("%d nodes for %d ranks: at most one node per rank", len(e.Nodes), size))
+			}
+			e.Node = e.Nodes[NodeOf(rank, size, len(e.Nodes))]
+		}
+	}
+	if e.Cache == "" && e.CacheRoot != "" && e.Node != "" {
+		e.Cache = filepath.Join(e.CacheRoot, e.Node)
 	}
 	switch v := get(VarCacheDurability); v {
 	case "", "node", "process":
@@ -304,13 +335,60 @@ func Lookup(lookup func(string) (string, bool)) (Env, error) {
 // LookupOnly is Lookup of the variables use marks true: every other one
 // reads as unset. A reader marks those its options leave to the
 // environment, so that a value it does not use is not even checked.
+//
+// A node and a cache a rank derives (VarNodes, VarCacheRoot) are read with
+// what they derive from: using VarNode also reads VarNodes, using VarCache
+// also reads VarCacheRoot and the node; when the node is derived (VarNodes
+// set, VarNode not), the rank and size are read too (VarRank, VarSize, else the launcher's own, which are
+// not CKPT_ variables and always pass).
 func LookupOnly(lookup func(string) (string, bool), use map[string]bool) (Env, error) {
+	use = maps.Clone(use)
+	if use[VarCache] {
+		use[VarCacheRoot], use[VarNode] = true, true
+	}
+	if use[VarNode] {
+		use[VarNodes] = true
+		node, _ := lookup(VarNode)
+		if v, _ := lookup(VarNodes); v != "" && node == "" {
+			use[VarRank], use[VarSize] = true, true
+		}
+	}
 	return Lookup(func(name string) (string, bool) {
-		if !use[name] {
+		if !use[name] && strings.HasPrefix(name, "CKPT_") {
 			return "", false
 		}
 		return lookup(name)
 	})
+}
+
+// NodeOf is the node rank r of a job of ranks on nodes runs on: ranks
+// fill nodes in blocks, as a batch scheduler places them (node 0 holds
+// ranks 0 to ranks/nodes-1, ...).
+func NodeOf(r, ranks, nodes int) int { return r * nodes / ranks }
+
+// NodeName is the name of simulated node i: node<i>.
+func NodeName(i int) string { return "node" + strconv.Itoa(i) }
+
+// ParseNodes reads VarNodes: a count M (node0 to nodeM-1) or a list of
+// names separated by commas; nil if it is neither.
+func ParseNodes(v string) []string {
+	if m, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+		if m < 1 {
+			return nil
+		}
+		out := make([]string, m)
+		for i := range out {
+			out[i] = NodeName(i)
+		}
+		return out
+	}
+	out := ParseStage(v)
+	for _, n := range out {
+		if strings.ContainsAny(n, "/ \t") || n == "." || n == ".." {
+			return nil // a node's name is a directory of the cache root
+		}
+	}
+	return out
 }
 
 // launcherIdentities are the rank and size variables of the launchers a

@@ -36,6 +36,7 @@ func full(t *testing.T) Env {
 	}
 	return Env{Coord: "127.0.0.1:7077", Token: "abc", Incarnation: 3, Rank: 2, Size: 4,
 		Node: "node1", Domain: "rack2", Cache: "/tmp/job/node1", CacheDurability: "process",
+		Nodes: []string{"node0", "node1"}, CacheRoot: "/tmp/job",
 		Redundancy: "xor:4", Shared: "s3://bucket/prefix", SharedBandwidth: 2.5e7,
 		Interval: &p, FlushEvery: &f, FlushBusy: FlushWait,
 		FlushPrior: FlushStats{Mode: "blocking", K: 3, Due: 2, Started: 2, Seconds: 0.25, LastFailure: "a, b", IdleSteps: 7},

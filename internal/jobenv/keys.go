@@ -1,6 +1,8 @@
 package jobenv
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ckpt/ckpt/flushstats"
@@ -17,6 +19,30 @@ const (
 	// (FlushStats), after each one that fell due.
 	KeyFlush = "ckpt/flush"
 )
+
+// KeyProc is where every rank publishes, as it joins, the process it runs
+// in (Proc): a launcher that did not start the rank's process itself
+// (mpirun, srun) finds it there to inject failures into it.
+func KeyProc(rank int) string { return "ckpt/proc/" + strconv.Itoa(rank) }
+
+// Proc is the payload of KeyProc: a rank's host and process id.
+type Proc struct {
+	Host string
+	PID  int
+}
+
+// Encode is "HOST PID".
+func (p Proc) Encode() []byte { return []byte(p.Host + " " + strconv.Itoa(p.PID)) }
+
+// DecodeProc reads Encode's form.
+func DecodeProc(b []byte) (Proc, error) {
+	host, pid, ok := strings.Cut(string(b), " ")
+	n, err := strconv.Atoi(pid)
+	if !ok || host == "" || err != nil || n <= 0 {
+		return Proc{}, fmt.Errorf("rank process %q: want HOST PID", b)
+	}
+	return Proc{Host: host, PID: n}, nil
+}
 
 // Exit statuses of a rank, which tell the launcher whether a relaunch can
 // help (the values of sysexits.h).

@@ -34,6 +34,10 @@ const (
 type RankExit struct {
 	Rank int
 	Node string
+	// Launcher names the launcher (mpirun, srun) when the end is its
+	// process's, which ran every rank (Rank is then -1): its status is
+	// that of the rank that failed first, a signal as 128+N.
+	Launcher string
 	// Status is the exit status, or -1 if a signal ended the process.
 	Status int
 	Signal syscall.Signal // the signal that ended it, if Status is -1
@@ -56,6 +60,9 @@ func (e RankExit) crash() bool {
 
 func (e RankExit) String() string {
 	who := fmt.Sprintf("rank %d", e.Rank)
+	if e.Launcher != "" {
+		who = e.Launcher + " (all ranks)"
+	}
 	if e.Node != "" {
 		who += fmt.Sprintf(" (node %s)", e.Node)
 	}

@@ -8,6 +8,14 @@
 // injector built in: failures of ranks, or of whole nodes together with
 // their cache, at random times.
 //
+// What starts each attempt's ranks is a Launcher (Config.Launcher): Local,
+// which starts every rank itself and gives each its rank, node and cache,
+// or External, one run of mpirun or srun per attempt, whose ranks derive
+// those from the launcher's rank variables and jobenv.VarNodes and
+// VarCacheRoot. Injected failures kill ranks through it: by process under
+// Local, by the pid a rank published as it joined (jobenv.KeyProc) under
+// External.
+//
 // What a relaunch cannot fix is not relaunched: Classify (pure) reads each
 // attempt's end from the ranks' exit statuses (ExitConfig, ExitJobFailed)
 // and the checkpoints committed, and Run gives up with the first real
@@ -38,7 +46,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -129,8 +136,11 @@ type Config struct {
 	// checkpoint (defaults 100ms and 5s; negative: no wait). An attempt
 	// ended by an injected failure is relaunched at once.
 	Backoff, MaxBackoff time.Duration
-	// Output receives the ranks' output, each line prefixed with its rank.
+	// Output receives the ranks' output, each line prefixed with its rank
+	// (or, under an External launcher, with the launcher's name).
 	Output io.Writer
+	// Launcher starts each attempt's ranks (default Local).
+	Launcher Launcher
 	// Event, if set, is told what happens as it happens.
 	Event func(Event)
 }
@@ -206,8 +216,9 @@ type Committer interface {
 }
 
 // NodeOf is the node rank r of a job of ranks on nodes runs on: ranks fill
-// nodes in blocks, as a batch scheduler places them.
-func NodeOf(r, ranks, nodes int) int { return r * nodes / ranks }
+// nodes in blocks, as a batch scheduler places them (jobenv.NodeOf, which
+// ranks under an External launcher apply themselves).
+func NodeOf(r, ranks, nodes int) int { return jobenv.NodeOf(r, ranks, nodes) }
 
 // ErrRetriesExhausted is wrapped by Run's error when the job failed more
 // often than Config.Retries allows.
@@ -252,6 +263,9 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	}
 	if cfg.Event == nil {
 		cfg.Event = func(Event) {}
+	}
+	if cfg.Launcher == nil {
+		cfg.Launcher = Local{}
 	}
 	start := time.Now()
 	since := func() time.Duration { return time.Since(start) }
@@ -347,28 +361,36 @@ type attempt struct {
 	job    jobenv.Env // the job's environment for this attempt
 	env    []string   // added to every rank's environment after job's
 	coord  Coordinator
-	procs  []*exec.Cmd
+	ranks  Ranks
 	result string
 	halted bool
 	// injected describes the failure injected into this attempt, if any,
 	// and injectedAt is when it struck.
 	injected   string
 	injectedAt time.Duration
-	// killed[r]: the launcher sent rank r a fatal signal.
-	killed []bool
-	// outs[r] is rank r's output, which remembers its last line.
-	outs []*prefixWriter
+	// killed[r]: the launcher sent rank r a fatal signal; killedAll: it
+	// killed every rank.
+	killed    []bool
+	killedAll bool
+	// pending are injected failures of ranks not yet found (ErrNotJoined),
+	// struck as soon as they are; fatal is an injection that cannot be
+	// done at all.
+	pending []pendingHit
+	fatal   error
+	// outs[r] is rank r's output, which remembers its last line; launcher
+	// the launcher's own.
+	outs     []*prefixWriter
+	launcher *prefixWriter
 	// exits are the ranks' ends in the order seen.
 	exits []RankExit
 	// newest is the newest checkpoint the attempt committed.
 	newest string
 }
 
-// exit is a rank process's end.
-type exit struct {
-	rank  int
-	err   error
-	state *os.ProcessState
+// pendingHit is an injected failure of a rank not found yet.
+type pendingHit struct {
+	rank int
+	hang bool
 }
 
 // stopped reports that the launcher was asked to stop.
@@ -381,12 +403,15 @@ func (a *attempt) stopped() bool {
 	}
 }
 
-// rankExit is how rank e.rank ended, for Classify.
-func (a *attempt) rankExit(e exit) RankExit {
-	re := RankExit{Rank: e.rank, Node: fmt.Sprintf("node%d", NodeOf(e.rank, a.cfg.Ranks, a.cfg.Nodes)),
-		Killed: a.killed[e.rank], Last: a.outs[e.rank].last()}
-	re.Status, re.Signal = exitStatus(e.state, e.err)
-	return re
+// rankExit is how process e ended, for Classify: a rank, or the launcher
+// that ran them all.
+func (a *attempt) rankExit(e Ended) RankExit {
+	if e.Rank < 0 {
+		return RankExit{Rank: -1, Launcher: a.cfg.Launcher.Name(), Killed: a.killedAll,
+			Last: a.launcher.last(), Status: e.Status, Signal: e.Signal}
+	}
+	return RankExit{Rank: e.Rank, Node: jobenv.NodeName(NodeOf(e.Rank, a.cfg.Ranks, a.cfg.Nodes)),
+		Killed: a.killed[e.Rank], Last: a.outs[e.Rank].last(), Status: e.Status, Signal: e.Signal}
 }
 
 func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *int, injected *int) (Attempt, error) {
@@ -401,27 +426,14 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 	defer coord.Close()
 	cfg.Event(Event{Kind: "launch", At: a.since(), Incarnation: a.inc})
 
-	exits := make(chan exit, cfg.Ranks)
-	var out sync.Mutex // one rank's line at a time
 	a.killed = make([]bool, cfg.Ranks)
-	for r := range cfg.Ranks {
-		var cmd *exec.Cmd
-		err := ctx.Err() // stopped during start-up: start no more
-		if err == nil {
-			cmd, err = a.start(r, token, &out)
-		}
-		if err != nil {
-			a.killAll()
-			a.reap(exits, len(a.procs))
-			att.End = a.since()
-			return att, err
-		}
-		a.procs = append(a.procs, cmd)
-		go func() {
-			err := cmd.Wait()
-			exits <- exit{rank: r, err: err, state: cmd.ProcessState}
-		}()
+	ranks, err := cfg.Launcher.Start(ctx, a.spec(token))
+	if err != nil {
+		att.End = a.since()
+		return att, err
 	}
+	a.ranks = ranks
+	exits := ranks.Ended()
 	if a.stopped() {
 		a.halt()
 	}
@@ -461,7 +473,7 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 	defer halt.Stop()
 	restoredSeen := false
 	doneC := coord.Done()
-	for exited < cfg.Ranks {
+	for exited < ranks.Procs() {
 		var injectC <-chan time.Time
 		if *nextFailure >= 0 && failure == "" {
 			injectC = time.After(max(*nextFailure-a.since(), 0))
@@ -471,10 +483,14 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 			exited++
 			re := a.rankExit(e)
 			a.exits = append(a.exits, re)
-			if e.err != nil {
+			if e.Err != nil {
 				// A rank that only saw the job fail (the cause may still
 				// be exiting) leaves the others the abort grace.
-				fail(fmt.Sprintf("rank %d: %v", e.rank, e.err), re.Status != ExitJobFailed)
+				who := fmt.Sprintf("rank %d", e.Rank)
+				if e.Rank < 0 {
+					who = re.Launcher
+				}
+				fail(fmt.Sprintf("%s: %v", who, e.Err), re.Status != ExitJobFailed)
 			}
 		case <-doneC:
 			doneC = nil // closed: it would fire on every turn
@@ -508,6 +524,12 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 		case <-ctxDone:
 			ctxDone = nil // closed: it would fire on every turn
 			fail(ctx.Err().Error(), true)
+		}
+		if len(a.pending) > 0 && failure == "" {
+			a.retryPending()
+		}
+		if a.fatal != nil && failure == "" {
+			fail(a.fatal.Error(), true)
 		}
 		if !restoredSeen {
 			if v, ok := coord.Value(jobenv.KeyRestored); ok {
@@ -550,6 +572,9 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 	if ctx.Err() != nil {
 		return att, ctx.Err()
 	}
+	if a.fatal != nil {
+		return att, fmt.Errorf("launch: %w", a.fatal)
+	}
 	return att, nil
 }
 
@@ -563,33 +588,27 @@ func (a *attempt) halt() {
 	a.cfg.Event(Event{Kind: "halt", At: a.since(), Incarnation: a.inc})
 }
 
-// reap waits for n ranks' processes to end, already killed: no process
-// of the launcher's outlives it.
-func (a *attempt) reap(exits <-chan exit, n int) {
-	for range n {
-		<-exits
-	}
-}
-
-// start starts rank r's process.
-func (a *attempt) start(r int, token string, out *sync.Mutex) (*exec.Cmd, error) {
+// spec is the launch of the attempt's ranks, with the token of its
+// coordinator.
+func (a *attempt) spec(token string) Spec {
 	cfg := a.cfg
-	node := NodeOf(r, cfg.Ranks, cfg.Nodes)
-	nodeName := fmt.Sprintf("node%d", node)
-	cmd := exec.Command(cfg.Program, cfg.Args...)
-	env := a.job
-	env.Rank, env.Size, env.Node = r, cfg.Ranks, nodeName
-	env.Cache = filepath.Join(cfg.CacheRoot, nodeName)
-	env.Coord, env.Token, env.Incarnation = a.rankAddr(r), token, a.inc
-	cmd.Env = append(append(os.Environ(), env.Encode()...), a.env...)
-	w := &prefixWriter{mu: out, w: cfg.Output, prefix: fmt.Sprintf("[rank %d] ", r)}
-	a.outs = append(a.outs, w)
-	cmd.Stdout, cmd.Stderr = w, w
-	setProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("launch: rank %d: %w", r, err)
+	var out sync.Mutex // one line at a time
+	a.outs = make([]*prefixWriter, cfg.Ranks)
+	for r := range a.outs {
+		a.outs[r] = &prefixWriter{mu: &out, w: cfg.Output, prefix: fmt.Sprintf("[rank %d] ", r)}
 	}
-	return cmd, nil
+	a.launcher = &prefixWriter{mu: &out, w: cfg.Output, prefix: "[" + cfg.Launcher.Name() + "] "}
+	job := a.job
+	job.Token, job.Incarnation = token, a.inc
+	job.Coord = a.rankAddr(0)
+	return Spec{Ranks: cfg.Ranks, Nodes: NodeNames(cfg.Nodes), Program: cfg.Program, Args: cfg.Args,
+		Job: job, CoordFor: a.rankAddr, CacheRoot: cfg.CacheRoot, Env: a.env, Lookup: a.coord.Value,
+		Output: func(r int) io.Writer {
+			if r < 0 {
+				return a.launcher
+			}
+			return a.outs[r]
+		}}
 }
 
 // rankAddr is where rank r finds the coordinator.
@@ -617,18 +636,11 @@ func (a *attempt) inject(target int, injected *int) {
 		ev.Hang = cfg.HangFailures
 	}
 	for _, r := range ev.Ranks {
-		if r < len(a.procs) {
-			if cfg.HangFailures {
-				stop(a.procs[r])
-			} else {
-				a.killed[r] = true
-				kill(a.procs[r])
-			}
-		}
+		a.hit(pendingHit{rank: r, hang: cfg.HangFailures})
 	}
 	if cfg.NodeFailures {
 		// The node's replacement starts with an empty cache.
-		os.RemoveAll(filepath.Join(cfg.CacheRoot, fmt.Sprintf("node%d", target)))
+		os.RemoveAll(filepath.Join(cfg.CacheRoot, jobenv.NodeName(target)))
 	}
 	if a.injected == "" {
 		a.injectedAt = ev.At
@@ -644,12 +656,39 @@ func (a *attempt) inject(target int, injected *int) {
 	cfg.Event(ev)
 }
 
+// hit kills or stops a rank now, or as soon as it can be found.
+func (a *attempt) hit(h pendingHit) {
+	var err error
+	if h.hang {
+		err = a.ranks.Stop(h.rank)
+	} else {
+		a.killed[h.rank] = true
+		err = a.ranks.Kill(h.rank)
+	}
+	switch {
+	case errors.Is(err, ErrNotJoined):
+		a.pending = append(a.pending, h)
+	case err != nil && a.fatal == nil:
+		a.fatal = fmt.Errorf("injecting a failure of rank %d: %w", h.rank, err)
+	}
+}
+
+// retryPending strikes the injected failures of ranks not found before.
+func (a *attempt) retryPending() {
+	p := a.pending
+	a.pending = nil
+	for _, h := range p {
+		a.hit(h)
+	}
+}
+
 // killAll kills every rank of the attempt.
 func (a *attempt) killAll() {
-	for r, p := range a.procs {
+	for r := range a.killed {
 		a.killed[r] = true
-		kill(p)
 	}
+	a.killedAll = true
+	a.ranks.KillAll()
 }
 
 func parseRestored(v []byte) (source, name string) {
@@ -709,7 +748,9 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 		io.WriteString(p.w, p.prefix)
 		p.w.Write(p.buf[:i+1])
 		p.mu.Unlock()
-		if t := strings.TrimSpace(string(p.buf[:i])); t != "" {
+		// A rule of dashes (mpirun frames its messages in them) says
+		// nothing.
+		if t := strings.TrimSpace(string(p.buf[:i])); strings.Trim(t, "-") != "" {
 			p.lastLn = t
 		}
 		p.buf = p.buf[i+1:]

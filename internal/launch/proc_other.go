@@ -3,6 +3,7 @@
 package launch
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"syscall"
@@ -28,3 +29,10 @@ func exitStatus(st *os.ProcessState, err error) (int, syscall.Signal) {
 	}
 	return st.ExitCode(), 0
 }
+
+// signalPID cannot reach a process by its pid here.
+func signalPID(pid int, hang bool) error {
+	return errors.New("killing a rank by its pid needs a Unix system")
+}
+
+func terminate(cmd *exec.Cmd) { kill(cmd) }

@@ -3,6 +3,7 @@
 package launch
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"syscall"
@@ -44,4 +45,30 @@ func exitStatus(st *os.ProcessState, err error) (int, syscall.Signal) {
 		return -1, ws.Signal()
 	}
 	return st.ExitCode(), 0
+}
+
+// signalPID kills a process that the launcher did not start, with SIGKILL,
+// or stops it (hang), and its process group when it leads one (Open MPI
+// starts every rank in a group of its own). A process already gone is no
+// error.
+func signalPID(pid int, hang bool) error {
+	sig := syscall.SIGKILL
+	if hang {
+		sig = syscall.SIGSTOP
+	}
+	if pg, err := syscall.Getpgid(pid); err == nil && pg == pid {
+		syscall.Kill(-pid, sig)
+	}
+	if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}
+
+// terminate asks a launcher's process group to end (SIGTERM): mpirun and
+// srun then end their ranks.
+func terminate(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	}
 }

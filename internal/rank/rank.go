@@ -99,6 +99,13 @@ func Join(ctx context.Context, cfg Config) (*Runtime, error) {
 		r.peers.Close()
 		return nil, fmt.Errorf("ckpt: %w", err)
 	}
+	// The process the rank runs in, for a launcher that did not start it
+	// itself (mpirun, srun) and must find it to inject failures.
+	host, _ := os.Hostname()
+	if err := r.client.Publish(ctx, jobenv.KeyProc(cfg.Rank), jobenv.Proc{Host: host, PID: os.Getpid()}.Encode()); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("ckpt: rank %d: publish its process: %w", cfg.Rank, err)
+	}
 	myAddr := r.peers.Addr()
 	if advertise != "" {
 		_, port, _ := net.SplitHostPort(myAddr)

@@ -1,0 +1,294 @@
+package launch
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/jobenv"
+)
+
+// Kinds of External launchers, as ckpt run --launcher names them.
+const (
+	LauncherLocal  = "local"
+	LauncherMPIRun = "mpirun"
+	LauncherSrun   = "srun"
+)
+
+// MPI implementations whose mpirun External speaks.
+const (
+	OpenMPI = "Open MPI"
+	Hydra   = "MPICH (Hydra)"
+)
+
+// External runs every attempt's ranks through one run of a parallel
+// launcher: mpirun (Open MPI's, or MPICH's Hydra) or Slurm's srun. Such a
+// launcher gives every rank the same environment, so each rank derives
+// what is its own: its rank from the launcher's variables
+// (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), its node from
+// jobenv.VarNodes and its cache from jobenv.VarCacheRoot (jobenv.Lookup),
+// the same block mapping Local uses, so that the simulated nodes exist
+// under every launcher. The job's variables reach the ranks through the
+// launcher's own mechanism (Open MPI's -x NAME, Hydra's -genvlist, srun's
+// --export=ALL,NAME,...), by name: their values are in the launcher's
+// environment.
+//
+// A rank's death ends the launcher, which reports it in its exit status
+// (a signal as 128+N); injected failures kill the rank's process, found
+// by the host and pid it published as it joined (jobenv.KeyProc). Only
+// ranks on this host can be killed: a rank on another host is a clear
+// error (it would need a remote kill: ssh, or the batch system's own,
+// such as scancel --signal for a step).
+type External struct {
+	// Kind is LauncherMPIRun or LauncherSrun; Path the program.
+	Kind, Path string
+	// Flavor is the MPI implementation of mpirun (OpenMPI or Hydra).
+	Flavor string
+	// Args are added to the launcher's command line before the program
+	// (ckpt run --launcher-args).
+	Args []string
+	// Root: the launcher runs as root (Open MPI then needs
+	// --allow-run-as-root).
+	Root bool
+	// TermGrace is how long the launcher has to end its ranks after
+	// SIGTERM, before its process group is killed (default 5s).
+	TermGrace time.Duration
+}
+
+// NewExternal finds the launcher kind (mpirun or srun) on PATH and, for
+// mpirun, which MPI it is (mpirun --version). Its error names what is
+// missing or what was found instead.
+func NewExternal(kind string, args []string) (*External, error) {
+	if kind != LauncherMPIRun && kind != LauncherSrun {
+		return nil, fmt.Errorf("launcher %q: want %s, %s or %s", kind, LauncherLocal, LauncherMPIRun, LauncherSrun)
+	}
+	path, err := exec.LookPath(kind)
+	if err != nil {
+		what := "Slurm's srun"
+		if kind == LauncherMPIRun {
+			what = "an MPI's mpirun (Open MPI: apt install openmpi-bin)"
+		}
+		return nil, fmt.Errorf("--launcher %s: %s is not on PATH: %w", kind, what, err)
+	}
+	e := &External{Kind: kind, Path: path, Args: args, Root: os.Geteuid() == 0}
+	if kind == LauncherMPIRun {
+		out, err := exec.Command(path, "--version").CombinedOutput()
+		if e.Flavor = MPIFlavor(string(out)); e.Flavor == "" {
+			first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+			return nil, fmt.Errorf("--launcher mpirun: %s is neither Open MPI's nor MPICH's (its --version says %q; %v)", path, first, err)
+		}
+	}
+	return e, nil
+}
+
+// MPIFlavor is the MPI an mpirun --version output names: OpenMPI, Hydra,
+// or "" for another.
+func MPIFlavor(version string) string {
+	switch {
+	case strings.Contains(version, "Open MPI") || strings.Contains(version, "OpenRTE"):
+		return OpenMPI
+	case strings.Contains(version, "HYDRA") || strings.Contains(version, "Hydra"):
+		return Hydra
+	}
+	return ""
+}
+
+// Name is the launcher's kind.
+func (e *External) Name() string { return e.Kind }
+
+// Command is the launcher's command line (without its path) for ranks of
+// program args, passing the variables of names to every rank.
+func (e *External) Command(ranks int, names []string, program string, args []string) []string {
+	n := fmt.Sprint(ranks)
+	var cmd []string
+	switch {
+	case e.Kind == LauncherSrun:
+		// A rank's non-zero exit ends the step (ckpt's ranks would see
+		// the job fail and exit anyway, more slowly).
+		cmd = []string{"-n", n, "--kill-on-bad-exit=1", "--export=" + strings.Join(append([]string{"ALL"}, names...), ",")}
+	case e.Flavor == Hydra:
+		cmd = []string{"-np", n}
+		if len(names) > 0 {
+			cmd = append(cmd, "-genvlist", strings.Join(names, ","))
+		}
+	default:
+		// Ranks of a small test machine outnumber its cores.
+		cmd = []string{"-np", n, "--oversubscribe"}
+		if e.Root {
+			cmd = append(cmd, "--allow-run-as-root")
+		}
+		for _, v := range names {
+			cmd = append(cmd, "-x", v)
+		}
+	}
+	cmd = append(cmd, e.Args...)
+	return append(append(cmd, program), args...)
+}
+
+// Start runs the launcher once for every rank of s. Every rank connects
+// to the same coordinator (CoordFor(0)): a sub-coordinator per node
+// (tree mode) would need an address per rank.
+func (e *External) Start(ctx context.Context, s Spec) (Ranks, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	job := s.Job
+	job.Rank, job.Size, job.Node, job.Cache = 0, 0, "", "" // each rank's own: derived
+	job.Nodes, job.CacheRoot = s.Nodes, s.CacheRoot
+	job.Coord = s.CoordFor(0)
+	vars := append(job.Encode(), s.Env...)
+	var names []string
+	for _, kv := range vars {
+		if k, _, ok := strings.Cut(kv, "="); ok && !containsName(names, k) {
+			names = append(names, k)
+		}
+	}
+	cmd := exec.Command(e.Path, e.Command(s.Ranks, names, s.Program, s.Args)...)
+	cmd.Env = append(e.environ(os.Environ()), vars...)
+	w := s.Output(-1)
+	cmd.Stdout, cmd.Stderr = w, w
+	setProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("launch: %s: %w", e.Kind, err)
+	}
+	x := &externalRanks{e: e, cmd: cmd, ranks: s.Ranks, lookup: s.Lookup,
+		ended: make(chan Ended, 1), done: make(chan struct{})}
+	x.host, _ = os.Hostname()
+	go func() {
+		err := cmd.Wait()
+		close(x.done)
+		st, sig := exitStatus(cmd.ProcessState, err)
+		if st > 128 && st < 128+65 {
+			// The launcher's way of saying a rank died of signal N.
+			st, sig = -1, syscall.Signal(st-128)
+		}
+		x.ended <- Ended{Rank: -1, Err: err, Status: st, Signal: sig}
+	}()
+	return x, nil
+}
+
+// otherIdentities are the rank variables of the launchers other than
+// kind, which a rank would otherwise take for its own: jobenv.Identity
+// tries Slurm's first, and a batch script inside an allocation has
+// SLURM_PROCID=0, which every rank of an mpirun would inherit.
+var otherIdentities = map[string][]string{
+	LauncherMPIRun: {"SLURM_PROCID", "SLURM_NTASKS"},
+	LauncherSrun:   {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE"},
+}
+
+// environ is the launcher's environment: environ without the other
+// launchers' rank variables.
+func (e *External) environ(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if !containsName(otherIdentities[e.Kind], k) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func containsName(names []string, n string) bool {
+	for _, v := range names {
+		if v == n {
+			return true
+		}
+	}
+	return false
+}
+
+// externalRanks are the ranks of one run of an External launcher.
+type externalRanks struct {
+	e      *External
+	cmd    *exec.Cmd
+	ranks  int
+	host   string // this host's name
+	lookup func(key string) ([]byte, bool)
+	ended  chan Ended
+	done   chan struct{} // closed when the launcher's process ended
+	once   sync.Once
+}
+
+func (x *externalRanks) Procs() int          { return 1 }
+func (x *externalRanks) Ended() <-chan Ended { return x.ended }
+
+// proc is where rank r runs, as it published when it joined.
+func (x *externalRanks) proc(r int) (jobenv.Proc, error) {
+	v, ok := x.lookup(jobenv.KeyProc(r))
+	if !ok {
+		return jobenv.Proc{}, fmt.Errorf("rank %d: %w", r, ErrNotJoined)
+	}
+	p, err := jobenv.DecodeProc(v)
+	if err != nil {
+		return p, err
+	}
+	if p.Host != x.host {
+		return p, fmt.Errorf("rank %d runs on host %s, not on this one (%s): a failure of a rank on another host needs a remote kill (ssh, or the batch system's), which ckpt does not do", r, p.Host, x.host)
+	}
+	return p, nil
+}
+
+// signal kills rank r's process, or stops it (hang).
+func (x *externalRanks) signal(r int, hang bool) error {
+	p, err := x.proc(r)
+	if err != nil {
+		return err
+	}
+	if err := signalPID(p.PID, hang); err != nil {
+		return fmt.Errorf("rank %d (pid %d): %w", r, p.PID, err)
+	}
+	return nil
+}
+
+func (x *externalRanks) Kill(r int) error { return x.signal(r, false) }
+func (x *externalRanks) Stop(r int) error { return x.signal(r, true) }
+
+// KillAll kills the ranks that said where they run, and asks the launcher
+// to end the others (SIGTERM: mpirun and srun kill their ranks and exit);
+// a launcher still running after TermGrace has its process group killed.
+func (x *externalRanks) KillAll() {
+	x.once.Do(func() {
+		for r := range x.ranks {
+			x.signal(r, false)
+		}
+		terminate(x.cmd)
+		grace := x.e.TermGrace
+		if grace == 0 {
+			grace = 5 * time.Second
+		}
+		go func() {
+			select {
+			case <-x.done:
+			case <-time.After(grace):
+				kill(x.cmd)
+			}
+		}()
+	})
+}
+
+// NewLauncher is the launcher ckpt run --launcher names (local, mpirun or
+// srun), with --launcher-args (shell words, SplitWords) for mpirun or
+// srun. Its errors name the flag and the value: an unknown name, words
+// that do not split, a launcher not on PATH.
+func NewLauncher(name, args string) (Launcher, error) {
+	words, err := SplitWords(args)
+	if err != nil {
+		return nil, fmt.Errorf("--launcher-args: %v", err)
+	}
+	switch name {
+	case LauncherLocal:
+		if len(words) > 0 {
+			return nil, fmt.Errorf("--launcher-args %q: the local launcher takes none (they are for --launcher %s or %s)", args, LauncherMPIRun, LauncherSrun)
+		}
+		return Local{}, nil
+	case LauncherMPIRun, LauncherSrun:
+		return NewExternal(name, words)
+	}
+	return nil, fmt.Errorf("--launcher %q: want %s, %s or %s", name, LauncherLocal, LauncherMPIRun, LauncherSrun)
+}

@@ -1,0 +1,123 @@
+package launch
+
+import (
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ckpt/ckpt/internal/jobenv"
+)
+
+func TestExternalCommand(t *testing.T) {
+	names := []string{"CKPT_COORD", "CKPT_TOKEN"}
+	for _, c := range []struct {
+		e    External
+		want string
+	}{
+		{External{Kind: LauncherMPIRun, Flavor: OpenMPI, Root: true, Args: []string{"--bind-to", "none"}},
+			"-np 3 --oversubscribe --allow-run-as-root -x CKPT_COORD -x CKPT_TOKEN --bind-to none prog a b"},
+		{External{Kind: LauncherMPIRun, Flavor: OpenMPI},
+			"-np 3 --oversubscribe -x CKPT_COORD -x CKPT_TOKEN prog a b"},
+		{External{Kind: LauncherMPIRun, Flavor: Hydra, Root: true},
+			"-np 3 -genvlist CKPT_COORD,CKPT_TOKEN prog a b"},
+		{External{Kind: LauncherSrun, Args: []string{"--mpi=pmix"}},
+			"-n 3 --kill-on-bad-exit=1 --export=ALL,CKPT_COORD,CKPT_TOKEN --mpi=pmix prog a b"},
+	} {
+		if got := strings.Join(c.e.Command(3, names, "prog", []string{"a", "b"}), " "); got != c.want {
+			t.Errorf("%s %s: %q, want %q", c.e.Kind, c.e.Flavor, got, c.want)
+		}
+	}
+}
+
+func TestMPIFlavor(t *testing.T) {
+	for v, want := range map[string]string{
+		"mpirun (Open MPI) 4.1.4\n\nReport bugs to http://www.open-mpi.org/community/help/": OpenMPI,
+		"HYDRA build details:\n    Version:                                 4.0.2":          Hydra,
+		"Intel(R) MPI Library for Linux* OS, Version 2021.6":                                "",
+	} {
+		if got := MPIFlavor(v); got != want {
+			t.Errorf("MPIFlavor(%q) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func TestNewLauncherErrors(t *testing.T) {
+	for _, c := range []struct{ name, args, mention string }{
+		{"pbs", "", `--launcher "pbs"`},
+		{"local", "-v", "--launcher-args"},
+		{"mpirun", "'open", "--launcher-args"},
+	} {
+		if _, err := NewLauncher(c.name, c.args); err == nil || !strings.Contains(err.Error(), c.mention) {
+			t.Errorf("NewLauncher(%q, %q): %v, want an error naming %s", c.name, c.args, err, c.mention)
+		}
+	}
+	t.Setenv("PATH", t.TempDir())
+	if _, err := NewLauncher("srun", ""); err == nil || !strings.Contains(err.Error(), "srun is not on PATH") {
+		t.Errorf("srun missing: %v", err)
+	}
+	if l, err := NewLauncher("local", ""); err != nil || l.Name() != "local" {
+		t.Errorf("local: %v, %v", l, err)
+	}
+}
+
+// The end of mpirun or srun is classified as a rank's would be: it
+// reports the first failed rank's status, or its signal.
+func TestClassifyLauncherEnd(t *testing.T) {
+	launcher := func(status int, sig syscall.Signal) Seen {
+		return Seen{Exits: []RankExit{{Rank: -1, Launcher: "mpirun", Status: status, Signal: sig, Last: "boom"}},
+			Symptom: "mpirun: exit status", Checkpointed: true}
+	}
+	for _, c := range []struct {
+		seen     Seen
+		class    string
+		relaunch bool
+	}{
+		{launcher(-1, syscall.SIGKILL), ClassFailure, true}, // a rank killed from outside
+		{launcher(ExitConfig, 0), ClassConfig, false},
+		{launcher(ExitJobFailed, 0), ClassFailure, true},
+		{launcher(1, 0), ClassApplication, true},
+	} {
+		v := Classify(c.seen)
+		if v.Class != c.class || v.Relaunch != c.relaunch {
+			t.Errorf("%+v: %+v, want class %q relaunch %v", c.seen.Exits[0], v, c.class, c.relaunch)
+		}
+		if c.class != ClassFailure && !strings.HasPrefix(v.Cause, "mpirun (all ranks)") {
+			t.Errorf("cause %q does not name mpirun", v.Cause)
+		}
+	}
+}
+
+// Inside a Slurm batch script SLURM_PROCID=0 is set: every rank of an
+// mpirun would take it for its rank (jobenv tries Slurm's first).
+func TestExternalEnvironDropsOtherLaunchersRanks(t *testing.T) {
+	env := []string{"PATH=/bin", "SLURM_PROCID=0", "SLURM_NTASKS=1", "SLURM_JOBID=7", "OMPI_COMM_WORLD_RANK=3", "PMI_RANK=2"}
+	for kind, want := range map[string]string{
+		LauncherMPIRun: "PATH=/bin SLURM_JOBID=7 OMPI_COMM_WORLD_RANK=3 PMI_RANK=2",
+		LauncherSrun:   "PATH=/bin SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_JOBID=7",
+	} {
+		e := External{Kind: kind}
+		if got := strings.Join(e.environ(env), " "); got != want {
+			t.Errorf("%s: %s, want %s", kind, got, want)
+		}
+	}
+}
+
+// A rank is found by the host and pid it published: not yet joined, it
+// cannot be killed yet; on another host, it cannot be killed at all.
+func TestExternalFindsRanks(t *testing.T) {
+	published := map[string]string{jobenv.KeyProc(1): "elsewhere.example 4242", jobenv.KeyProc(2): "garbage"}
+	x := &externalRanks{host: "here", lookup: func(k string) ([]byte, bool) {
+		v, ok := published[k]
+		return []byte(v), ok
+	}}
+	if err := x.Kill(0); !errors.Is(err, ErrNotJoined) {
+		t.Errorf("a rank that published nothing: %v, want ErrNotJoined", err)
+	}
+	if err := x.Kill(1); err == nil || errors.Is(err, ErrNotJoined) || !strings.Contains(err.Error(), "elsewhere.example") {
+		t.Errorf("a rank on another host: %v, want an error naming the host", err)
+	}
+	if err := x.Stop(2); err == nil || errors.Is(err, ErrNotJoined) {
+		t.Errorf("a rank whose process does not decode: %v", err)
+	}
+}

@@ -1,0 +1,171 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+
+	"github.com/ckpt/ckpt/internal/jobenv"
+)
+
+// Launcher starts the ranks of one attempt and reports how each of its
+// processes ended; Run's relaunch loop, the coordinator, the injector and
+// Classify are the same whatever starts them. Local starts every rank
+// itself (ckpt run's default); External runs one mpirun or srun per
+// attempt.
+type Launcher interface {
+	// Name is the launcher's name as ckpt run --launcher takes it.
+	Name() string
+	// Start starts the ranks of one attempt and returns once they are
+	// started (or, on an error, once whatever it started is reaped). A ctx
+	// done during the start-up stops it.
+	Start(ctx context.Context, s Spec) (Ranks, error)
+}
+
+// Spec is one attempt's launch: what every rank runs, where, and with
+// which environment.
+type Spec struct {
+	Ranks int
+	// Nodes are the nodes of the launch, by name: rank r runs on
+	// Nodes[jobenv.NodeOf(r, Ranks, len(Nodes))]. A later launch may be
+	// given other nodes than the first (a failed node left out).
+	Nodes   []string
+	Program string
+	Args    []string
+	// Job is the attempt's part of every rank's environment: the
+	// coordinator, token and incarnation, and the job's settings. What
+	// differs between ranks (rank, size, node, cache) is the launcher's to
+	// add, in its own way.
+	Job jobenv.Env
+	// CoordFor is where rank r connects (its node's relay in tree mode).
+	CoordFor func(r int) string
+	// CacheRoot holds the node caches, CacheRoot/NODE.
+	CacheRoot string
+	// Env is added to every rank's environment after Job's variables.
+	Env []string
+	// Output is where rank r's output goes; Output(-1) the launcher's own
+	// (mpirun's or srun's, with their ranks' output).
+	Output func(r int) io.Writer
+	// Lookup reads what a rank published in the attempt's coordinator
+	// (jobenv.KeyProc: where a rank that the launcher did not start
+	// itself runs).
+	Lookup func(key string) ([]byte, bool)
+}
+
+// Ranks are one attempt's started processes.
+//
+// Kill, Stop and KillAll are called from Run's loop only, never
+// concurrently; Ended's channel is buffered for every process.
+type Ranks interface {
+	// Procs is how many ends Ended delivers: one per rank (Local), or one
+	// for the launcher's process, which ends with every rank (External).
+	Procs() int
+	// Ended delivers each process's end once.
+	Ended() <-chan Ended
+	// Kill kills rank r with SIGKILL, as a crash would; Stop stops it
+	// with SIGSTOP, a hung rank. An error wrapping ErrNotJoined says the
+	// rank cannot be found yet: try again later.
+	Kill(r int) error
+	Stop(r int) error
+	// KillAll kills every rank of the attempt; Ended still reports each
+	// process's end.
+	KillAll()
+}
+
+// Ended is how one process of an attempt ended.
+type Ended struct {
+	// Rank is the rank the process ran, or -1 for the launcher's own
+	// process (mpirun, srun), which ends with all ranks.
+	Rank int
+	Err  error
+	// Status is the exit status, or -1 with the signal that ended it.
+	Status int
+	Signal syscall.Signal
+}
+
+// ErrNotJoined is wrapped by a Kill or Stop of a rank that has not yet
+// said where it runs (it publishes jobenv.KeyProc as it joins).
+var ErrNotJoined = errors.New("the rank has not joined yet")
+
+// Local starts each rank as a process of its own on this machine, every
+// node a directory of the cache root: ckpt run's own launcher. Each rank is
+// told its rank, size, node and cache in its environment.
+type Local struct{}
+
+// Name is "local".
+func (Local) Name() string { return "local" }
+
+// Start starts the ranks one by one.
+func (Local) Start(ctx context.Context, s Spec) (Ranks, error) {
+	l := &localRanks{ended: make(chan Ended, s.Ranks)}
+	for r := range s.Ranks {
+		err := ctx.Err() // stopped during start-up: start no more
+		var cmd *exec.Cmd
+		if err == nil {
+			cmd, err = startLocal(s, r)
+		}
+		if err != nil {
+			l.KillAll()
+			for range l.procs {
+				<-l.ended
+			}
+			return nil, err
+		}
+		l.procs = append(l.procs, cmd)
+		go func() {
+			err := cmd.Wait()
+			st, sig := exitStatus(cmd.ProcessState, err)
+			l.ended <- Ended{Rank: r, Err: err, Status: st, Signal: sig}
+		}()
+	}
+	return l, nil
+}
+
+// startLocal starts rank r's process.
+func startLocal(s Spec, r int) (*exec.Cmd, error) {
+	node := s.Nodes[jobenv.NodeOf(r, s.Ranks, len(s.Nodes))]
+	cmd := exec.Command(s.Program, s.Args...)
+	env := s.Job
+	env.Rank, env.Size, env.Node = r, s.Ranks, node
+	env.Cache = filepath.Join(s.CacheRoot, node)
+	env.Coord = s.CoordFor(r)
+	cmd.Env = append(append(os.Environ(), env.Encode()...), s.Env...)
+	w := s.Output(r)
+	cmd.Stdout, cmd.Stderr = w, w
+	setProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("launch: rank %d: %w", r, err)
+	}
+	return cmd, nil
+}
+
+// localRanks are the processes Local started, procs[r] rank r's.
+type localRanks struct {
+	procs []*exec.Cmd
+	ended chan Ended
+}
+
+func (l *localRanks) Procs() int          { return len(l.procs) }
+func (l *localRanks) Ended() <-chan Ended { return l.ended }
+func (l *localRanks) Kill(r int) error    { kill(l.procs[r]); return nil }
+func (l *localRanks) Stop(r int) error    { stop(l.procs[r]); return nil }
+func (l *localRanks) KillAll() {
+	for _, p := range l.procs {
+		kill(p)
+	}
+}
+
+// NodeNames are the simulated nodes of a job of n nodes: node0 to
+// node<n-1>.
+func NodeNames(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = jobenv.NodeName(i)
+	}
+	return out
+}
