@@ -64,6 +64,9 @@ func TestHeartbeatsWithoutHelloRefused(t *testing.T) {
 	co := startCoord(t, coord.Config{Size: 2, HeartbeatTimeout: timeout})
 	relay := relayVia(t, co.Addr(), "n0", []int32{0}, timeout)
 	for _, addr := range []string{co.Addr(), relay.Addr()} {
+		// The server's clock starts when it accepts, which may be before
+		// Dial returns here: start before dialling.
+		start := time.Now()
 		nc, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
@@ -85,7 +88,6 @@ func TestHeartbeatsWithoutHelloRefused(t *testing.T) {
 				}
 			}
 		}()
-		start := time.Now()
 		nc.SetReadDeadline(start.Add(30 * time.Second))
 		br := bufio.NewReader(nc)
 		msg, err := wire.ReadFrame(br, wire.DefaultLimit)
