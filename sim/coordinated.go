@@ -18,6 +18,9 @@ type sample struct {
 	failures   [model.MaxLevels]float64
 	restarts   [model.MaxLevels]float64
 	events     int64
+	// Single level only: this run's efficiency against Daly's model at the
+	// failure rate the run met (see Result.AppliedError).
+	appliedErr, appliedAbsErr float64
 }
 
 // checkEvery is how many events a replication runs between two looks at

@@ -82,6 +82,17 @@ type Result struct {
 	// describes), and the time spent waiting for other processes. Restart
 	// includes the re-execution of lost work (003's T_r).
 	ProcessSeconds, ProcessEfficiency, Wait Estimate
+	// AppliedError and AppliedAbsError (Coordinated, one level only; zero
+	// otherwise) are the mean and the mean absolute value of one run's
+	// relative error against Daly's model (Oldfield et al. 2007, eq. 1) at
+	// the failure rate that run met: Work/Seconds over the model's
+	// efficiency at MTTI = Seconds / failures (τ/(τ + δ) without a
+	// failure), minus 1. That is how `ckpt demo` compares one real run
+	// with the model (model_error_applied), so AppliedAbsError is the
+	// error one run shows by chance alone, where the failures fell, when
+	// the failure process is exactly the model's; AppliedError is the
+	// bias of that comparison.
+	AppliedError, AppliedAbsError Estimate
 	// Failures[l-1] and Restarts[l-1] count, per job, the failures of
 	// level l and the completed recoveries from a level-l checkpoint
 	// (Uncoordinated: the failures that struck a process still running,
@@ -107,6 +118,8 @@ const (
 	mCheckpoint
 	mWait
 	mProcess
+	mAppliedErr
+	mAppliedAbsErr
 	mFailures                               // then one per level
 	mRestarts = mFailures + model.MaxLevels // then one per level
 	nMetrics  = mRestarts + model.MaxLevels
@@ -123,6 +136,7 @@ type acc struct {
 func (a *acc) add(s *sample) {
 	var x [nMetrics]float64
 	x[mSeconds], x[mLost], x[mRestart], x[mCheckpoint], x[mWait], x[mProcess] = s.seconds, s.lost, s.restart, s.checkpoint, s.wait, s.process
+	x[mAppliedErr], x[mAppliedAbsErr] = s.appliedErr, s.appliedAbsErr
 	copy(x[mFailures:], s.failures[:])
 	copy(x[mRestarts:], s.restarts[:])
 	a.n++
@@ -205,7 +219,25 @@ func (w *worker) replicate(seed uint64, r int, stop *atomic.Bool, budget int64) 
 	case Uncoordinated:
 		return s, w.un.run(&w.clk, &s, stop, budget)
 	}
-	return s, w.co.run(&w.clk, &s, stop, budget)
+	ok := w.co.run(&w.clk, &s, stop, budget)
+	if ok && w.cfg.L() == 1 {
+		s.appliedErr = appliedError(w.cfg, s.seconds, s.failures[0])
+		s.appliedAbsErr = math.Abs(s.appliedErr)
+	}
+	return s, ok
+}
+
+// appliedError is the relative error of one run of cfg (one level) that
+// took seconds and met failures against Daly's model (Oldfield et al. 2007,
+// eq. 1) at the rate it met, MTTI = seconds / failures, and cfg's interval,
+// cost and restart; without a failure, against τ/(τ + δ).
+func appliedError(cfg *Config, seconds, failures float64) float64 {
+	tau, cost := cfg.Interval, cfg.Cost[0]
+	eff := tau / (tau + cost)
+	if failures > 0 {
+		_, eff = model.DalyRuntime(model.RuntimeInput{Work: 1, Interval: tau, Cost: cost, MTTI: seconds / failures, Restart: cfg.Restart[0]})
+	}
+	return cfg.Work/seconds/eff - 1
 }
 
 // Run simulates cfg under failures, in independent replications run in
@@ -307,6 +339,9 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (Result, error) {
 		Wait:           total.estimate(mWait),
 		ProcessSeconds: total.estimate(mProcess),
 		Events:         total.events,
+	}
+	if cfg.Strategy == Coordinated && cfg.L() == 1 {
+		res.AppliedError, res.AppliedAbsError = total.estimate(mAppliedErr), total.estimate(mAppliedAbsErr)
 	}
 	res.Efficiency = ratio(cfg.Work, res.Seconds)
 	res.ProcessEfficiency = ratio(cfg.Work, res.ProcessSeconds)

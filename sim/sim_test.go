@@ -425,3 +425,48 @@ func TestIntervals(t *testing.T) {
 		}
 	}
 }
+
+// One run against Daly's model at the failure rate it met (what ckpt demo
+// reports): each replication's error is recomputed here from its own run
+// time and failures, the statistics exist for one level only, and the
+// error by chance shrinks as the job grows (about as 1/√(failures)).
+func TestAppliedError(t *testing.T) {
+	cfg := Config{Work: 7.7, Levels: model.Levels{Rates: []float64{1 / 2.5}, Cost: []float64{0.15}, Restart: []float64{0.5}},
+		Schedule: model.Schedule{Interval: 0.75}}
+	w := &worker{cfg: &cfg, co: newCoordinated(&cfg)}
+	var stop atomic.Bool
+	var sum, sumAbs float64
+	const n = 400
+	for r := range n {
+		s, ok := w.replicate(1, r, &stop, 1e9)
+		if !ok {
+			t.Fatal("replication ran out of events")
+		}
+		eff := 0.75 / (0.75 + 0.15)
+		if f := s.failures[0]; f > 0 {
+			m := s.seconds / f
+			eff = 0.75 / (m * math.Exp(0.5/m) * math.Expm1(0.9/m)) // eq. 1 per unit of work
+		}
+		want := 7.7/s.seconds/eff - 1
+		if math.Abs(s.appliedErr-want) > 1e-12 || s.appliedAbsErr != math.Abs(s.appliedErr) {
+			t.Fatalf("replication %d (%.4g s, %g failures): error %g, abs %g, want %g", r, s.seconds, s.failures[0], s.appliedErr, s.appliedAbsErr, want)
+		}
+		sum, sumAbs = sum+want, sumAbs+math.Abs(want)
+	}
+	res := run(t, cfg, Replications(n), Seed(1), Workers(2))
+	if math.Abs(res.AppliedError.Mean-sum/n) > 1e-12 || math.Abs(res.AppliedAbsError.Mean-sumAbs/n) > 1e-12 {
+		t.Errorf("Run: error %v abs %v, want the replications' means %g and %g", res.AppliedError, res.AppliedAbsError, sum/n, sumAbs/n)
+	}
+	if !(res.AppliedAbsError.Mean > 0.03 && res.AppliedAbsError.Mean < 0.1) {
+		t.Errorf("mean |error| by chance %v at 7.7 s of work and M = 2.5 s, want a few percent", res.AppliedAbsError)
+	}
+	long := cfg
+	long.Work = 100 * cfg.Work
+	lr := run(t, long, Replications(n), Seed(1))
+	if ratio := lr.AppliedAbsError.Mean / res.AppliedAbsError.Mean; !(ratio > 0.05 && ratio < 0.2) {
+		t.Errorf("mean |error| by chance: %v at 100× the work against %v, ratio %.3g, want about 1/10", lr.AppliedAbsError, res.AppliedAbsError, ratio)
+	}
+	if two := run(t, workedExample(), Replications(8)); two.AppliedError != (Estimate{}) || two.AppliedAbsError != (Estimate{}) {
+		t.Errorf("two levels: %v %v, want none", two.AppliedError, two.AppliedAbsError)
+	}
+}

@@ -234,36 +234,39 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 	appliedEff, appliedErr := pred.AtApplied(applied, work, runSecs, cost, recovery)
 	levels := demo.AppliedLevels(res.Elapsed.Seconds(), res.Injected, res.Account)
 	multi := demo.MultilevelPlain(pred.Interval, cost, recovery, work, levels)
+	chance := demo.ErrorByChance(work, pred.Interval, cost, recovery, m)
 	if asJSON {
 		if err := writeJSON(c.OutOrStdout(), demo.Report{
-			ResultMatchesReference: match,
-			FailuresInjected:       res.Injected,
-			RestartsFromCache:      res.Restarts["cache"],
-			RestartsFromRebuild:    res.Restarts["rebuild"],
-			RestartsFromShared:     res.Restarts["shared"],
-			RestartsFromScratch:    res.Restarts["none"],
-			Efficiency:             report.Float(eff),
-			Attempts:               len(res.Attempts),
-			RunSeconds:             report.Float(runSecs),
-			ReferenceSeconds:       report.Float(work),
-			CheckpointSeconds:      report.Float(cost),
-			RestartSeconds:         report.Float(pred.Restart),
-			MTTISeconds:            m,
-			IntervalSeconds:        report.Float(pred.Interval),
-			ModelEfficiency:        report.Float(pred.Efficiency),
-			ModelError:             report.Float(pred.Err),
-			Result:                 res.Result,
-			ReferenceResult:        refResult,
-			FailuresExpected:       report.Float(applied.Expected),
-			RecoverySeconds:        report.Float(recovery),
-			MTTIAppliedSeconds:     report.Float(applied.MTTI),
-			ModelEfficiencyApplied: report.Float(appliedEff),
-			ModelErrorApplied:      report.Float(appliedErr),
-			ScratchNoCheckpoint:    res.Account.ScratchNoCheckpoint,
-			ScratchUnrecoverable:   res.Account.ScratchUnrecoverable,
-			ReferenceSecondsBefore: report.Float(ref.Before),
-			ReferenceSecondsAfter:  report.Float(ref.After),
-			LevelsApplied:          demo.NewLevelsApplied(levels, eff, multi),
+			ResultMatchesReference:      match,
+			FailuresInjected:            res.Injected,
+			RestartsFromCache:           res.Restarts["cache"],
+			RestartsFromRebuild:         res.Restarts["rebuild"],
+			RestartsFromShared:          res.Restarts["shared"],
+			RestartsFromScratch:         res.Restarts["none"],
+			Efficiency:                  report.Float(eff),
+			Attempts:                    len(res.Attempts),
+			RunSeconds:                  report.Float(runSecs),
+			ReferenceSeconds:            report.Float(work),
+			CheckpointSeconds:           report.Float(cost),
+			RestartSeconds:              report.Float(pred.Restart),
+			MTTISeconds:                 m,
+			IntervalSeconds:             report.Float(pred.Interval),
+			ModelEfficiency:             report.Float(pred.Efficiency),
+			ModelError:                  report.Float(pred.Err),
+			Result:                      res.Result,
+			ReferenceResult:             refResult,
+			FailuresExpected:            report.Float(applied.Expected),
+			RecoverySeconds:             report.Float(recovery),
+			MTTIAppliedSeconds:          report.Float(applied.MTTI),
+			ModelEfficiencyApplied:      report.Float(appliedEff),
+			ModelErrorApplied:           report.Float(appliedErr),
+			ScratchNoCheckpoint:         res.Account.ScratchNoCheckpoint,
+			ScratchUnrecoverable:        res.Account.ScratchUnrecoverable,
+			ReferenceSecondsBefore:      report.Float(ref.Before),
+			ReferenceSecondsAfter:       report.Float(ref.After),
+			LevelsApplied:               demo.NewLevelsApplied(levels, eff, multi),
+			ModelErrorAppliedChance:     report.Float(chance.MeanAbs),
+			ModelErrorAppliedChanceBias: report.Float(chance.Mean),
 		}); err != nil {
 			return err
 		}
@@ -281,6 +284,7 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 			100*pred.Efficiency, sec(cost), sec(pred.Restart), m, sec(pred.Interval), 100*pred.Err))
 		t.row("", fmt.Sprintf("%.1f%% at the failures met (M = %s, run time over failures injected; R = %s from the failure); measured − model = %+.1f%% of the model",
 			100*appliedEff, appliedMTTI(applied), sec(recovery), 100*appliedErr))
+		t.row("", chanceNote(chance))
 		t.row("", multilevelNote(levels, multi, eff))
 		t.row("result", res.Result)
 		t.row("reference", refResult)
@@ -297,6 +301,16 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 		return fmt.Errorf("%w: the result with failures differs from the reference", errNotRecoverable)
 	}
 	return nil
+}
+
+// chanceNote says how far one run strays from the model at the failures
+// it met by chance alone (demo.ErrorByChance).
+func chanceNote(c demo.Chance) string {
+	if math.IsNaN(c.MeanAbs) {
+		return "by chance alone: n/a (no measured cost or restart)"
+	}
+	return fmt.Sprintf("by chance alone (where the failures fell), one run at these parameters strays from that model by %.1f%% on average (mean error %+.1f%%, simulated)",
+		100*c.MeanAbs, 100*c.Mean)
 }
 
 // referenceNote says what the time without failures is.

@@ -125,6 +125,15 @@ func TestDemoReferenceAtBothEnds(t *testing.T) {
 		if e := getNum(t, obj, "model_error"); math.Abs(e-(8.0/12/getNum(t, obj, "model_efficiency")-1)) > 1e-12 {
 			t.Errorf("model_error %v against the work of 8 s", e)
 		}
+		// What one run errs by chance at the run's parameters.
+		want := demo.ErrorByChance(8, getNum(t, obj, "interval_seconds"), getNum(t, obj, "checkpoint_seconds"),
+			getNum(t, obj, "recovery_seconds"), 2.5)
+		if got := getNum(t, obj, "model_error_applied_chance"); got != want.MeanAbs || !(got > 0) {
+			t.Errorf("model_error_applied_chance %v, want %v", got, want.MeanAbs)
+		}
+		if got := getNum(t, obj, "model_error_applied_chance_bias"); got != want.Mean {
+			t.Errorf("model_error_applied_chance_bias %v, want %v", got, want.Mean)
+		}
 	})
 
 	t.Run("compare", func(t *testing.T) {

@@ -241,6 +241,10 @@ func printSimulation(c *cobra.Command, run simRun, res sim.Result, reps int, see
 		assumes = "; the model assumes exponential failures"
 	}
 	t.row("model", fmt.Sprintf("%s: efficiency %.6f, %s%s", run.pred.Model, run.pred.Efficiency, verdict, assumes))
+	if single(cfg) {
+		t.row("one run", fmt.Sprintf("against the model at the failure rate it met: error %+.2f%% on average, %.2f%% in absolute value (chance alone)",
+			100*res.AppliedError.Mean, 100*res.AppliedAbsError.Mean))
+	}
 	t.row("speed", fmt.Sprintf("%.3g events in %.2fs on %d workers (%.3g events/s)", float64(res.Events), elapsed, workers, eventRate))
 	return t.flush()
 }
@@ -274,11 +278,25 @@ type simulateReport struct {
 	ModelEfficiency       report.Float   `json:"model_efficiency"`
 	ModelExpectedSeconds  report.Float   `json:"model_expected_seconds"`
 	IncompleteSegments    *int           `json:"incomplete_segments,omitempty"` // non-blocking
+	*appliedReport                       // one level
 	*uncoordinatedReport                 // uncoordinated
 	Events                int64          `json:"events"`
 	EventsPerSecond       report.Float   `json:"events_per_second"`
 	Workers               int            `json:"workers"`
 }
+
+// appliedReport is what ckpt simulate --json adds for one level: one run
+// against Daly's model at the failure rate it met, as ckpt demo compares
+// (sim.Result.AppliedError).
+type appliedReport struct {
+	AppliedErrorMean        report.Float `json:"applied_error_mean"`
+	AppliedErrorMeanCI95    report.Float `json:"applied_error_mean_ci95"`
+	AppliedErrorMeanAbs     report.Float `json:"applied_error_mean_abs"`
+	AppliedErrorMeanAbsCI95 report.Float `json:"applied_error_mean_abs_ci95"`
+}
+
+// single is whether cfg has the one-level statistics of sim.Result.
+func single(cfg sim.Config) bool { return cfg.Strategy == sim.Coordinated && cfg.L() == 1 }
 
 // uncoordinatedReport is what ckpt simulate --json adds for uncoordinated
 // checkpointing.
@@ -315,6 +333,10 @@ func newSimulateReport(run simRun, res sim.Result, reps int, seed uint64, worker
 	r.Restarts, r.RestartsCI95 = means(res.Restarts)
 	if cfg.Strategy == sim.NonBlocking {
 		r.IncompleteSegments = &run.pred.Incomplete
+	}
+	if single(cfg) {
+		r.appliedReport = &appliedReport{AppliedErrorMean: f(res.AppliedError.Mean), AppliedErrorMeanCI95: f(res.AppliedError.CI95),
+			AppliedErrorMeanAbs: f(res.AppliedAbsError.Mean), AppliedErrorMeanAbsCI95: f(res.AppliedAbsError.CI95)}
 	}
 	if cfg.Strategy == sim.Uncoordinated {
 		r.uncoordinatedReport = &uncoordinatedReport{Processes: len(cfg.Dependents), Phi: f(run.pred.Phi), LogOverhead: f(cfg.LogOverhead),

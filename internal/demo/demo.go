@@ -263,6 +263,11 @@ type Report struct {
 	// Added with the failures split by level (Levels) and the multi-level
 	// model at them (MultilevelPlain).
 	LevelsApplied
+	// Added with ErrorByChance: the mean absolute and the mean error of one
+	// simulated run at this run's parameters against the same model as
+	// model_error_applied, when failures are exactly the model's.
+	ModelErrorAppliedChance     report.Float `json:"model_error_applied_chance"`
+	ModelErrorAppliedChanceBias report.Float `json:"model_error_applied_chance_bias"`
 }
 
 // LevelsApplied is a run's failures by level and the multi-level Markov

@@ -168,3 +168,22 @@ func TestMeanRecovery(t *testing.T) {
 		t.Errorf("no injected failure: %g, want MeanRestart's %g", got, want)
 	}
 }
+
+func TestErrorByChance(t *testing.T) {
+	c := ErrorByChance(7.7, 0.75, 0.15, 0.5, 2.5)
+	if again := ErrorByChance(7.7, 0.75, 0.15, 0.5, 2.5); again != c {
+		t.Errorf("the same arguments gave %+v then %+v", c, again)
+	}
+	if !(c.MeanAbs > 0.03 && c.MeanAbs < 0.1) || !(math.Abs(c.Mean) < c.MeanAbs) {
+		t.Errorf("demo's parameters: %+v, want a mean |error| of a few percent and a smaller bias", c)
+	}
+	// Failures 3 times rarer: fewer in a run, each a smaller share of it.
+	if rare := ErrorByChance(7.7, 0.75, 0.15, 0.5, 7.5); !(rare.MeanAbs < c.MeanAbs) {
+		t.Errorf("M = 7.5 s: %+v, want below M = 2.5 s's %+v", rare, c)
+	}
+	for _, bad := range [][5]float64{{0, 1, 1, 1, 1}, {1, 0, 1, 1, 1}, {1, 1, 0, 1, 1}, {1, 1, 1, math.NaN(), 1}, {1, 1, 1, 1, math.Inf(1)}} {
+		if c := ErrorByChance(bad[0], bad[1], bad[2], bad[3], bad[4]); !math.IsNaN(c.Mean) || !math.IsNaN(c.MeanAbs) {
+			t.Errorf("ErrorByChance%v = %+v, want NaN", bad, c)
+		}
+	}
+}

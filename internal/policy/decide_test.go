@@ -133,12 +133,18 @@ func TestAutoConvergesToDaly(t *testing.T) {
 	if len(res.ckpts) < 22 {
 		t.Fatalf("only %d checkpoints", len(res.ckpts))
 	}
-	// Before any measurement the interval is Daly's for the assumed cost.
-	if want := AutoInterval(DefaultAssumedCost, mtti); res.ckpts[0].interval != want {
-		t.Errorf("first interval %v, want %v (assumed cost)", res.ckpts[0].interval, want)
+	near := func(a, b, tol time.Duration) bool { return a-b <= tol && b-a <= tol }
+	// Before any measurement the interval is the decision period, shorter
+	// than Daly's for the assumed cost (44 s here): the first checkpoint is
+	// what measures the cost.
+	if want := DefaultDecisionPeriod; res.ckpts[0].interval != want || AutoInterval(DefaultAssumedCost, mtti) <= want {
+		t.Errorf("first interval %v, want %v (the decision period, below Daly's %v for the assumed cost)",
+			res.ckpts[0].interval, want, AutoInterval(DefaultAssumedCost, mtti))
+	}
+	if !near(res.ckpts[0].since, DefaultDecisionPeriod, 2*step) {
+		t.Errorf("first checkpoint %v into the launch, want within a step of %v", res.ckpts[0].since, DefaultDecisionPeriod)
 	}
 	daly := func(cost float64) time.Duration { return time.Duration(model.Daly(cost, mtti.Seconds()) * 1e9) }
-	near := func(a, b, tol time.Duration) bool { return a-b <= tol && b-a <= tol }
 	// With the cost measured at 2 s, the interval is model.Daly(2, 1000) and
 	// checkpoints come that far apart, to the step.
 	for i := 1; i <= 10; i++ {

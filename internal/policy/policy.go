@@ -51,7 +51,8 @@ type Policy struct {
 	// estimates it from the failures the job has seen (see EstimateMTTI).
 	MTTI time.Duration
 	// AssumedCost is the checkpoint cost Auto uses until ckpt has measured
-	// one; zero means DefaultAssumedCost.
+	// one; zero means DefaultAssumedCost. The first checkpoint of a launch
+	// without a measured cost still comes within one DecisionPeriod.
 	AssumedCost time.Duration
 	// DecisionPeriod is the wall time Time and Auto aim for between decision
 	// rounds; zero means DefaultDecisionPeriod. Steps ignores it.
