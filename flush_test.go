@@ -171,3 +171,27 @@ func TestFlushEveryAutoPrior(t *testing.T) {
 		t.Errorf("malformed %s: %v, want an error naming it", jobenv.VarFlushPrior, err)
 	}
 }
+
+// Every step is timed, without any flush too: the idle steps' mean is the
+// job's speed measured in the run (StepSeconds), which ckpt demo sets
+// against its failure-free reference.
+func TestStepsTimedWithoutFlush(t *testing.T) {
+	ctx := t.Context()
+	j, err := Join(ctx, JobOptions{Interval: "1h", Store: Options{CacheDir: t.TempDir(), Node: "solo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	const steps = 20
+	for s := int64(1); s <= steps; s++ {
+		time.Sleep(time.Millisecond) // computation
+		if need, err := j.NeedCheckpoint(ctx, s); err != nil || need {
+			t.Fatalf("step %d: need %v, %v", s, need, err)
+		}
+	}
+	f := j.FlushStats()
+	// The first call starts the clock; every later one ends a step.
+	if f.Mode != "" || f.IdleSteps != steps-1 || f.BusySteps != 0 || !(f.StepSeconds() >= 0.001) {
+		t.Errorf("flush stats %+v (step %v s): want %d idle steps of at least 1 ms and no flush", f, f.StepSeconds(), steps-1)
+	}
+}

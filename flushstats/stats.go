@@ -49,7 +49,8 @@ type Stats struct {
 	// (Idle), and their summed durations, as Job.NeedCheckpoint saw them
 	// (steps that took a checkpoint excluded): the slowdown of computation
 	// by the background copy, the overhead factor α of Sato et al. 2012,
-	// measured in the run itself.
+	// measured in the run itself. The idle steps are counted in every
+	// mode, with no flush at all too (StepSeconds).
 	BusySteps   int     `json:"busy_steps"`
 	BusySeconds float64 `json:"busy_seconds"`
 	IdleSteps   int     `json:"idle_steps"`
@@ -123,6 +124,16 @@ func (f Stats) Alpha() float64 {
 		return math.NaN()
 	}
 	return (f.BusySeconds/float64(f.BusySteps))/(f.IdleSeconds/float64(f.IdleSteps)) - 1
+}
+
+// StepSeconds is the mean step while no flush of rank 0's node ran,
+// steps that took a checkpoint excluded: the job's speed measured in the
+// run itself, in every mode (NaN without such a step).
+func (f Stats) StepSeconds() float64 {
+	if f.IdleSteps == 0 {
+		return math.NaN()
+	}
+	return f.IdleSeconds / float64(f.IdleSteps)
 }
 
 // Level1Cost is the mean time a checkpoint blocked the application before

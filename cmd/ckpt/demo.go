@@ -80,7 +80,11 @@ and after it, it runs the same job without failures and without
 checkpoints, and compares: the results must be identical, bit for bit;
 the efficiency is the failure-free runs' mean time over the time with
 failures. The run is set beside Daly's model and the multi-level Markov
-model at the failures it met (docs/MODELS.md).
+model at the failures it met (docs/MODELS.md). Two more figures say how
+far to trust one run's comparison: the efficiency against the work
+measured in the run itself (its own steps' speed, immune to the machine's
+drift between the runs), and how far one run strays from the model by
+chance alone at its parameters (simulated).
 
 It needs nothing but this binary: the nodes are directories under the temp
 directory, removed at the end.`
@@ -97,7 +101,7 @@ type demoFlags struct {
 // check validates the flags and returns the MTTI, the flushing modes (nil
 // without --flush) and their settings.
 func (f *demoFlags) check(c *cobra.Command) (float64, []string, demo.Settings, error) {
-	fd := demo.Settings{Interval: 1, Every: *f.flushEvery, Bandwidth: 4e6, Busy: *f.flushBusy}
+	fd := demo.Settings{Interval: 1, Every: *f.flushEvery, Bandwidth: 4e6, Busy: *f.flushBusy, Steps: *f.iters}
 	if *f.iters < 1 {
 		return 0, nil, fd, usagef("--iterations %d: need at least 1", *f.iters)
 	}
@@ -235,6 +239,7 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 	levels := demo.AppliedLevels(res.Elapsed.Seconds(), res.Injected, res.Account)
 	multi := demo.MultilevelPlain(pred.Interval, cost, recovery, work, levels)
 	chance := demo.ErrorByChance(work, pred.Interval, cost, recovery, m)
+	inRun := demo.WorkInRun(iters, res.Attempts, res.Flush.StepSeconds())
 	if asJSON {
 		if err := writeJSON(c.OutOrStdout(), demo.Report{
 			ResultMatchesReference:      match,
@@ -267,6 +272,7 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 			LevelsApplied:               demo.NewLevelsApplied(levels, eff, multi),
 			ModelErrorAppliedChance:     report.Float(chance.MeanAbs),
 			ModelErrorAppliedChanceBias: report.Float(chance.Mean),
+			InRunReport:                 demo.NewInRunReport(inRun, runSecs, appliedEff, false, multi),
 		}); err != nil {
 			return err
 		}
@@ -280,6 +286,7 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 		t.row("checkpoint cost", sec(cost), "(measured)")
 		t.row("time", fmt.Sprintf("%.2f s with failures, %.2f s without", runSecs, work), referenceNote(ref))
 		t.row("efficiency", fmt.Sprintf("%.1f%%", 100*eff))
+		t.row("", inRunNote(inRun, runSecs, appliedEff))
 		t.row("model", fmt.Sprintf("%.1f%% (Daly's run time, Oldfield et al. 2007, eq. 1: δ = %s measured, R = %s measured, M = %gs, τ = %s); measured − model = %+.1f%% of the model",
 			100*pred.Efficiency, sec(cost), sec(pred.Restart), m, sec(pred.Interval), 100*pred.Err))
 		t.row("", fmt.Sprintf("%.1f%% at the failures met (M = %s, run time over failures injected; R = %s from the failure); measured − model = %+.1f%% of the model",
@@ -301,6 +308,18 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 		return fmt.Errorf("%w: the result with failures differs from the reference", errNotRecoverable)
 	}
 	return nil
+}
+
+// inRunNote is the efficiency against the work measured in the run
+// itself (demo.InRun), and its error against the model's efficiency
+// model.
+func inRunNote(w demo.InRun, run, model float64) string {
+	if math.IsNaN(w.Work) {
+		return "against the work measured in the run: n/a (no step timed)"
+	}
+	eff := demo.Efficiency(w.Work, run)
+	return fmt.Sprintf("%.1f%% against the work measured in the run itself (%.2f s: start %s, then %s a step); measured − model at the failures met = %+.1f%% of the model",
+		100*eff, w.Work, sec(w.Start), sec(w.StepSeconds), 100*demo.RelErr(eff, model))
 }
 
 // chanceNote says how far one run strays from the model at the failures

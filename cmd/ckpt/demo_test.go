@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt/internal/demo"
+	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
 )
@@ -56,9 +57,11 @@ func (f *fakeDemo) jobs() demoJobs {
 				Restarts: map[string]int{}, Policy: policy.State{Cost: 50 * time.Millisecond}}
 			if s.inject != nil {
 				out.Injected = 4
-				out.Attempts = []launch.Attempt{{End: 3 * time.Second, RestoredAt: time.Second / 2, Failure: "x"},
+				out.Attempts = []launch.Attempt{{End: 3 * time.Second, RestoredAt: time.Second / 2, Restored: "none", Failure: "x"},
 					{Start: 3 * time.Second, End: time.Duration(secs * float64(time.Second)), RestoredAt: 3*time.Second + time.Second/2}}
 				out.Account = launch.Accounting{Failures: 1, BySource: map[string]int{"none": 1}, ScratchUnrecoverable: 1}
+				// Steps of 4 ms timed in the run (1000 of them).
+				out.Flush = jobenv.FlushStats{IdleSteps: 1000, IdleSeconds: 4}
 			}
 			return runResult{Outcome: out}, secs, nil
 		},
@@ -134,12 +137,15 @@ func TestDemoReferenceAtBothEnds(t *testing.T) {
 		if got := getNum(t, obj, "model_error_applied_chance_bias"); got != want.Mean {
 			t.Errorf("model_error_applied_chance_bias %v, want %v", got, want.Mean)
 		}
+		// The work measured in the run: 0.5 s to start, then 1500 steps
+		// (the demo's iterations) of 4 ms.
+		checkInRun(t, obj, 0.5+1500*0.004, 12, "model_error_applied_in_run", getNum(t, obj, "model_efficiency_applied"))
 	})
 
 	t.Run("compare", func(t *testing.T) {
 		f := &fakeDemo{secs: secs}
 		c, out, progress := demoCommand()
-		if err := demoFlush(c, []string{"blocking", "nonblocking"}, demo.Settings{Interval: 1, Every: 2, Bandwidth: 4e6, Busy: "skip"},
+		if err := demoFlush(c, []string{"blocking", "nonblocking"}, demo.Settings{Interval: 1, Every: 2, Bandwidth: 4e6, Busy: "skip", Steps: 1500},
 			2.5, true, f.jobs()); err != nil {
 			t.Fatalf("%v\n%s", err, progress)
 		}
@@ -161,6 +167,18 @@ func TestDemoReferenceAtBothEnds(t *testing.T) {
 			}
 			if _, ok := run["multilevel_efficiency_applied"]; !ok {
 				t.Errorf("%s: no multilevel_efficiency_applied", mode)
+			}
+			work := 0.5 + 1500*0.004
+			for k, want := range map[string]float64{"step_seconds": 0.004, "work_in_run_seconds": work, "efficiency_in_run": work / s} {
+				if got := getNum(t, run, k); math.Abs(got-want) > 1e-9 {
+					t.Errorf("%s: %s = %v, want %v", mode, k, got, want)
+				}
+			}
+			if _, ok := run["markov_error_applied_in_run"]; !ok {
+				t.Errorf("%s: no markov_error_applied_in_run", mode)
+			}
+			if _, ok := run["model_error_applied_in_run"]; ok {
+				t.Errorf("%s: model_error_applied_in_run is the plain demo's", mode)
 			}
 		}
 	})
@@ -205,6 +223,20 @@ func TestDemoReferenceFailures(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), "reference run after") || !strings.Contains(progress.String(), "logs of reference-after") {
 			t.Errorf("%s, the second reference failed: %v\n%s", mode, err, progress)
+		}
+	}
+}
+
+// checkInRun checks a run's work measured in the run itself, the
+// efficiency against it (a run of run seconds) and the errors of the
+// model named key (efficiency model) and of the multi-level model.
+func checkInRun(t *testing.T, obj map[string]any, work, run float64, key string, model float64) {
+	t.Helper()
+	eff := work / run
+	for k, want := range map[string]float64{"step_seconds": 0.004, "work_in_run_seconds": work, "efficiency_in_run": eff,
+		key: eff/model - 1, "multilevel_error_applied_in_run": eff/getNum(t, obj, "multilevel_efficiency_applied") - 1} {
+		if got := getNum(t, obj, k); math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s = %v, want %v", k, got, want)
 		}
 	}
 }

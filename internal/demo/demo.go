@@ -154,6 +154,7 @@ type Settings struct {
 	Every     int     // K: every K-th checkpoint is flushed
 	Bandwidth float64 // the shared tier's bytes/s
 	Busy      string  // non-blocking: a flush due while one runs is skipped, or waits
+	Steps     int     // the job's steps (Himeno's iterations), for the work measured in the run (InRun)
 }
 
 // Markov is one flushing run set beside the two-level Markov model.
@@ -268,6 +269,35 @@ type Report struct {
 	// model_error_applied, when failures are exactly the model's.
 	ModelErrorAppliedChance     report.Float `json:"model_error_applied_chance"`
 	ModelErrorAppliedChanceBias report.Float `json:"model_error_applied_chance_bias"`
+	InRunReport
+}
+
+// InRunReport is the efficiency against the work measured in the run
+// itself (InRun) and the models' errors against it, in the demo's JSON.
+type InRunReport struct {
+	StepSeconds                 report.Float  `json:"step_seconds"`
+	WorkInRunSeconds            report.Float  `json:"work_in_run_seconds"`
+	EfficiencyInRun             report.Float  `json:"efficiency_in_run"`
+	ModelErrorAppliedInRun      *report.Float `json:"model_error_applied_in_run,omitempty"`  // plain demo
+	MarkovErrorAppliedInRun     *report.Float `json:"markov_error_applied_in_run,omitempty"` // flushing runs
+	MultilevelErrorAppliedInRun report.Float  `json:"multilevel_error_applied_in_run"`
+}
+
+// NewInRunReport is the JSON of a run of run seconds against its in-run
+// work w: model is the efficiency of the run's model at the failures it
+// met (the Markov model's for a flushing run, Daly's for the plain demo),
+// multi the multi-level model's by level.
+func NewInRunReport(w InRun, run, model float64, flushing bool, multi float64) InRunReport {
+	eff := Efficiency(w.Work, run)
+	r := InRunReport{StepSeconds: report.Float(w.StepSeconds), WorkInRunSeconds: report.Float(w.Work),
+		EfficiencyInRun: report.Float(eff), MultilevelErrorAppliedInRun: report.Float(RelErr(eff, multi))}
+	e := report.Float(RelErr(eff, model))
+	if flushing {
+		r.MarkovErrorAppliedInRun = &e
+	} else {
+		r.ModelErrorAppliedInRun = &e
+	}
+	return r
 }
 
 // LevelsApplied is a run's failures by level and the multi-level Markov
@@ -342,4 +372,5 @@ type FlushRun struct {
 	// Added with the failures split by level (Levels) and the Markov
 	// model at them (CompareMarkovLevels).
 	LevelsApplied
+	InRunReport
 }

@@ -187,3 +187,23 @@ func TestErrorByChance(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkInRun(t *testing.T) {
+	// The first launch died before it computed; the second started from
+	// scratch 0.4 s after its launch; the third restored a checkpoint.
+	atts := []launch.Attempt{{End: time.Second / 10}, {Start: time.Second, RestoredAt: 1400 * time.Millisecond, Restored: "none"},
+		{Start: 3 * time.Second, RestoredAt: 4 * time.Second, Restored: "rebuild"}}
+	w := WorkInRun(1500, atts, 0.005)
+	if math.Abs(w.Start-0.4) > 1e-9 || math.Abs(w.Work-(0.4+7.5)) > 1e-9 || w.StepSeconds != 0.005 {
+		t.Errorf("WorkInRun = %+v, want start 0.4 s and work 7.9 s", w)
+	}
+	for _, c := range []struct {
+		steps int
+		atts  []launch.Attempt
+		step  float64
+	}{{0, atts, 0.005}, {1500, nil, 0.005}, {1500, atts[2:], 0.005}, {1500, atts, math.NaN()}, {1500, atts, 0}} {
+		if w := WorkInRun(c.steps, c.atts, c.step); !math.IsNaN(w.Work) {
+			t.Errorf("WorkInRun(%d, %v, %v) = %+v, want no work", c.steps, c.atts, c.step, w)
+		}
+	}
+}

@@ -233,9 +233,10 @@ func (r *Runtime) NeedCheckpoint(ctx context.Context, step int64) (bool, error) 
 		return false, nil
 	}
 	now := time.Since(r.start)
-	if r.cfg.Flush.NonBlocking {
-		r.timeStep()
-	}
+	// Every step is timed, in every mode: the idle steps' mean is the
+	// job's speed measured in the run itself (flushstats.StepSeconds),
+	// which ckpt demo sets against its failure-free reference run.
+	r.timeStep()
 	if r.local == nil {
 		r.local = policy.NewLocal(pol, step, now)
 	}
@@ -263,11 +264,10 @@ func (r *Runtime) NeedCheckpoint(ctx context.Context, step int64) (bool, error) 
 	if d.Interval > 0 {
 		r.interval = d.Interval
 	}
-	if r.sched.Stats().Mode != "" {
-		// About once a second: flushes finish, and α's steps accumulate,
-		// between the checkpoints that publish them.
-		r.publishFlush(ctx)
-	}
+	// About once a second: flushes finish, and the timed steps accumulate,
+	// between the checkpoints that publish them (publishFlush sends
+	// nothing when nothing changed).
+	r.publishFlush(ctx)
 	if d.Halt {
 		r.halting = true
 	}
