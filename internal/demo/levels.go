@@ -59,7 +59,8 @@ func RelErr(measured, model float64) float64 {
 // did not survive: a second node of a set lost before the first was
 // rebuilt. The run shows them as relaunches that restored from the shared
 // tier, or that started from scratch although a checkpoint had been
-// committed (launch.Accounting.ScratchUnrecoverable): each is one level-2
+// committed since the job last started from scratch
+// (launch.Accounting.ScratchUnrecoverable): each is one level-2
 // event. Every other injected failure is of level 1, including those
 // before the first checkpoint, which both models already count (they roll
 // back to the start, the checkpoint of every level: docs/MODELS.md).

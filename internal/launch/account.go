@@ -18,7 +18,13 @@ type Accounting struct {
 	NeverRestored int            // relaunches that failed again before restoring
 	Final         int            // 1 if the last attempt failed and was not relaunched
 	// The relaunches from scratch by why: no checkpoint had been committed
-	// (or restored) before them, or some had but none could be recovered.
+	// (or restored) since the job last started from scratch (at its start,
+	// or at a relaunch from scratch), or one had but none could be
+	// recovered. Only the second lost work beyond the start: after a
+	// relaunch from scratch, the checkpoints that could not be recovered
+	// are gone for good, and a failure before the next commit loses the
+	// work since that relaunch, as one before the job's first checkpoint
+	// does (the models count both alike: docs/MODELS.md).
 	ScratchNoCheckpoint, ScratchUnrecoverable int
 }
 
@@ -26,7 +32,7 @@ type Accounting struct {
 // incarnation committed (nil if unknown).
 func Account(attempts []Attempt, commits map[uint64]int) Accounting {
 	a := Accounting{BySource: map[string]int{}}
-	seen := false // a checkpoint was committed or restored before the attempt
+	held := false // a checkpoint was committed or restored since the last start from scratch
 	for i, at := range attempts {
 		if at.Failure != "" {
 			a.Failures++
@@ -40,7 +46,7 @@ func Account(attempts []Attempt, commits map[uint64]int) Accounting {
 				a.NeverRestored++
 			case "none":
 				a.BySource["none"]++
-				if seen {
+				if held {
 					a.ScratchUnrecoverable++
 				} else {
 					a.ScratchNoCheckpoint++
@@ -49,8 +55,11 @@ func Account(attempts []Attempt, commits map[uint64]int) Accounting {
 				a.BySource[at.Restored]++
 			}
 		}
-		if commits[at.Incarnation] > 0 || (at.Restored != "" && at.Restored != "none") {
-			seen = true
+		switch {
+		case commits[at.Incarnation] > 0 || (at.Restored != "" && at.Restored != "none"):
+			held = true
+		case at.Restored == "none":
+			held = false
 		}
 	}
 	return a
