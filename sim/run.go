@@ -20,6 +20,7 @@ type options struct {
 	seed         uint64
 	workers      int
 	progress     func(done, total int)
+	observe      func(r int, s Sample)
 	maxEvents    int64
 }
 
@@ -43,6 +44,18 @@ func Workers(n int) Option { return func(o *options) { o.workers = n } }
 // number done so far and the total. Calls come from the workers, one at a
 // time (never concurrently), done increasing; f must return quickly.
 func Progress(f func(done, total int)) Option { return func(o *options) { o.progress = f } }
+
+// Sample is one replication: one run of the job.
+type Sample struct {
+	Seconds  float64 // its wall-clock run time
+	Failures []int   // its failures per level (index level-1)
+}
+
+// Observe registers f, called with every replication r (0 ≤ r <
+// replications) that completes, for what the averages do not show: one
+// run's own figures. Calls come from the workers, one at a time (never
+// concurrently), in no particular order; f must return quickly.
+func Observe(f func(r int, s Sample)) Option { return func(o *options) { o.observe = f } }
 
 // MaxEvents bounds the events of one replication (default 10⁹). A
 // replication that needs more fails the run with ErrTooLong: failures
@@ -308,6 +321,15 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (Result, error) {
 						return
 					}
 					parts[c].add(&s)
+					if o.observe != nil {
+						fs := make([]int, cfg.L())
+						for l := range fs {
+							fs[l] = int(s.failures[l])
+						}
+						mu.Lock()
+						o.observe(r, Sample{Seconds: s.seconds, Failures: fs})
+						mu.Unlock()
+					}
 				}
 				if o.progress != nil {
 					mu.Lock()

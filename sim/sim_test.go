@@ -470,3 +470,30 @@ func TestAppliedError(t *testing.T) {
 		t.Errorf("two levels: %v %v, want none", two.AppliedError, two.AppliedAbsError)
 	}
 }
+
+// Observe sees every replication once, with the run time and failures the
+// averages are made of.
+func TestObserve(t *testing.T) {
+	cfg := workedExample()
+	const n = 40
+	seen := make([]Sample, n)
+	count := 0
+	res := run(t, cfg, Replications(n), Seed(3), Workers(3), Observe(func(r int, s Sample) {
+		count++
+		if seen[r].Failures != nil {
+			t.Errorf("replication %d observed twice", r)
+		}
+		seen[r] = s
+	}))
+	if count != n {
+		t.Fatalf("observed %d replications, want %d", count, n)
+	}
+	var secs, f2 float64
+	for _, s := range seen {
+		secs += s.Seconds
+		f2 += float64(s.Failures[1])
+	}
+	if math.Abs(secs/n-res.Seconds.Mean) > 1e-9*res.Seconds.Mean || math.Abs(f2/n-res.Failures[1].Mean) > 1e-12 {
+		t.Errorf("observed means %g s, %g level-2 failures; Run's %v, %v", secs/n, f2/n, res.Seconds, res.Failures[1])
+	}
+}

@@ -239,40 +239,43 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 	levels := demo.AppliedLevels(res.Elapsed.Seconds(), res.Injected, res.Account)
 	multi := demo.MultilevelPlain(pred.Interval, cost, recovery, work, levels)
 	chance := demo.ErrorByChance(work, pred.Interval, cost, recovery, m)
+	chanceLevels := demo.ErrorByChanceLevels(work, pred.Interval, cost, recovery, levels)
 	inRun := demo.WorkInRun(iters, res.Attempts, res.Flush.StepSeconds())
 	if asJSON {
 		if err := writeJSON(c.OutOrStdout(), demo.Report{
-			ResultMatchesReference:      match,
-			FailuresInjected:            res.Injected,
-			RestartsFromCache:           res.Restarts["cache"],
-			RestartsFromRebuild:         res.Restarts["rebuild"],
-			RestartsFromShared:          res.Restarts["shared"],
-			RestartsFromScratch:         res.Restarts["none"],
-			Efficiency:                  report.Float(eff),
-			Attempts:                    len(res.Attempts),
-			RunSeconds:                  report.Float(runSecs),
-			ReferenceSeconds:            report.Float(work),
-			CheckpointSeconds:           report.Float(cost),
-			RestartSeconds:              report.Float(pred.Restart),
-			MTTISeconds:                 m,
-			IntervalSeconds:             report.Float(pred.Interval),
-			ModelEfficiency:             report.Float(pred.Efficiency),
-			ModelError:                  report.Float(pred.Err),
-			Result:                      res.Result,
-			ReferenceResult:             refResult,
-			FailuresExpected:            report.Float(applied.Expected),
-			RecoverySeconds:             report.Float(recovery),
-			MTTIAppliedSeconds:          report.Float(applied.MTTI),
-			ModelEfficiencyApplied:      report.Float(appliedEff),
-			ModelErrorApplied:           report.Float(appliedErr),
-			ScratchNoCheckpoint:         res.Account.ScratchNoCheckpoint,
-			ScratchUnrecoverable:        res.Account.ScratchUnrecoverable,
-			ReferenceSecondsBefore:      report.Float(ref.Before),
-			ReferenceSecondsAfter:       report.Float(ref.After),
-			LevelsApplied:               demo.NewLevelsApplied(levels, eff, multi),
-			ModelErrorAppliedChance:     report.Float(chance.MeanAbs),
-			ModelErrorAppliedChanceBias: report.Float(chance.Mean),
-			InRunReport:                 demo.NewInRunReport(inRun, runSecs, appliedEff, false, multi),
+			ResultMatchesReference:           match,
+			FailuresInjected:                 res.Injected,
+			RestartsFromCache:                res.Restarts["cache"],
+			RestartsFromRebuild:              res.Restarts["rebuild"],
+			RestartsFromShared:               res.Restarts["shared"],
+			RestartsFromScratch:              res.Restarts["none"],
+			Efficiency:                       report.Float(eff),
+			Attempts:                         len(res.Attempts),
+			RunSeconds:                       report.Float(runSecs),
+			ReferenceSeconds:                 report.Float(work),
+			CheckpointSeconds:                report.Float(cost),
+			RestartSeconds:                   report.Float(pred.Restart),
+			MTTISeconds:                      m,
+			IntervalSeconds:                  report.Float(pred.Interval),
+			ModelEfficiency:                  report.Float(pred.Efficiency),
+			ModelError:                       report.Float(pred.Err),
+			Result:                           res.Result,
+			ReferenceResult:                  refResult,
+			FailuresExpected:                 report.Float(applied.Expected),
+			RecoverySeconds:                  report.Float(recovery),
+			MTTIAppliedSeconds:               report.Float(applied.MTTI),
+			ModelEfficiencyApplied:           report.Float(appliedEff),
+			ModelErrorApplied:                report.Float(appliedErr),
+			ScratchNoCheckpoint:              res.Account.ScratchNoCheckpoint,
+			ScratchUnrecoverable:             res.Account.ScratchUnrecoverable,
+			ReferenceSecondsBefore:           report.Float(ref.Before),
+			ReferenceSecondsAfter:            report.Float(ref.After),
+			LevelsApplied:                    demo.NewLevelsApplied(levels, eff, multi),
+			ModelErrorAppliedChance:          report.Float(chance.MeanAbs),
+			ModelErrorAppliedChanceBias:      report.Float(chance.Mean),
+			MultilevelErrorAppliedChance:     report.Float(chanceLevels.MeanAbs),
+			MultilevelErrorAppliedChanceBias: report.Float(chanceLevels.Mean),
+			InRunReport:                      demo.NewInRunReport(inRun, runSecs, appliedEff, false, multi),
 		}); err != nil {
 			return err
 		}
@@ -293,6 +296,10 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 			100*appliedEff, appliedMTTI(applied), sec(recovery), 100*appliedErr))
 		t.row("", chanceNote(chance))
 		t.row("", multilevelNote(levels, multi, eff))
+		if !math.IsNaN(chanceLevels.MeanAbs) {
+			t.row("", fmt.Sprintf("by chance alone (where the level-2 failures fell), a run with level-2 failures at these rates strays from that model by %.1f%% on average (mean error %+.1f%%, simulated)",
+				100*chanceLevels.MeanAbs, 100*chanceLevels.Mean))
+		}
 		t.row("result", res.Result)
 		t.row("reference", refResult)
 		verdict := "identical to the failure-free run"

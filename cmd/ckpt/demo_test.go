@@ -137,6 +137,13 @@ func TestDemoReferenceAtBothEnds(t *testing.T) {
 		if got := getNum(t, obj, "model_error_applied_chance_bias"); got != want.Mean {
 			t.Errorf("model_error_applied_chance_bias %v, want %v", got, want.Mean)
 		}
+		// The run met a level-2 event: what such a run shows by chance.
+		levels := demo.AppliedLevels(12, 4, launch.Accounting{ScratchUnrecoverable: 1})
+		wantL := demo.ErrorByChanceLevels(8, getNum(t, obj, "interval_seconds"), getNum(t, obj, "checkpoint_seconds"),
+			getNum(t, obj, "recovery_seconds"), levels)
+		if got := getNum(t, obj, "multilevel_error_applied_chance"); got != wantL.MeanAbs || !(got > 0) {
+			t.Errorf("multilevel_error_applied_chance %v, want %v", got, wantL.MeanAbs)
+		}
 		// The work measured in the run: 0.5 s to start, then 1500 steps
 		// (the demo's iterations) of 4 ms.
 		checkInRun(t, obj, 0.5+1500*0.004, 12, "model_error_applied_in_run", getNum(t, obj, "model_efficiency_applied"))

@@ -285,7 +285,8 @@ func TestDemoJSON(t *testing.T) {
 		[]string{"result_matches_reference", "result", "reference_result", "interval_seconds", "model_efficiency", "model_error",
 			"model_efficiency_applied", "model_error_applied",
 			"level2_mtti_applied_seconds", "multilevel_efficiency_applied", "multilevel_error_applied",
-			"model_error_applied_chance", "model_error_applied_chance_bias", "model_error_applied_in_run", "multilevel_error_applied_in_run"})
+			"model_error_applied_chance", "model_error_applied_chance_bias", "model_error_applied_in_run", "multilevel_error_applied_in_run",
+			"multilevel_error_applied_chance", "multilevel_error_applied_chance_bias"})
 	if obj["result_matches_reference"] != true {
 		t.Errorf("result_matches_reference = %v\n%s", obj["result_matches_reference"], stderr)
 	}

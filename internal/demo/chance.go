@@ -42,3 +42,69 @@ func ErrorByChance(work, interval, cost, restart, mtti float64) Chance {
 	}
 	return Chance{Mean: res.AppliedError.Mean, MeanAbs: res.AppliedAbsError.Mean}
 }
+
+// levelsReplications is how many runs ErrorByChanceLevels simulates; each
+// is compared with the Markov model at its own failures (about 20 µs).
+const levelsReplications = 2000
+
+// ErrorByChanceLevels is Chance for the plain demo's comparison with the
+// multi-level model at the failures a run met by level (MultilevelPlain):
+// simulated runs of the same two-level setting (checkpoints every
+// interval at cost; level 2 is the job's start; both levels restart in
+// recovery) with failures at the run's applied rates lv, each compared
+// with MultilevelPlain at the failures it met by level, counting only the
+// simulated runs that met a level-2 failure as the real one did. It is
+// for a run with level-2 events (NaN for one without: ErrorByChance
+// covers those). A level-2 failure costs all the work since the start, and
+// one or two of them, early or late, decide such a run's efficiency, so
+// chance moves it far more than it moves a run of level-1 failures alone.
+func ErrorByChanceLevels(work, interval, cost, recovery float64, lv Levels) Chance {
+	c := Chance{Mean: math.NaN(), MeanAbs: math.NaN()}
+	if lv.Level2 == 0 || !(work > 0) || !(interval > 0) || !(cost > 0) || !(recovery >= 0) {
+		return c
+	}
+	rate := func(m float64) float64 {
+		if math.IsInf(m, 1) {
+			return 1e-300 // none met: the simulator needs a rate > 0
+		}
+		return 1 / m
+	}
+	n := max(1, int(math.Round(work/interval)))
+	cfg := sim.Config{Strategy: sim.Coordinated, Work: work,
+		Levels: model.Levels{Rates: []float64{rate(lv.Level1MTTI), rate(lv.Level2MTTI)},
+			Cost: []float64{cost, cost}, Restart: []float64{recovery, recovery}},
+		Schedule: model.Schedule{Interval: interval, Counts: []int{n - 1}}}
+	errs := make([]float64, levelsReplications)
+	for i := range errs {
+		errs[i] = math.NaN()
+	}
+	_, err := sim.Run(context.Background(), cfg, sim.Replications(levelsReplications), sim.Seed(1),
+		sim.Observe(func(r int, s sim.Sample) {
+			if s.Failures[1] == 0 {
+				return
+			}
+			mtti := func(k int) float64 {
+				if k == 0 {
+					return math.Inf(1)
+				}
+				return s.Seconds / float64(k)
+			}
+			m := MultilevelPlain(interval, cost, recovery, work,
+				Levels{Level2: s.Failures[1], Level1MTTI: mtti(s.Failures[0]), Level2MTTI: mtti(s.Failures[1])})
+			errs[r] = RelErr(work/s.Seconds, m)
+		}))
+	if err != nil {
+		return c
+	}
+	var sum, sumAbs float64
+	k := 0
+	for _, e := range errs { // in replication order: the same sums whatever the workers
+		if !math.IsNaN(e) {
+			sum, sumAbs, k = sum+e, sumAbs+math.Abs(e), k+1
+		}
+	}
+	if k == 0 {
+		return c
+	}
+	return Chance{Mean: sum / float64(k), MeanAbs: sumAbs / float64(k)}
+}

@@ -269,6 +269,10 @@ type Report struct {
 	// model_error_applied, when failures are exactly the model's.
 	ModelErrorAppliedChance     report.Float `json:"model_error_applied_chance"`
 	ModelErrorAppliedChanceBias report.Float `json:"model_error_applied_chance_bias"`
+	// And ErrorByChanceLevels, for multilevel_error_applied in a run with
+	// level-2 events (null without one).
+	MultilevelErrorAppliedChance     report.Float `json:"multilevel_error_applied_chance"`
+	MultilevelErrorAppliedChanceBias report.Float `json:"multilevel_error_applied_chance_bias"`
 	InRunReport
 }
 

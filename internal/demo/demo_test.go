@@ -207,3 +207,19 @@ func TestWorkInRun(t *testing.T) {
 		}
 	}
 }
+
+func TestErrorByChanceLevels(t *testing.T) {
+	// Seed 19 of the demo's evening runs: 20.8 s, 8 failures, 3 of level 2.
+	lv := AppliedLevels(20.8, 8, launch.Accounting{ScratchUnrecoverable: 3})
+	c := ErrorByChanceLevels(8.2, 0.75, 0.15, 0.5, lv)
+	if again := ErrorByChanceLevels(8.2, 0.75, 0.15, 0.5, lv); again != c {
+		t.Errorf("the same arguments gave %+v then %+v", c, again)
+	}
+	single := ErrorByChance(8.2, 0.75, 0.15, 0.5, 20.8/8)
+	if !(c.MeanAbs > 2*single.MeanAbs) || !(c.MeanAbs < 1) {
+		t.Errorf("with level-2 events %+v, without %+v: want several times more by chance", c, single)
+	}
+	if none := ErrorByChanceLevels(8.2, 0.75, 0.15, 0.5, AppliedLevels(20.8, 8, launch.Accounting{})); !math.IsNaN(none.MeanAbs) {
+		t.Errorf("no level-2 event: %+v, want NaN (ErrorByChance covers it)", none)
+	}
+}
