@@ -32,6 +32,10 @@ type flushRun struct {
 	applied    demo.Applied
 	appliedEff float64
 	recovery   float64
+	// appliedAt are the model's inputs at the failures met, and chance
+	// what one run strays from it by chance (set with the work).
+	appliedAt policy.Measured
+	chance    demo.Chance
 	// levels are the failures it met by level, and multiEff the model's
 	// efficiency at them (level-2 failures at their applied rate).
 	levels   demo.Levels
@@ -67,7 +71,7 @@ func runFlushVariants(ctx context.Context, modes []string, d demo.Settings, mtti
 		r.Markov = demo.CompareMarkov(mode != "blocking", d, mtti, flush.Stats(res.Flush), res.Staged, res.Attempts)
 		r.applied = demo.AppliedFailures(res.Elapsed.Seconds(), mtti, res.Injected)
 		ap := demo.CompareMarkovApplied(mode != "blocking", d, r.applied, flush.Stats(res.Flush), res.Staged, res.Attempts)
-		r.appliedEff, r.recovery = ap.Efficiency, ap.Restart
+		r.appliedEff, r.recovery, r.appliedAt = ap.Efficiency, ap.Restart, ap.Measured
 		r.levels = demo.AppliedLevels(res.Elapsed.Seconds(), res.Injected, res.Account)
 		r.multiEff = demo.CompareMarkovLevels(mode != "blocking", d, r.levels, flush.Stats(res.Flush), res.Staged, res.Attempts).Efficiency
 		r.inRun = demo.WorkInRun(d.Steps, res.Attempts, res.Flush.StepSeconds())
@@ -89,34 +93,36 @@ func fmtBytes(b float64) string {
 func flushRunReport(r flushRun, ref string) *demo.FlushRun {
 	f := func(x float64) report.Float { return report.Float(x) }
 	return &demo.FlushRun{
-		ResultMatchesReference:  r.res.Result != "" && r.res.Result == ref,
-		FailuresInjected:        r.res.Injected,
-		RestartsFromCache:       r.res.Restarts["cache"],
-		RestartsFromRebuild:     r.res.Restarts["rebuild"],
-		RestartsFromShared:      r.res.Restarts["shared"],
-		RestartsFromScratch:     r.res.Restarts["none"],
-		Failures:                r.res.Account.Failures,
-		ScratchNoCheckpoint:     r.res.Account.ScratchNoCheckpoint,
-		ScratchUnrecoverable:    r.res.Account.ScratchUnrecoverable,
-		RelaunchesNeverRestored: r.res.Account.NeverRestored,
-		RunSeconds:              f(r.secs),
-		Efficiency:              f(r.eff),
-		MarkovEfficiency:        f(r.Efficiency),
-		MarkovError:             f((r.eff - r.Efficiency) / r.Efficiency),
-		Level1CostSeconds:       f(r.C1),
-		Level2CostSeconds:       f(r.C2),
-		FlushLatencySeconds:     f(r.Latency),
-		Alpha:                   f(r.Alpha),
-		MarkovAlpha:             f(r.ModelAlpha),
-		RestartSeconds:          f(r.Restart),
-		Flush:                   flushJSON(r.res),
-		FailuresExpected:        f(r.applied.Expected),
-		RecoverySeconds:         f(r.recovery),
-		MTTIAppliedSeconds:      f(r.applied.MTTI),
-		MarkovEfficiencyApplied: f(r.appliedEff),
-		MarkovErrorApplied:      f((r.eff - r.appliedEff) / r.appliedEff),
-		LevelsApplied:           demo.NewLevelsApplied(r.levels, r.eff, r.multiEff),
-		InRunReport:             demo.NewInRunReport(r.inRun, r.secs, r.appliedEff, true, r.multiEff),
+		ResultMatchesReference:       r.res.Result != "" && r.res.Result == ref,
+		FailuresInjected:             r.res.Injected,
+		RestartsFromCache:            r.res.Restarts["cache"],
+		RestartsFromRebuild:          r.res.Restarts["rebuild"],
+		RestartsFromShared:           r.res.Restarts["shared"],
+		RestartsFromScratch:          r.res.Restarts["none"],
+		Failures:                     r.res.Account.Failures,
+		ScratchNoCheckpoint:          r.res.Account.ScratchNoCheckpoint,
+		ScratchUnrecoverable:         r.res.Account.ScratchUnrecoverable,
+		RelaunchesNeverRestored:      r.res.Account.NeverRestored,
+		RunSeconds:                   f(r.secs),
+		Efficiency:                   f(r.eff),
+		MarkovEfficiency:             f(r.Efficiency),
+		MarkovError:                  f((r.eff - r.Efficiency) / r.Efficiency),
+		Level1CostSeconds:            f(r.C1),
+		Level2CostSeconds:            f(r.C2),
+		FlushLatencySeconds:          f(r.Latency),
+		Alpha:                        f(r.Alpha),
+		MarkovAlpha:                  f(r.ModelAlpha),
+		RestartSeconds:               f(r.Restart),
+		Flush:                        flushJSON(r.res),
+		FailuresExpected:             f(r.applied.Expected),
+		RecoverySeconds:              f(r.recovery),
+		MTTIAppliedSeconds:           f(r.applied.MTTI),
+		MarkovEfficiencyApplied:      f(r.appliedEff),
+		MarkovErrorApplied:           f((r.eff - r.appliedEff) / r.appliedEff),
+		LevelsApplied:                demo.NewLevelsApplied(r.levels, r.eff, r.multiEff),
+		InRunReport:                  demo.NewInRunReport(r.inRun, r.secs, r.appliedEff, true, r.multiEff),
+		MarkovErrorAppliedChance:     f(r.chance.MeanAbs),
+		MarkovErrorAppliedChanceBias: f(r.chance.Mean),
 	}
 }
 
@@ -164,6 +170,12 @@ func printFlushRuns(w io.Writer, runs []flushRun, d demo.Settings, mtti float64,
 			return "n/a"
 		}
 		return fmt.Sprintf("%.1f%% at M = %s (measured − model %+.1f%%)", 100*r.appliedEff, appliedMTTI(r.applied), 100*(r.eff-r.appliedEff)/r.appliedEff)
+	})
+	row("by chance", func(r flushRun) string {
+		if math.IsNaN(r.chance.MeanAbs) {
+			return "n/a"
+		}
+		return fmt.Sprintf("one run strays from that model by %.1f%% on average (mean error %+.1f%%, simulated)", 100*r.chance.MeanAbs, 100*r.chance.Mean)
 	})
 	row("by level", func(r flushRun) string {
 		if math.IsNaN(r.multiEff) {
@@ -226,6 +238,7 @@ func demoFlush(c interface {
 	work := refs.Work()
 	for i := range runs {
 		runs[i].eff = demo.Efficiency(work, runs[i].secs)
+		runs[i].chance = demo.ErrorByChanceMarkov(d, work, runs[i].appliedAt)
 		match = match && runs[i].res.Result == refResult
 	}
 	if asJSON {

@@ -181,6 +181,11 @@ func TestDemoReferenceAtBothEnds(t *testing.T) {
 					t.Errorf("%s: %s = %v, want %v", mode, k, got, want)
 				}
 			}
+			for _, k := range []string{"markov_error_applied_chance", "markov_error_applied_chance_bias"} {
+				if _, ok := run[k]; !ok {
+					t.Errorf("%s: no %s", mode, k)
+				}
+			}
 			if _, ok := run["markov_error_applied_in_run"]; !ok {
 				t.Errorf("%s: no markov_error_applied_in_run", mode)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 
+	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/model"
 	"github.com/ckpt/ckpt/sim"
 )
@@ -96,15 +97,71 @@ func ErrorByChanceLevels(work, interval, cost, recovery float64, lv Levels) Chan
 	if err != nil {
 		return c
 	}
+	return meanErrors(errs)
+}
+
+// markovReplications is how many runs ErrorByChanceMarkov simulates.
+const markovReplications = 2000
+
+// ErrorByChanceMarkov is Chance for a flushing run's comparison with the
+// two-level Markov model at the failure rate it met
+// (CompareMarkovApplied, whose inputs m are): simulated runs of work
+// seconds at the schedule s (every s.Every-th checkpoint flushed, blocking
+// or in the background), failures at m's rate, each compared with the
+// model at the rate it met; only runs with a failure count, since the
+// demo compares no other. NaN when m is zero (the model was not
+// evaluated) or the simulation cannot run.
+func ErrorByChanceMarkov(s Settings, work float64, m policy.Measured) Chance {
+	c := Chance{Mean: math.NaN(), MeanAbs: math.NaN()}
+	if !(work > 0) || !(m.Level1MTTI > 0) || math.IsInf(m.Level1MTTI, 1) || !(s.Interval > 0) || s.Every < 1 {
+		return c
+	}
+	lv := m.Levels()
+	if lv.Rates[1] == 0 {
+		lv.Rates[1] = 1e-300 // the simulator needs a rate > 0
+	}
+	sched := model.Schedule{Interval: s.Interval, Counts: []int{s.Every - 1}}
+	cfg := sim.Config{Strategy: sim.Coordinated, Work: work, Levels: lv, Schedule: sched}
+	if m.NonBlocking {
+		cfg.Strategy, cfg.FlushLatency, cfg.Alpha = sim.NonBlocking, m.FlushCost, m.ModelAlpha()
+	}
+	errs := make([]float64, markovReplications)
+	for i := range errs {
+		errs[i] = math.NaN()
+	}
+	_, err := sim.Run(context.Background(), cfg, sim.Replications(markovReplications), sim.Seed(1),
+		sim.Observe(func(r int, smp sim.Sample) {
+			n := 0
+			for _, f := range smp.Failures {
+				n += f
+			}
+			if n == 0 {
+				return
+			}
+			at := m
+			at.Level1MTTI, at.Level2MTTI = smp.Seconds/float64(n), 0
+			if res, err := at.Evaluate(sched); err == nil {
+				errs[r] = RelErr(work/smp.Seconds, res.Efficiency)
+			}
+		}))
+	if err != nil {
+		return c
+	}
+	return meanErrors(errs)
+}
+
+// meanErrors is the mean and mean absolute value of the errors that are
+// not NaN, summed in order (the same sums whatever the workers did first).
+func meanErrors(errs []float64) Chance {
 	var sum, sumAbs float64
 	k := 0
-	for _, e := range errs { // in replication order: the same sums whatever the workers
+	for _, e := range errs {
 		if !math.IsNaN(e) {
 			sum, sumAbs, k = sum+e, sumAbs+math.Abs(e), k+1
 		}
 	}
 	if k == 0 {
-		return c
+		return Chance{Mean: math.NaN(), MeanAbs: math.NaN()}
 	}
 	return Chance{Mean: sum / float64(k), MeanAbs: sumAbs / float64(k)}
 }

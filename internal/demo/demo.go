@@ -166,6 +166,9 @@ type Markov struct {
 	Alpha      float64 // α measured (NaN if not; 0 if negative)
 	ModelAlpha float64 // the α the model used: the measured one, or 0 (NaN for blocking)
 	Restart    float64 // the mean restart measured
+	// Measured are the inputs the model was evaluated at (zero if it
+	// could not be), for ErrorByChanceMarkov.
+	Measured policy.Measured
 }
 
 // CompareMarkov evaluates the two-level Markov model (SPEC-markov §4
@@ -224,7 +227,7 @@ func compareMarkov(nonblocking bool, s Settings, mtti, mtti2 float64, retry bool
 		r.Why = err.Error()
 		return r
 	}
-	r.Efficiency = res.Efficiency
+	r.Efficiency, r.Measured = res.Efficiency, m
 	return r
 }
 
@@ -376,5 +379,9 @@ type FlushRun struct {
 	// Added with the failures split by level (Levels) and the Markov
 	// model at them (CompareMarkovLevels).
 	LevelsApplied
+	// What one run strays from the Markov model at the failures met by
+	// chance alone (ErrorByChanceMarkov).
+	MarkovErrorAppliedChance     report.Float `json:"markov_error_applied_chance"`
+	MarkovErrorAppliedChanceBias report.Float `json:"markov_error_applied_chance_bias"`
 	InRunReport
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/model"
 )
 
@@ -221,5 +222,29 @@ func TestErrorByChanceLevels(t *testing.T) {
 	}
 	if none := ErrorByChanceLevels(8.2, 0.75, 0.15, 0.5, AppliedLevels(20.8, 8, launch.Accounting{})); !math.IsNaN(none.MeanAbs) {
 		t.Errorf("no level-2 event: %+v, want NaN (ErrorByChance covers it)", none)
+	}
+}
+
+func TestErrorByChanceMarkov(t *testing.T) {
+	s := Settings{Interval: 1, Every: 2}
+	blocking := policy.Measured{Interval: 1, Level1Cost: 0.2, FlushCost: 0.4, Restart: 0.6, Level1MTTI: 2.5}
+	c := ErrorByChanceMarkov(s, 8, blocking)
+	if again := ErrorByChanceMarkov(s, 8, blocking); again != c {
+		t.Errorf("the same arguments gave %+v then %+v", c, again)
+	}
+	if !(c.MeanAbs > 0.02 && c.MeanAbs < 0.3) || !(math.Abs(c.Mean) < c.MeanAbs) {
+		t.Errorf("blocking: %+v, want a mean |error| of some percent and a smaller bias", c)
+	}
+	nb := blocking
+	nb.NonBlocking, nb.Alpha = true, 0.2
+	if c := ErrorByChanceMarkov(s, 8, nb); !(c.MeanAbs > 0.02 && c.MeanAbs < 0.3) {
+		t.Errorf("non-blocking: %+v", c)
+	}
+	// Ten times the work: many more failures in a run, less chance.
+	if long := ErrorByChanceMarkov(s, 80, blocking); !(long.MeanAbs < c.MeanAbs/2) {
+		t.Errorf("80 s of work: %+v against 8 s: %+v, want much less", long, c)
+	}
+	if none := ErrorByChanceMarkov(s, 8, policy.Measured{}); !math.IsNaN(none.MeanAbs) {
+		t.Errorf("no model evaluated: %+v, want NaN", none)
 	}
 }
