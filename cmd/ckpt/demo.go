@@ -39,9 +39,13 @@ func newDemoCmd() *cobra.Command {
 		flushBusy:     fs.String("flush-busy", "skip", "with --flush nonblocking: a flush due while the previous runs is skipped, or waits"),
 		asJSON:        jsonFlag(c),
 	}
+	dl := addDemoLauncherFlags(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		m, modes, fd, err := f.check(c)
 		if err != nil {
+			return err
+		}
+		if err := dl.check(modes != nil); err != nil {
 			return err
 		}
 		exe, err := os.Executable()
@@ -56,12 +60,13 @@ func newDemoCmd() *cobra.Command {
 		args := []string{"example", "himeno", "--size", *f.size, "--iterations", fmt.Sprint(*f.iters)}
 		spec := func(name, interval string, inject bool) (runSpec, func() string, error) {
 			s, err := demoSpec(exe, args, interval, m, *f.seed, inject)
+			dl.apply(&s)
 			s.cacheRoot = filepath.Join(root, name)
 			var out bytes.Buffer
 			s.output, s.progress = &out, c.ErrOrStderr()
 			return s, out.String, err
 		}
-		jobs := demoJobs{spec: spec, run: timedRun}
+		jobs := demoJobs{spec: spec, run: timedRun, launcher: dl}
 		if modes != nil {
 			return demoFlush(c, modes, fd, m, *f.asJSON, jobs)
 		}
@@ -158,6 +163,8 @@ func (f *demoFlags) check(c *cobra.Command) (float64, []string, demo.Settings, e
 type demoJobs struct {
 	spec func(name, interval string, inject bool) (runSpec, func() string, error)
 	run  func(ctx context.Context, s runSpec) (runResult, float64, error)
+	// launcher adds to the JSON what --launcher ran (nil: nothing).
+	launcher *demoLauncher
 }
 
 // timedRun runs the job and measures its wall-clock seconds, from the
@@ -242,7 +249,7 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 	chanceLevels := demo.ErrorByChanceLevels(work, pred.Interval, cost, recovery, levels)
 	inRun := demo.WorkInRun(iters, res.Attempts, res.Flush.StepSeconds())
 	if asJSON {
-		if err := writeJSON(c.OutOrStdout(), demo.Report{
+		if err := writeJSON(c.OutOrStdout(), jobs.launcher.report(demo.Report{
 			ResultMatchesReference:           match,
 			FailuresInjected:                 res.Injected,
 			RestartsFromCache:                res.Restarts["cache"],
@@ -276,7 +283,7 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 			MultilevelErrorAppliedChance:     report.Float(chanceLevels.MeanAbs),
 			MultilevelErrorAppliedChanceBias: report.Float(chanceLevels.Mean),
 			InRunReport:                      demo.NewInRunReport(inRun, runSecs, appliedEff, false, multi),
-		}); err != nil {
+		}, res)); err != nil {
 			return err
 		}
 	} else {

@@ -59,6 +59,11 @@ type runSpec struct {
 	// launcher starts each attempt's ranks (nil: launch.Local, ckpt run's
 	// own).
 	launcher launch.Launcher
+	// spares are nodes for the ranks of failed nodes, readmitAfter the
+	// launches an excluded node waits (launch.Pool); timeLimit when the
+	// job halts and must end (zero: never).
+	spares, readmitAfter int
+	timeLimit            launch.TimeLimit
 }
 
 // launcherName is the name of the launcher the job runs under.
@@ -84,7 +89,7 @@ func (s runSpec) launchJob() launch.Job {
 		Redundancy: s.redundancy, Shared: s.shared, FlushEvery: s.flushEvery, Interval: s.interval,
 		Durability: s.durability, Retries: s.retries, Heartbeat: s.heartbeat, JoinTimeout: s.joinTimeout,
 		Tree: s.tree, TLS: s.tls, Inject: s.inject, StagingServers: s.stagingServers, StageArgs: s.stageArgs,
-		FlushBusy: s.flushBusy, SharedBandwidth: s.sharedBandwidth}
+		FlushBusy: s.flushBusy, SharedBandwidth: s.sharedBandwidth, Spares: s.spares, ReadmitAfter: s.readmitAfter}
 }
 
 // config is the launcher's configuration of the job, and the coordinators
@@ -98,6 +103,7 @@ func (s runSpec) config() (launch.Config, *launch.Coordinators, error) {
 	start := time.Now()
 	seen := false // a checkpoint was committed or restored: a restart from scratch lost it
 	cfg.HaltFile, cfg.Output, cfg.Stop, cfg.Launcher = s.haltFile(), s.output, s.stop, s.launcher
+	cfg.Deadline, cfg.HaltMargin = s.timeLimit.Deadline, s.timeLimit.Margin
 	cfg.Event = func(e launch.Event) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -228,7 +234,17 @@ func describe(e launch.Event) string {
 		}
 		return fmt.Sprintf("restored %s from %s", e.Checkpoint, e.Source)
 	case "halt":
-		return "halt requested: stopping after the next checkpoint"
+		switch e.Reason {
+		case "":
+			return "halt requested: stopping after the next checkpoint"
+		case "time limit":
+			return "time limit: halt requested: stopping after the next checkpoint"
+		}
+		return e.Reason
+	case "exclude":
+		return e.Change.String()
+	case "readmit":
+		return "re-admitted as spares: " + strings.Join(e.Nodes, ",")
 	case "checkpoint":
 		return "checkpoint " + e.Checkpoint + " committed"
 	case "finish":
@@ -278,6 +294,7 @@ type runFlags struct {
 	flushBusy           *string
 	sharedBandwidth     *quantity
 	job                 *string
+	spares, readmit     *int
 	changed             func(name string) bool // the flag was given
 }
 
@@ -308,6 +325,8 @@ func addRunFlags(c *cobra.Command) *runFlags {
 		stageRate:       bandwidthFlag(fs, "stage-rate", "cap on the bytes per second each staging server pulls (bounds the interference α)"),
 		flushBusy:       fs.String("flush-busy", "skip", "a non-blocking flush due while the previous one runs: skip it, or wait for the previous one"),
 		sharedBandwidth: bandwidthFlag(fs, "shared-bandwidth", "cap the shared tier's bandwidth, divided among its concurrent writers (models a parallel file system the job shares)"),
+		spares:          fs.Int("spares", 0, "spare nodes beyond --nodes: the ranks of a node whose failure was detected go to a spare at the relaunch, and the node is excluded (without a spare the job shrinks onto its other nodes if the redundancy sets still fit, else keeps the node)"),
+		readmit:         fs.Int("readmit-after", 0, "re-admit an excluded node as a spare after this many launches without it (0: never during the run)"),
 		job:             fs.String("job", "", "the job's name, its directory under the default root (default: the program's name and a hash of everything that defines the job, or Slurm's job name and the hash)"),
 	}
 }
@@ -321,6 +340,7 @@ func (f *runFlags) options(ranks int, program string, args []string) launch.Opti
 		InjectMTTI: f.injectMTTI.v, InjectDist: *f.injectDist, InjectKind: *f.injKind, Seed: *f.seed,
 		StagingServers: *f.stagingServers, StageWriters: *f.stageWriters, StageRate: f.stageRate.v,
 		FlushBusy: *f.flushBusy, SharedBandwidth: f.sharedBandwidth.v,
+		Spares: *f.spares, ReadmitAfter: *f.readmit,
 		Given: f.changed, Have: probeResources(), CPUs: runtime.NumCPU()}
 }
 
@@ -331,7 +351,7 @@ func (f *runFlags) spec(ranks int, program string, args []string) (runSpec, erro
 		redundancy: j.Redundancy, shared: j.Shared, flushEvery: j.FlushEvery, interval: j.Interval,
 		durability: j.Durability, retries: j.Retries, heartbeat: j.Heartbeat, joinTimeout: j.JoinTimeout,
 		tree: j.Tree, tls: j.TLS, inject: j.Inject, stagingServers: j.StagingServers, stageArgs: j.StageArgs,
-		flushBusy: j.FlushBusy, sharedBandwidth: j.SharedBandwidth,
+		flushBusy: j.FlushBusy, sharedBandwidth: j.SharedBandwidth, spares: j.Spares, readmitAfter: j.ReadmitAfter,
 		keepCache: *f.keepCache, verbose: *f.verbose}
 	if err != nil {
 		return s, usageError{err}
@@ -377,6 +397,18 @@ cache from CKPT_CACHE_ROOT. A relaunch runs mpirun or srun again; injected
 failures kill the ranks' processes by the pid each published when it joined
 (on this host only). --tree needs the local launcher. Real Slurm is untested
 (docs/RUNTIME.md, "Launchers").
+
+A node lost as a whole (--inject-kind node) is left out of the next launch:
+its ranks go to a spare (--spares K: nodes beyond --nodes, unused until
+then), or, without one, to the other nodes if the redundancy sets still
+fit there; else it is kept, with an empty cache. Each decision is a
+progress line and --json's "excluded_nodes"; --readmit-after N makes an
+excluded node a spare again after N launches without it.
+
+--time-limit, or a Slurm allocation's end (SLURM_JOB_END_TIME, else
+squeue), makes the job checkpoint and halt --halt-before the end (SCR's
+SCR_HALT_SECONDS); ckpt run then exits with status 3: run the same command
+again, in the next allocation, to resume (docs/RUNTIME.md, "Time limits").
 
 --inject-mtti kills ranks (or with --inject-kind node whole nodes with their
 cache) at random times, exponential or Weibull, seeded: Fialho et al.'s fault
@@ -438,6 +470,8 @@ func newRunCmd() *cobra.Command {
 	f.haltTimeout = durationFlag(fs, "halt-timeout", "after a signal, how long the job may take to checkpoint and stop before its ranks are killed (default 60s)")
 	f.launcher = fs.String("launcher", launch.LauncherLocal, "what starts the ranks of each launch: local (ckpt run itself), mpirun (Open MPI's or MPICH's) or srun (Slurm's)")
 	f.launcherArgs = fs.String("launcher-args", "", "more arguments for mpirun or srun, split into words as a shell does (quotes, backslashes; nothing expanded), placed before PROGRAM")
+	f.timeLimit = durationFlag(fs, "time-limit", "the job must be over this long after its start: it checkpoints and halts --halt-before the end, exit status 3 (default: the Slurm allocation's end, SLURM_JOB_END_TIME or squeue, if any)")
+	f.haltBefore = durationFlag(fs, "halt-before", "how long before the time limit the job is asked to checkpoint and halt (default 60s, or a quarter of the time left if shorter; SCR's SCR_HALT_SECONDS)")
 	c.RunE = f.run
 	return c
 }
@@ -452,6 +486,8 @@ type runCmdFlags struct {
 	haltTimeout *quantity
 	// The launcher of every attempt and its arguments.
 	launcher, launcherArgs *string
+	// The job's time limit and how long before it the job halts.
+	timeLimit, haltBefore *quantity
 }
 
 // run checks the flags (a bad one is a usage error) and runs the job.
@@ -468,6 +504,9 @@ func (f *runCmdFlags) run(c *cobra.Command, args []string) error {
 		return err
 	}
 	if spec.launcher, err = runLauncher(*f.launcher, *f.launcherArgs, spec.tree); err != nil {
+		return err
+	}
+	if spec.timeLimit, err = runTimeLimit(f.timeLimit, f.haltBefore, time.Now(), os.LookupEnv, squeueEnd); err != nil {
 		return err
 	}
 	return runCommand(c, spec, halt, grace, *f.asJSON)
@@ -502,6 +541,10 @@ func runCommand(c *cobra.Command, spec runSpec, halt os.Signal, grace time.Durat
 		if err == nil {
 			fmt.Fprintf(c.ErrOrStderr(), "ckpt run: %s\n", msg)
 		}
+	} else if res.TimeLimit && runErr == nil {
+		// main prints the message, and exits with the status.
+		runErr = timeLimitEnd(spec.timeLimit, res, spec.cacheRoot)
+		res.Err = runErr.Error()
 	}
 	mtti := 0.0
 	if spec.inject != nil {
@@ -527,6 +570,8 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 			{"result", r.Result},
 			{"halted", r.Halted},
 			{"launcher", r.Launcher},
+			{"excluded_nodes", excludedJSON(r.Excluded)},
+			{"time_limit", r.TimeLimit},
 			{"attempts", len(r.Attempts)},
 			{"failures", failures},
 			{"failures_injected", r.Injected},
@@ -556,6 +601,9 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 	t.row("restarts", fmt.Sprintf("cache %d, rebuild %d, shared %d, scratch %d",
 		r.Restarts["cache"], r.Restarts["rebuild"], r.Restarts["shared"], r.Restarts["none"]))
 	t.row("failures", r.Account.String())
+	if len(r.Excluded) > 0 {
+		t.row("excluded", excludedText(r.Excluded))
+	}
 	t.row("elapsed", sec(r.Elapsed.Seconds()))
 	if r.Policy.Cost > 0 {
 		t.row("checkpoint cost", sec(r.Policy.Cost.Seconds()), "(measured, smoothed)")

@@ -53,21 +53,24 @@ func TestRunUnderMPIRunNodeLossRebuilds(t *testing.T) {
 
 // fakeSrun writes a stand-in for Slurm's srun (Slurm is not on the test
 // machines): it checks its arguments as ckpt run passes them (-n N,
-// --kill-on-bad-exit=1, --export=ALL,NAME,... with every name set), starts
+// --kill-on-bad-exit=1, --export=ALL,NAME,... with every name set,
+// --exclude=HOSTS), starts
 // N processes with SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID, kills the
 // others after a task's bad exit, and exits with the first bad task's
-// status (a signal as 128+N). Each call's arguments are appended to
-// dir/srun.log. It returns the directory to put first on PATH.
+// status (a signal as 128+N). Each call's arguments, with the value of
+// CKPT_NODES and --exclude's, are appended to dir/srun.log. It returns the
+// directory to put first on PATH.
 func fakeSrun(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	script := `#!/bin/bash
-n=; exports=
+n=; exports=; exclude=
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) n=$2; shift 2;;
     --kill-on-bad-exit=1) shift;;
     --export=*) exports=${1#--export=}; shift;;
+    --exclude=*) exclude=${1#--exclude=}; shift;;
     -*) echo "fake srun: unknown option $1" >&2; exit 2;;
     *) break;;
   esac
@@ -78,7 +81,7 @@ IFS=, read -ra names <<< "$exports"
 for v in "${names[@]:1}"; do
   [ -n "${!v+x}" ] || { echo "fake srun: $v exported but not set" >&2; exit 2; }
 done
-echo "-n $n --export=$exports $*" >> "` + filepath.Join(dir, "srun.log") + `"
+echo "-n $n --export=$exports $* nodes=$CKPT_NODES exclude=$exclude" >> "` + filepath.Join(dir, "srun.log") + `"
 pids=()
 for ((i = 0; i < n; i++)); do
   SLURM_PROCID=$i SLURM_NTASKS=$n SLURM_LOCALID=$i "$@" &

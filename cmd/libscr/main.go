@@ -169,7 +169,7 @@ func ckptscr_init_join(crank, csize C.int, info *C.char) C.int {
 		return result("SCR_Init", err)
 	}
 	host, _ := os.Hostname()
-	node, err := scr.NodeFor(params, int(crank), host)
+	node, err := scr.NodeFor(params, int(crank), int(csize), host)
 	if err != nil {
 		return result("SCR_Init", err)
 	}

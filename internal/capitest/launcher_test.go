@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/capitest/mpitest"
+	"github.com/ckpt/ckpt/internal/jobenv"
 )
 
 // An SCR application under `ckpt run --launcher mpirun`: one MPI job of
@@ -17,8 +18,8 @@ import (
 // C layer takes MPI's rank and size and joins the launcher's coordinator.
 // It checkpoints, then a second run through mpirun restarts from the
 // newest checkpoint and goes on. Its simulated nodes are the SCR API's
-// (CKPT_SCR_NODES, which newJob sets): the C layer does not read the
-// launcher's node mapping (CKPT_NODES).
+// (CKPT_SCR_NODES, which newJob sets, wins over the launcher's node
+// mapping, CKPT_NODES: see TestCkptRunLauncherMPIRunNodeMapping).
 func TestCkptRunLauncherMPIRun(t *testing.T) {
 	mpitest.RequireTools(t, "mpirun")
 	ckpt := ckptBinary(t)
@@ -51,5 +52,48 @@ func TestCkptRunLauncherMPIRun(t *testing.T) {
 	_, out = run("restart", "ckpt.3", "write", "4", "5", "1")
 	if !strings.Contains(out, "restarted from ckpt.3\n") || strings.Count(out, "scrapi: OK") != 1 {
 		t.Fatalf("the restart under mpirun:\n%s", out)
+	}
+}
+
+// Without CKPT_SCR_NODES, an SCR application under `ckpt run --launcher
+// mpirun --nodes 2` takes each rank's node and cache from the launcher's
+// node mapping (CKPT_NODES, CKPT_CACHE_ROOT), which every rank gets alike:
+// rank 0 on node0 and rank 1 on node1, their caches in the job's
+// directory, none under SCR_CACHE_BASE (where the host's name would have
+// put both).
+func TestCkptRunLauncherMPIRunNodeMapping(t *testing.T) {
+	mpitest.RequireTools(t, "mpirun")
+	ckpt := ckptBinary(t)
+	j := newJob(t, 2, "scrapi.c")
+	var env []string
+	for _, kv := range j.env {
+		if !strings.HasPrefix(kv, jobenv.VarSCRNodes+"=") {
+			env = append(env, kv)
+		}
+	}
+	root := filepath.Join(t.TempDir(), "job")
+	ctx, cancel := context.WithTimeout(context.Background(), mpitest.Timeout)
+	defer cancel()
+	argv := []string{"run", "--launcher", "mpirun", "-n", "2", "--nodes", "2", "--keep-cache",
+		"--cache-root", root, "--json", "--", j.bin, "restart", "none", "write", "1", "3", "1"}
+	cmd := exec.CommandContext(ctx, ckpt, argv...)
+	cmd.Dir = j.prefix
+	cmd.Env = append(append(os.Environ(), env...), "OMPI_MCA_mpi_yield_when_idle=1")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("ckpt %s: %v\n%s", strings.Join(argv, " "), err, stderr.String())
+	}
+	if strings.Count(stderr.String(), "scrapi: OK") != 1 {
+		t.Fatalf("not one MPI job:\n%s", stderr.String())
+	}
+	for _, node := range []string{"node0", "node1"} {
+		ents, err := os.ReadDir(filepath.Join(root, node))
+		if err != nil || len(ents) == 0 {
+			t.Errorf("%s's cache in the job's directory: %d entries, %v (job directory: %s)", node, len(ents), err, listing(root))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(j.cache, "ckpt."+jobID)); err == nil {
+		t.Errorf("caches under SCR_CACHE_BASE: %s", listing(j.cache))
 	}
 }

@@ -385,3 +385,13 @@ type FlushRun struct {
 	MarkovErrorAppliedChanceBias report.Float `json:"markov_error_applied_chance_bias"`
 	InRunReport
 }
+
+// LauncherReport is `ckpt demo --launcher NAME --json`: the plain demo's
+// Report with the launcher that ran its jobs and the nodes its run with
+// failures left out after their failure (every one, re-admitted or not;
+// an empty list when none was).
+type LauncherReport struct {
+	Report
+	Launcher      string             `json:"launcher"`
+	ExcludedNodes []launch.Exclusion `json:"excluded_nodes"`
+}

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ckpt/ckpt/internal/jobtls"
 	"github.com/ckpt/ckpt/internal/policy"
@@ -348,5 +349,33 @@ func TestIdentity(t *testing.T) {
 		if r != c.rank || n != c.size {
 			t.Errorf("%+v %v: rank %d of %d, want %d of %d", c.env, c.vars, r, n, c.rank, c.size)
 		}
+	}
+}
+
+func TestEndTime(t *testing.T) {
+	env := map[string]string{"B": "1700000000", "C": "soon"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	end, from, err := EndTime(lookup, "A", "B", "C")
+	if err != nil || from != "B" || end.Unix() != 1700000000 {
+		t.Fatalf("%v from %q, %v", end, from, err)
+	}
+	if _, from, err := EndTime(lookup, "C", "B"); err == nil || from != "C" || !strings.Contains(err.Error(), `C="soon"`) {
+		t.Fatalf("a bad value: from %q, %v", from, err)
+	}
+	if end, from, err := EndTime(lookup, "A"); !end.IsZero() || from != "" || err != nil {
+		t.Fatalf("none set: %v %q %v", end, from, err)
+	}
+	loc := time.FixedZone("X", 3600)
+	got, err := ParseSqueueEnd("2026-11-26T20:50:00\n", loc)
+	if err != nil || !got.Equal(time.Date(2026, 11, 26, 20, 50, 0, 0, loc)) {
+		t.Fatalf("squeue's end: %v, %v", got, err)
+	}
+	for _, none := range []string{"N/A", "Unknown", " ", "UNLIMITED"} {
+		if got, err := ParseSqueueEnd(none, loc); !got.IsZero() || err != nil {
+			t.Errorf("%q: %v, %v", none, got, err)
+		}
+	}
+	if _, err := ParseSqueueEnd("tomorrow", loc); err == nil {
+		t.Errorf("a bad end: no error")
 	}
 }

@@ -105,6 +105,11 @@ type Seen struct {
 	// PrevApplication: the attempt before this one ended in an
 	// application error too.
 	PrevApplication bool
+	// Joined counts the ranks that joined the attempt (the coordinator
+	// saw them, or they published where they run, jobenv.KeyProc);
+	// JoinsKnown says that count is known.
+	Joined     int
+	JoinsKnown bool
 }
 
 // Verdict is what to do after an attempt.
@@ -123,6 +128,10 @@ type Verdict struct {
 // is pure: every input is in s.
 //
 //   - A rank that exited with ExitConfig: a configuration error; give up.
+//   - The launcher's own process (mpirun, srun) that exited non-zero
+//     before any rank joined: its command line or its environment is
+//     wrong (an unknown option in --launcher-args, no allocation); give
+//     up, as for a configuration error.
 //   - A rank killed from outside (SIGKILL, SIGTERM, not by the launcher),
 //     or an injected failure: a failure; relaunch.
 //   - A rank that exited non-zero (other than ExitJobFailed) or crashed
@@ -146,6 +155,9 @@ func Classify(s Seen) Verdict {
 		case e.Status == ExitConfig:
 			return Verdict{Class: ClassConfig, Cause: e.String(),
 				Why: "a configuration error: a relaunch would fail the same way"}
+		case e.Launcher != "" && e.Status > 0 && s.JoinsKnown && s.Joined == 0 && s.Injected == "":
+			return Verdict{Class: ClassConfig, Cause: e.String(),
+				Why: e.Launcher + " failed before any rank joined: its arguments or its environment are wrong, and a relaunch would fail the same way"}
 		case e.Status == -1 && !e.crash():
 			if external == nil {
 				external = e

@@ -83,8 +83,15 @@ func (f *Coordinators) New(inc uint64, token string) (Coordinator, error) {
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
-	a := &attemptCoord{f: f}
+	a := &attemptCoord{f: f, joined: map[int32]bool{}}
 	opts := coordnet.Options{TLS: f.TLS, OnNotice: func(n coord.Notice) {
+		if n.Kind == coord.NoticeJoined || n.Kind == coord.NoticeDropped {
+			a.mu.Lock()
+			for _, r := range n.Ranks {
+				a.joined[r] = n.Kind == coord.NoticeJoined
+			}
+			a.mu.Unlock()
+		}
 		if n.Kind == coord.NoticeCommitted {
 			a.mu.Lock()
 			a.committed++
@@ -177,6 +184,14 @@ type attemptCoord struct {
 	mu        sync.Mutex
 	committed int    // checkpoints committed in this attempt
 	newest    string // the newest of them
+	joined    map[int32]bool
+}
+
+// Joined reports whether rank r joined the attempt (Joiner).
+func (a *attemptCoord) Joined(r int) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.joined[int32(r)]
 }
 
 // Committed counts the checkpoints the attempt committed and names the

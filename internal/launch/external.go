@@ -104,6 +104,12 @@ func (e *External) Name() string { return e.Kind }
 // Command is the launcher's command line (without its path) for ranks of
 // program args, passing the variables of names to every rank.
 func (e *External) Command(ranks int, names []string, program string, args []string) []string {
+	return e.command(ranks, names, nil, program, args)
+}
+
+// command is Command with place (Placement's arguments) after ckpt's
+// own.
+func (e *External) command(ranks int, names, place []string, program string, args []string) []string {
 	n := fmt.Sprint(ranks)
 	var cmd []string
 	switch {
@@ -126,8 +132,52 @@ func (e *External) Command(ranks int, names []string, program string, args []str
 			cmd = append(cmd, "-x", v)
 		}
 	}
-	cmd = append(cmd, e.Args...)
+	cmd = append(append(cmd, place...), e.Args...)
 	return append(append(cmd, program), args...)
+}
+
+// Placement are the launcher's arguments that keep a launch off the
+// hosts whose nodes failed: srun's --exclude=HOST,...; mpirun's host
+// file (Open MPI's --hostfile, Hydra's -f) of the hosts to use with
+// ranks/hosts slots each, which Placement writes to a new file (its path
+// returned, "" if none, for the caller to remove). Nothing without
+// exclusions: the launcher places the ranks as it does by default.
+func (e *External) Placement(ranks int, hosts, exclude []string) (args []string, hostfile string, err error) {
+	if len(exclude) == 0 {
+		return nil, "", nil
+	}
+	if e.Kind == LauncherSrun {
+		return []string{"--exclude=" + strings.Join(exclude, ",")}, "", nil
+	}
+	if len(hosts) == 0 {
+		return nil, "", fmt.Errorf("launch: every host the job ran on failed (%s): mpirun has none left", strings.Join(exclude, ","))
+	}
+	slots := (ranks + len(hosts) - 1) / len(hosts)
+	var b strings.Builder
+	for _, h := range hosts {
+		if e.Flavor == Hydra {
+			fmt.Fprintf(&b, "%s:%d\n", h, slots)
+		} else {
+			fmt.Fprintf(&b, "%s slots=%d\n", h, slots)
+		}
+	}
+	f, err := os.CreateTemp("", "ckpt-hosts-")
+	if err != nil {
+		return nil, "", err
+	}
+	_, err = f.WriteString(b.String())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return nil, "", err
+	}
+	flag := "--hostfile"
+	if e.Flavor == Hydra {
+		flag = "-f"
+	}
+	return []string{flag, f.Name()}, f.Name(), nil
 }
 
 // Start runs the launcher once for every rank of s. Every rank connects
@@ -148,12 +198,19 @@ func (e *External) Start(ctx context.Context, s Spec) (Ranks, error) {
 			names = append(names, k)
 		}
 	}
-	cmd := exec.Command(e.Path, e.Command(s.Ranks, names, s.Program, s.Args)...)
+	place, hostfile, err := e.Placement(s.Ranks, s.Hosts, s.ExcludeHosts)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(e.Path, e.command(s.Ranks, names, place, s.Program, s.Args)...)
 	cmd.Env = append(e.environ(os.Environ()), vars...)
 	w := s.Output(-1)
 	cmd.Stdout, cmd.Stderr = w, w
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
+		if hostfile != "" {
+			os.Remove(hostfile)
+		}
 		return nil, fmt.Errorf("launch: %s: %w", e.Kind, err)
 	}
 	x := &externalRanks{e: e, cmd: cmd, ranks: s.Ranks, lookup: s.Lookup,
@@ -161,6 +218,9 @@ func (e *External) Start(ctx context.Context, s Spec) (Ranks, error) {
 	x.host, _ = os.Hostname()
 	go func() {
 		err := cmd.Wait()
+		if hostfile != "" {
+			os.Remove(hostfile)
+		}
 		close(x.done)
 		st, sig := exitStatus(cmd.ProcessState, err)
 		if st > 128 && st < 128+65 {

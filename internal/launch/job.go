@@ -32,6 +32,10 @@ type Job struct {
 	JoinTimeout  time.Duration // 0: the coordinator's default
 	Tree         bool
 	Inject       *inject.Config // nil: no failures injected
+	// Spares are nodes beyond Nodes for the ranks of a failed node;
+	// ReadmitAfter re-admits an excluded node after that many launches
+	// without it (0: never). See Pool.
+	Spares, ReadmitAfter int
 
 	// Non-blocking flushing (paper 001): staging servers pull every
 	// FlushEvery-th checkpoint while the job computes.
@@ -78,7 +82,8 @@ func (j Job) Coordinators() *Coordinators {
 func (j Job) Config(cacheRoot string) (Config, *Coordinators, error) {
 	coords := j.Coordinators()
 	cfg := Config{Ranks: j.Ranks, Nodes: j.Nodes, Program: j.Program, Args: j.Args, Job: j.Env(),
-		CacheRoot: cacheRoot, Retries: j.Retries, NewCoordinator: coords.New}
+		CacheRoot: cacheRoot, Retries: j.Retries, NewCoordinator: coords.New,
+		Spares: j.Spares, ReadmitAfter: j.ReadmitAfter, Fits: j.Fits}
 	if j.TLS {
 		cfg.Job.TLS = jobtls.FilesIn(TLSDir(cacheRoot)) // made by Session.Run
 	}
@@ -147,12 +152,35 @@ func (j Job) CheckRedundancy() error {
 	if err != nil {
 		return fmt.Errorf("--redundancy: %v", err)
 	}
-	members := make([]placement.Member, j.Ranks)
-	for r := range members {
-		members[r] = placement.Member{Rank: r, Node: fmt.Sprintf("node%d", NodeOf(r, j.Ranks, j.Nodes))}
-	}
-	if _, err := placement.FormSets(members, sc.SetSize()); err != nil {
+	if err := formSets(NewPool(j.Ranks, NodeNames(j.Nodes), nil, nil, 0).Layout(), sc.SetSize()); err != nil {
 		return fmt.Errorf("--redundancy %s: %v (use more --nodes, at most one per rank, or a smaller set)", j.Redundancy, err)
 	}
 	return nil
+}
+
+// Fits checks a layout of the job's ranks (rank r on layout[r]) against
+// its redundancy sets, by the store's own placement rule: Config.Fits,
+// which decides whether the job can shrink onto fewer nodes. The default
+// scheme is taken as it is on the job's nodes, xor over them, at most 8
+// (the store's default): a shrink must not weaken it.
+func (j Job) Fits(layout []string) error {
+	size := min(j.Nodes, 8)
+	if j.Redundancy != "" {
+		sc, err := redundancy.ParseScheme(j.Redundancy)
+		if err != nil {
+			return err
+		}
+		size = sc.SetSize()
+	}
+	return formSets(layout, size)
+}
+
+// formSets forms the redundancy sets of size of the ranks on layout.
+func formSets(layout []string, size int) error {
+	members := make([]placement.Member, len(layout))
+	for r, n := range layout {
+		members[r] = placement.Member{Rank: r, Node: n}
+	}
+	_, err := placement.FormSets(members, size)
+	return err
 }

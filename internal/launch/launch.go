@@ -16,6 +16,13 @@
 // Local, by the pid a rank published as it joined (jobenv.KeyProc) under
 // External.
 //
+// Which nodes each launch runs on is a Pool's (pure): a node lost as a
+// whole is left out of the next launch, its ranks going to a spare
+// (Config.Spares) or, if the redundancy sets still fit (Config.Fits), to
+// the other nodes; Report.Excluded lists what was left out. A deadline
+// (Config.Deadline, TimeLimit) halts the job HaltMargin before it, as
+// SCR's SCR_HALT_SECONDS does.
+//
 // What a relaunch cannot fix is not relaunched: Classify (pure) reads each
 // attempt's end from the ranks' exit statuses (ExitConfig, ExitJobFailed)
 // and the checkpoints committed, and Run gives up with the first real
@@ -48,6 +55,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -141,13 +149,29 @@ type Config struct {
 	Output io.Writer
 	// Launcher starts each attempt's ranks (default Local).
 	Launcher Launcher
+	// Spares are nodes beyond Nodes, free for the ranks of a node whose
+	// failure was detected (Pool): node<Nodes> to node<Nodes+Spares-1>.
+	// Fits checks a layout of the ranks (rank r on layout[r]) against the
+	// job's redundancy sets, for shrinking the job onto fewer nodes when
+	// no spare is left (nil: the job never shrinks). An excluded node is re-admitted as a
+	// spare after ReadmitAfter launches without it (0: never).
+	Spares       int
+	Fits         func(layout []string) error
+	ReadmitAfter int
+	// Deadline, if set, is when the job must be over (ckpt run
+	// --time-limit, or the allocation's end): HaltMargin before it the job
+	// is asked to checkpoint and halt, as SCR's SCR_HALT_SECONDS does, and
+	// it is not launched again after that; at the deadline its ranks are
+	// killed.
+	Deadline   time.Time
+	HaltMargin time.Duration
 	// Event, if set, is told what happens as it happens.
 	Event func(Event)
 }
 
 // Event is one thing that happened; Kind says which fields are set.
 type Event struct {
-	Kind        string // "launch", "inject", "fail", "restored", "checkpoint", "finish", "halt"
+	Kind        string // "launch", "inject", "fail", "restored", "checkpoint", "finish", "halt", "exclude", "readmit"
 	Hang        bool   // inject: the rank was stopped, not killed
 	At          time.Duration
 	Incarnation uint64
@@ -155,7 +179,11 @@ type Event struct {
 	Node        int    // inject with node failures: the node lost (else -1)
 	Source      string // restored: cache, rebuild, shared or none
 	Checkpoint  string // restored, checkpoint: its name
-	Reason      string // fail: why the attempt ended
+	Reason      string // fail: why the attempt ended; halt: "time limit", "" (ckpt halt, a signal) or why the job is not launched again
+	// exclude: what a failed node changes for the next launch; readmit:
+	// the nodes that became spares again (Nodes).
+	Change Change
+	Nodes  []string
 	// fail: the class of the end (ClassFailure, ClassConfig,
 	// ClassApplication, ClassStopped), its first real cause, and the wait
 	// before the relaunch (0 if the job is not launched again).
@@ -188,6 +216,8 @@ type Attempt struct {
 	// lost work: Daly's restart R, the teardown included.
 	Injected   bool
 	InjectedAt time.Duration
+	// Nodes are the attempt's nodes, in the order of their first rank.
+	Nodes []string
 }
 
 // Report is what Run did.
@@ -207,6 +237,18 @@ type Report struct {
 	// Flush sums the attempts' flush statistics (FlushStats.Add, oldest
 	// first).
 	Flush jobenv.FlushStats
+	// Excluded lists the nodes left out of launches after their failure
+	// (Pool.Excluded).
+	Excluded []Exclusion
+	// TimeLimit: the job was halted, or not launched again, because its
+	// Deadline came near.
+	TimeLimit bool
+}
+
+// Joiner is a Coordinator that knows which ranks joined its attempt (the
+// others are named when the attempt times out waiting for them).
+type Joiner interface {
+	Joined(rank int) bool
 }
 
 // Committer is a Coordinator that counts the checkpoints its attempt
@@ -247,6 +289,8 @@ func (cfg *Config) check() error {
 		return errors.New("launch: no coordinator")
 	case cfg.Retries < 0:
 		return fmt.Errorf("launch: %d retries: need ≥ 0", cfg.Retries)
+	case cfg.Spares < 0 || cfg.ReadmitAfter < 0:
+		return fmt.Errorf("launch: %d spares, re-admission after %d launches: need ≥ 0", cfg.Spares, cfg.ReadmitAfter)
 	}
 	return nil
 }
@@ -279,6 +323,16 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if cfg.Failures != nil {
 		nextFailure, target = cfg.Failures.Next(live)
 	}
+	names := NodeNames(cfg.Nodes + cfg.Spares)
+	fits := cfg.Fits
+	if fits == nil {
+		// Without the job's redundancy sets no shrink is known to keep
+		// them: a failed node's ranks go to a spare, or it is kept.
+		fits = func([]string) error { return errors.New("the job's redundancy sets are not known") }
+	}
+	pool := NewPool(cfg.Ranks, names[:cfg.Nodes], names[cfg.Nodes:], fits, cfg.ReadmitAfter)
+	defer func() { rep.Excluded = pool.Excluded() }()
+	var hosts hostList // the hosts ranks ran on, and those left out
 	backoff := Backoff{Initial: cfg.Backoff, Max: cfg.MaxBackoff}
 	if backoff.Initial == 0 {
 		backoff.Initial = 100 * time.Millisecond
@@ -290,12 +344,20 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	for inc := uint64(0); ; inc++ {
 		job := cfg.Job
 		job.FlushPrior = rep.Flush
-		a := &attempt{cfg: &cfg, inc: inc, since: since, job: job, env: cfg.Env}
+		if inc > 0 {
+			if back := pool.Launched(); len(back) > 0 {
+				cfg.Event(Event{Kind: "readmit", At: since(), Incarnation: inc, Nodes: back})
+			}
+		}
+		a := &attempt{cfg: &cfg, inc: inc, since: since, job: job, env: cfg.Env,
+			layout: pool.Layout(), hosts: hosts.use()}
 		if cfg.AttemptEnv != nil {
 			a.env = append(slices.Clone(cfg.Env), cfg.AttemptEnv(rep.Attempts)...)
 		}
 		att, err := a.run(ctx, &nextFailure, &target, &rep.Injected)
 		rep.Halted = rep.Halted || a.halted
+		rep.TimeLimit = rep.TimeLimit || a.timeLimit
+		att.Nodes = distinct(a.layout)
 		if a.newest != "" {
 			rep.Checkpoint = a.newest
 		} else if rep.Checkpoint == "" && att.Checkpoint != "" {
@@ -306,7 +368,8 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			v = Classify(Seen{Exits: a.exits, Injected: a.injected, Symptom: att.Failure,
 				Stopped: err != nil || a.stopped(), Committed: att.Committed,
 				Restored:     att.Restored != "" && att.Restored != "none",
-				Checkpointed: checkpointed, PrevApplication: prevApp})
+				Checkpointed: checkpointed, PrevApplication: prevApp,
+				Joined: a.joined(), JoinsKnown: true})
 			att.Class, att.Cause = v.Class, v.Cause
 			rep.Class, rep.Cause = v.Class, v.Cause
 		}
@@ -330,9 +393,16 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		case !v.Relaunch:
 			cfg.Event(ev)
 			return rep, fmt.Errorf("launch: %w (%s): %s", ErrGaveUp, v.Why, v.Cause)
+		case a.pastHalt():
+			// Too near the end to start again: the next allocation
+			// resumes from the checkpoints.
+			cfg.Event(ev)
+			rep.Halted, rep.TimeLimit = true, true
+			cfg.Event(Event{Kind: "halt", At: since(), Incarnation: inc, Reason: "time limit: too near the end to launch again; the next run resumes"})
+			return rep, nil
 		case len(rep.Attempts) > cfg.Retries:
 			cfg.Event(ev)
-			return rep, fmt.Errorf("launch: the job failed %d times (%w; the last: %s)", len(rep.Attempts), ErrRetriesExhausted, v.Cause)
+			return rep, fmt.Errorf("launch: the job failed %d times (%w; tried: %s)", len(rep.Attempts), ErrRetriesExhausted, Summary(rep.Attempts, pool.Excluded()))
 		}
 		if cfg.Backoff >= 0 && a.injected == "" {
 			// Injected failures are the experiment, not a fault to wait
@@ -340,6 +410,15 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			ev.Backoff = backoff.Next(att.Committed > 0)
 		}
 		cfg.Event(ev)
+		var failed []string
+		for _, node := range a.lost {
+			ch := pool.Fail(node, "lost in launch "+fmt.Sprint(inc), inc)
+			if ch.Excluded() {
+				failed = append(failed, node)
+			}
+			cfg.Event(Event{Kind: "exclude", At: since(), Incarnation: inc, Change: ch})
+		}
+		hosts.add(a.layout, a.procHosts, failed)
 		select {
 		case <-time.After(ev.Backoff):
 		case <-ctx.Done():
@@ -385,6 +464,70 @@ type attempt struct {
 	exits []RankExit
 	// newest is the newest checkpoint the attempt committed.
 	newest string
+	// layout[r] is rank r's node in this attempt (Pool); hosts the hosts
+	// its launcher is to use and to leave out.
+	layout []string
+	hosts  hostPlan
+	// lost are the nodes whose failure was detected in the attempt;
+	// procHosts[r] the host rank r said it runs on ("" if unknown).
+	lost      []string
+	procHosts []string
+	// joinedRanks[r]: rank r joined the attempt.
+	joinedRanks []bool
+	// timeLimit: the attempt was asked to halt for the deadline.
+	timeLimit bool
+}
+
+// pastHalt reports that the job's deadline is less than its halt margin
+// away: time to halt, and not to launch again.
+func (a *attempt) pastHalt() bool {
+	return !a.cfg.Deadline.IsZero() && !time.Now().Before(a.cfg.Deadline.Add(-a.cfg.HaltMargin))
+}
+
+// joined counts the ranks that joined the attempt.
+func (a *attempt) joined() int {
+	n := 0
+	for _, j := range a.joinedRanks {
+		if j {
+			n++
+		}
+	}
+	return n
+}
+
+// missing names the ranks of the attempt that never joined, with their
+// nodes and hosts: this one under Local, which starts every rank here;
+// the launcher's choice, unknown, under another.
+func (a *attempt) missing() string {
+	host := ""
+	if _, ok := a.cfg.Launcher.(Local); ok {
+		host, _ = os.Hostname()
+	}
+	var parts []string
+	for r, j := range a.joinedRanks {
+		if j {
+			continue
+		}
+		where := "host " + host
+		if host == "" {
+			where = "host unknown: placed by " + a.cfg.Launcher.Name() + ", it never reported"
+		}
+		parts = append(parts, fmt.Sprintf("rank %d (node %s, %s)", r, a.layout[r], where))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// nodes are the attempt's distinct nodes: the injector's targets of node
+// failures.
+func (a *attempt) nodes() []string { return distinct(a.layout) }
+
+// nodeNumber is i of a simulated node's name node<i> (a spare's too), or
+// def for a name of another form.
+func nodeNumber(name string, def int) int {
+	if n, err := strconv.Atoi(strings.TrimPrefix(name, "node")); err == nil && strings.HasPrefix(name, "node") {
+		return n
+	}
+	return def
 }
 
 // pendingHit is an injected failure of a rank not found yet.
@@ -410,7 +553,7 @@ func (a *attempt) rankExit(e Ended) RankExit {
 		return RankExit{Rank: -1, Launcher: a.cfg.Launcher.Name(), Killed: a.killedAll,
 			Last: a.launcher.last(), Status: e.Status, Signal: e.Signal}
 	}
-	return RankExit{Rank: e.Rank, Node: jobenv.NodeName(NodeOf(e.Rank, a.cfg.Ranks, a.cfg.Nodes)),
+	return RankExit{Rank: e.Rank, Node: a.layout[e.Rank],
 		Killed: a.killed[e.Rank], Last: a.outs[e.Rank].last(), Status: e.Status, Signal: e.Signal}
 }
 
@@ -473,6 +616,14 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 	defer halt.Stop()
 	restoredSeen := false
 	doneC := coord.Done()
+	var haltAt, killAt <-chan time.Time
+	if !cfg.Deadline.IsZero() {
+		ht := time.NewTimer(time.Until(cfg.Deadline.Add(-cfg.HaltMargin)))
+		kt := time.NewTimer(time.Until(cfg.Deadline))
+		defer ht.Stop()
+		defer kt.Stop()
+		haltAt, killAt = ht.C, kt.C
+	}
 	for exited < ranks.Procs() {
 		var injectC <-chan time.Time
 		if *nextFailure >= 0 && failure == "" {
@@ -508,7 +659,7 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 			a.inject(*target, injected)
 			live := cfg.Ranks
 			if cfg.NodeFailures {
-				live = cfg.Nodes
+				live = len(a.nodes())
 			}
 			*nextFailure, *target = cfg.Failures.Next(live)
 		case <-halt.C:
@@ -521,6 +672,12 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 		case <-stopC:
 			stopC = nil // closed: it would fire on every turn
 			a.halt()
+		case <-haltAt:
+			a.timeLimit = true
+			a.haltFor("time limit")
+		case <-killAt:
+			a.timeLimit = true
+			fail(fmt.Sprintf("the time limit (%s) came before the job checkpointed and halted", cfg.Deadline.Format(time.RFC3339)), true)
 		case <-ctxDone:
 			ctxDone = nil // closed: it would fire on every turn
 			fail(ctx.Err().Error(), true)
@@ -560,11 +717,29 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 	if v, ok := coord.Value(jobenv.KeyResult); ok {
 		a.result = string(v)
 	}
+	a.procHosts = make([]string, cfg.Ranks)
+	a.joinedRanks = make([]bool, cfg.Ranks)
+	j, isJoiner := coord.(Joiner)
+	for r := range a.procHosts {
+		if v, ok := coord.Value(jobenv.KeyProc(r)); ok {
+			if p, err := jobenv.DecodeProc(v); err == nil {
+				a.procHosts[r] = p.Host
+			}
+		}
+		// A rank publishes its host once the whole job joined: the
+		// coordinator knows the ranks that joined before.
+		a.joinedRanks[r] = a.procHosts[r] != "" || isJoiner && j.Joined(r)
+	}
 	if v, ok := coord.Value(jobenv.KeyFlush); ok {
 		att.Flush, _ = jobenv.DecodeFlushStats(v)
 	}
 	if c, ok := coord.(Committer); ok {
 		att.Committed, a.newest = c.Committed()
+	}
+	if strings.Contains(failure, "did not join") {
+		if m := a.missing(); m != "" {
+			failure += "; not joined: " + m
+		}
 	}
 	att.End = a.since()
 	att.Failure = failure
@@ -579,13 +754,16 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 }
 
 // halt asks the attempt's ranks to checkpoint and stop.
-func (a *attempt) halt() {
+func (a *attempt) halt() { a.haltFor("") }
+
+// haltFor is halt, for a reason the event carries ("time limit").
+func (a *attempt) haltFor(reason string) {
 	if a.halted {
 		return
 	}
 	a.coord.Halt()
 	a.halted = true
-	a.cfg.Event(Event{Kind: "halt", At: a.since(), Incarnation: a.inc})
+	a.cfg.Event(Event{Kind: "halt", At: a.since(), Incarnation: a.inc, Reason: reason})
 }
 
 // spec is the launch of the attempt's ranks, with the token of its
@@ -601,7 +779,8 @@ func (a *attempt) spec(token string) Spec {
 	job := a.job
 	job.Token, job.Incarnation = token, a.inc
 	job.Coord = a.rankAddr(0)
-	return Spec{Ranks: cfg.Ranks, Nodes: NodeNames(cfg.Nodes), Program: cfg.Program, Args: cfg.Args,
+	return Spec{Ranks: cfg.Ranks, Nodes: compactNodes(a.layout), Program: cfg.Program, Args: cfg.Args,
+		Hosts: a.hosts.Use, ExcludeHosts: a.hosts.Exclude,
 		Job: job, CoordFor: a.rankAddr, CacheRoot: cfg.CacheRoot, Env: a.env, Lookup: a.coord.Value,
 		Output: func(r int) io.Writer {
 			if r < 0 {
@@ -624,12 +803,21 @@ func (a *attempt) inject(target int, injected *int) {
 	cfg := a.cfg
 	*injected++
 	ev := Event{Kind: "inject", At: a.since(), Incarnation: a.inc, Node: -1}
+	nodes := a.nodes()
+	node := ""
 	if cfg.NodeFailures {
-		ev.Node = target
-		for r := range cfg.Ranks {
-			if NodeOf(r, cfg.Ranks, cfg.Nodes) == target {
+		// A job that shrank has fewer nodes than the schedule drew from.
+		target %= len(nodes)
+		node = nodes[target]
+		ev.Node = nodeNumber(node, target)
+		ev.Nodes = []string{node}
+		for r, n := range a.layout {
+			if n == node {
 				ev.Ranks = append(ev.Ranks, r)
 			}
+		}
+		if !slices.Contains(a.lost, node) {
+			a.lost = append(a.lost, node)
 		}
 	} else {
 		ev.Ranks = []int{target}
@@ -640,13 +828,13 @@ func (a *attempt) inject(target int, injected *int) {
 	}
 	if cfg.NodeFailures {
 		// The node's replacement starts with an empty cache.
-		os.RemoveAll(filepath.Join(cfg.CacheRoot, jobenv.NodeName(target)))
+		os.RemoveAll(filepath.Join(cfg.CacheRoot, node))
 	}
 	if a.injected == "" {
 		a.injectedAt = ev.At
 		switch {
 		case cfg.NodeFailures:
-			a.injected = fmt.Sprintf("injected failure: node %d lost with its cache", target)
+			a.injected = fmt.Sprintf("injected failure: node %d lost with its cache", ev.Node)
 		case cfg.HangFailures:
 			a.injected = fmt.Sprintf("injected failure: rank %d hung", target)
 		default:

@@ -33,10 +33,16 @@ type Spec struct {
 	Ranks int
 	// Nodes are the nodes of the launch, by name: rank r runs on
 	// Nodes[jobenv.NodeOf(r, Ranks, len(Nodes))]. A later launch may be
-	// given other nodes than the first (a failed node left out).
-	Nodes   []string
-	Program string
-	Args    []string
+	// given other nodes than the first (a failed node left out, Pool),
+	// and then one node per rank (len(Nodes) == Ranks).
+	Nodes []string
+	// Hosts and ExcludeHosts are real hosts: those the launch is to run on
+	// (nil: the launcher's choice), and those it is to leave out, whose
+	// nodes failed (ExcludeHosts). An External launcher passes them on
+	// (srun --exclude, mpirun's host file); Local runs on this host only.
+	Hosts, ExcludeHosts []string
+	Program             string
+	Args                []string
 	// Job is the attempt's part of every rank's environment: the
 	// coordinator, token and incarnation, and the job's settings. What
 	// differs between ranks (rank, size, node, cache) is the launcher's to

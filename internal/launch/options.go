@@ -25,6 +25,8 @@ type Options struct {
 	Interval     string
 	FlushEvery   string
 	Retries      int
+	Spares       int     // --spares
+	ReadmitAfter int     // --readmit-after
 	Heartbeat    float64 // --heartbeat-timeout, if given
 	JoinTimeout  float64 // --join-timeout, if given
 	Tree         bool
@@ -93,6 +95,12 @@ func (o Options) Job() (Job, error) {
 	}
 	if j.Retries < 0 {
 		return j, fmt.Errorf("--retries %d: need ≥ 0", j.Retries)
+	}
+	if j.Spares, j.ReadmitAfter = o.Spares, o.ReadmitAfter; j.Spares < 0 {
+		return j, fmt.Errorf("--spares %d: need ≥ 0", j.Spares)
+	}
+	if j.ReadmitAfter < 0 {
+		return j, fmt.Errorf("--readmit-after %d: need ≥ 0 (0: an excluded node is not re-admitted)", j.ReadmitAfter)
 	}
 	if o.given("heartbeat-timeout") {
 		if o.Heartbeat < 0.1 {

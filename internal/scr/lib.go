@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -104,10 +103,12 @@ func Enabled(p *Params) bool {
 	return v != 0
 }
 
-// NodeFor is the C API's node of rank: node<rank mod K> under
+// NodeFor is the C API's node of rank of size: node<rank mod K> under
 // CKPT_SCR_NODES=K (simulated nodes on one host), else the node ckpt run
-// gave the rank (CKPT_NODE), else host.
-func NodeFor(p *Params, rank int, host string) (string, error) {
+// gave the rank (CKPT_NODE), else the node its rank falls on in the
+// launch's node mapping (CKPT_NODES, which ckpt run --launcher mpirun or
+// srun gives every rank alike: jobenv.NodeOf's blocks), else host.
+func NodeFor(p *Params, rank, size int, host string) (string, error) {
 	k, err := p.Int(jobenv.VarSCRNodes, 0)
 	if err != nil {
 		return "", err
@@ -117,6 +118,13 @@ func NodeFor(p *Params, rank int, host string) (string, error) {
 	}
 	if n, ok := p.Get(jobenv.VarNode); ok && n != "" {
 		return n, nil
+	}
+	if v, ok := p.Get(jobenv.VarNodes); ok && v != "" {
+		nodes := jobenv.ParseNodes(v)
+		if nodes == nil || len(nodes) > size {
+			return "", fmt.Errorf("%s=%q: want at most %d nodes (one per rank), as a count or NAME,NAME,...", jobenv.VarNodes, v, size)
+		}
+		return nodes[jobenv.NodeOf(rank, size, len(nodes))], nil
 	}
 	return host, nil
 }
@@ -132,13 +140,18 @@ func JobID(p *Params) string {
 }
 
 // CacheDir is node's cache: $SCR_CACHE_BASE/ckpt.$SCR_JOB_ID/node, or,
-// under ckpt run, the node's cache it gave the rank (CKPT_CACHE), so that
-// its node failures are the SCR caches' too. Simulated nodes
-// (CKPT_SCR_NODES) have caches of their own whatever CKPT_CACHE says.
+// under ckpt run, the node's cache it gave the rank (CKPT_CACHE), or the
+// node's under the caches' root it gave every rank (CKPT_CACHE_ROOT/node,
+// under --launcher mpirun or srun), so that its node failures are the SCR
+// caches' too. Simulated nodes (CKPT_SCR_NODES) have caches of their own
+// whatever CKPT_CACHE says.
 func CacheDir(p *Params, node string) string {
 	if k, _ := p.Int(jobenv.VarSCRNodes, 0); k <= 0 {
 		if c, ok := p.Get(jobenv.VarCache); ok && c != "" {
 			return c
+		}
+		if root, ok := p.Get(jobenv.VarCacheRoot); ok && root != "" {
+			return filepath.Join(root, node)
 		}
 	}
 	base, ok := p.Get("SCR_CACHE_BASE")
@@ -180,7 +193,7 @@ func Open(ctx context.Context, s Setup) (*Lib, error) {
 	var err error
 	if l.node == "" {
 		host, _ := os.Hostname()
-		if l.node, err = NodeFor(p, l.rank, host); err != nil {
+		if l.node, err = NodeFor(p, l.rank, l.size, host); err != nil {
 			return nil, err
 		}
 	}
@@ -287,16 +300,11 @@ func (l *Lib) readParams() error {
 	l.decider.Seconds = time.Duration(getf("SCR_CHECKPOINT_SECONDS") * float64(time.Second))
 	l.decider.Overhead = getf("SCR_CHECKPOINT_OVERHEAD")
 	l.haltBefore = time.Duration(get("SCR_HALT_SECONDS", 0)) * time.Second
-	for _, k := range []string{jobenv.VarSCREndTime, "SCR_END_TIME", "SLURM_JOB_END_TIME"} {
-		if v, ok := p.Get(k); ok && v != "" {
-			sec, e := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if e != nil {
-				return fmt.Errorf("%s=%q: not Unix seconds", k, v)
-			}
-			l.end = time.Unix(sec, 0)
-			break
-		}
+	end, _, e := jobenv.EndTime(p.Get, jobenv.VarSCREndTime, "SCR_END_TIME", jobenv.VarSlurmEndTime)
+	if e != nil {
+		return e
 	}
+	l.end = end
 	return err
 }
 

@@ -1,0 +1,250 @@
+package launch
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fitsSets is Job.Fits of a scheme with sets of size members.
+func fitsSets(size int) func([]string) error {
+	return func(layout []string) error { return formSets(layout, size) }
+}
+
+func wantLayout(t *testing.T, p *Pool, want ...string) {
+	t.Helper()
+	if got := p.Layout(); !slices.Equal(got, want) {
+		t.Fatalf("layout %v, want %v", got, want)
+	}
+}
+
+// Step by step: a spare takes a failed node's ranks; with none left the
+// job shrinks while its sets still fit; then the node is kept; an
+// excluded node comes back as a spare after its launches without it.
+func TestPoolSparesShrinkKeepReadmit(t *testing.T) {
+	p := NewPool(4, NodeNames(4), []string{"node4"}, fitsSets(2), 2)
+	wantLayout(t, p, "node0", "node1", "node2", "node3")
+
+	c := p.Fail("node1", "lost in launch 0", 0)
+	if !c.Excluded() || c.Spare != "node4" || c.Shrunk {
+		t.Fatalf("first failure: %+v, want node4 to take node1's ranks", c)
+	}
+	wantLayout(t, p, "node0", "node4", "node2", "node3")
+	if len(p.Spares()) != 0 {
+		t.Fatalf("spares %v after the only one was used", p.Spares())
+	}
+
+	// No spare: node0's rank goes to the least loaded node (the first of
+	// the three with one rank each).
+	c = p.Fail("node0", "lost in launch 1", 1)
+	if !c.Excluded() || !c.Shrunk || c.Nodes != 3 {
+		t.Fatalf("second failure: %+v, want a shrink to 3 nodes", c)
+	}
+	wantLayout(t, p, "node4", "node4", "node2", "node3")
+	if !strings.Contains(c.String(), "no spare left") {
+		t.Errorf("the change says %q", c)
+	}
+
+	// Two nodes would put ranks {0,1} and {2,3}: sets of 2 still fit.
+	c = p.Fail("node4", "lost in launch 2", 2)
+	if !c.Shrunk || c.Nodes != 2 {
+		t.Fatalf("third failure: %+v, want a shrink to 2 nodes", c)
+	}
+	wantLayout(t, p, "node2", "node3", "node2", "node3")
+
+	// One node cannot hold sets of 2: kept, with why.
+	c = p.Fail("node3", "lost in launch 3", 3)
+	if c.Excluded() || !strings.Contains(c.Kept, "cannot hold") {
+		t.Fatalf("fourth failure: %+v, want the node kept", c)
+	}
+	wantLayout(t, p, "node2", "node3", "node2", "node3")
+
+	ex := p.Excluded()
+	if len(ex) != 3 || ex[0].Node != "node1" || ex[0].Launch != 1 || ex[2].Node != "node4" || ex[2].Launch != 3 {
+		t.Fatalf("excluded %+v", ex)
+	}
+	// Re-admission after 2 launches without: node1 and node0 were out
+	// since launches 1 and 2; count launches 4 and 5.
+	if back := p.Launched(); len(back) != 0 {
+		t.Fatalf("re-admitted %v after one launch", back)
+	}
+	back := p.Launched()
+	if !slices.Equal(back, []string{"node1", "node0", "node4"}) {
+		t.Fatalf("re-admitted %v, want node1, node0, node4 after two launches each", back)
+	}
+	if !slices.Equal(p.Spares(), back) {
+		t.Fatalf("spares %v, want the re-admitted nodes", p.Spares())
+	}
+	if ex := p.Excluded(); !ex[0].Readmitted || !ex[2].Readmitted {
+		t.Fatalf("excluded %+v: not marked re-admitted", ex)
+	}
+	// The next failure uses the first of them.
+	if c := p.Fail("node2", "lost in launch 5", 5); c.Spare != "node1" {
+		t.Fatalf("after re-admission: %+v, want node1 as the spare", c)
+	}
+	wantLayout(t, p, "node1", "node3", "node1", "node3")
+}
+
+// Without ReadmitAfter nothing comes back; a node not in the launch is
+// not excluded; the default scheme (no fits) shrinks down to one node.
+func TestPoolNoReadmitAndEdges(t *testing.T) {
+	p := NewPool(6, NodeNames(3), nil, nil, 0)
+	wantLayout(t, p, "node0", "node0", "node1", "node1", "node2", "node2")
+	if c := p.Fail("node9", "?", 0); c.Excluded() {
+		t.Fatalf("a node not in the launch was excluded: %+v", c)
+	}
+	p.Fail("node0", "lost", 0)
+	wantLayout(t, p, "node1", "node2", "node1", "node1", "node2", "node2")
+	p.Fail("node2", "lost", 1)
+	wantLayout(t, p, "node1", "node1", "node1", "node1", "node1", "node1")
+	if c := p.Fail("node1", "lost", 2); c.Excluded() || !strings.Contains(c.Kept, "no other node") {
+		t.Fatalf("the last node: %+v, want it kept", c)
+	}
+	for range 5 {
+		if back := p.Launched(); back != nil {
+			t.Fatalf("re-admitted %v without ReadmitAfter", back)
+		}
+	}
+}
+
+// A shrink the redundancy sets do not fit is refused with the placement's
+// reason.
+func TestPoolShrinkRefused(t *testing.T) {
+	p := NewPool(8, NodeNames(4), nil, fitsSets(4), 0)
+	c := p.Fail("node2", "lost", 0)
+	if c.Excluded() || !strings.Contains(c.Kept, "3 nodes cannot hold") || !strings.Contains(c.Kept, "sets of 4") {
+		t.Fatalf("%+v: want node2 kept, xor:4 needs 4 nodes", c)
+	}
+	wantLayout(t, p, NewPool(8, NodeNames(4), nil, nil, 0).Layout()...)
+}
+
+func TestCompactNodes(t *testing.T) {
+	for _, tc := range []struct{ layout, want []string }{
+		{[]string{"a", "a", "b", "b"}, []string{"a", "b"}},
+		{[]string{"a", "e", "c", "d"}, []string{"a", "e", "c", "d"}},
+		{[]string{"b", "b", "a", "b"}, []string{"b", "b", "a", "b"}}, // not blocks: one per rank
+		{[]string{"c", "d", "c", "d"}, []string{"c", "d", "c", "d"}},
+	} {
+		if got := compactNodes(tc.layout); !slices.Equal(got, tc.want) {
+			t.Errorf("compactNodes(%v) = %v, want %v", tc.layout, got, tc.want)
+		}
+	}
+}
+
+// On one machine the host of a failed simulated node also runs the
+// others: it stays. On a cluster a failed node's host goes.
+func TestExcludeHosts(t *testing.T) {
+	layout := []string{"n0", "n0", "n1", "n1"}
+	if got := ExcludeHosts(layout, []string{"h", "h", "h", "h"}, []string{"n1"}); len(got) != 0 {
+		t.Errorf("one host: excluded %v", got)
+	}
+	if got := ExcludeHosts(layout, []string{"h0", "h0", "h1", "h1"}, []string{"n1"}); !slices.Equal(got, []string{"h1"}) {
+		t.Errorf("two hosts: excluded %v, want h1", got)
+	}
+	if got := ExcludeHosts(layout, []string{"h0", "", "", ""}, []string{"n1"}); len(got) != 0 {
+		t.Errorf("unknown hosts: excluded %v", got)
+	}
+	var h hostList
+	h.add(layout, []string{"h0", "h0", "h1", "h1"}, nil)
+	if p := h.use(); p.Use != nil || p.Exclude != nil {
+		t.Errorf("nothing excluded yet: %+v", p)
+	}
+	h.add(layout, []string{"h0", "h0", "h1", "h1"}, []string{"n1"})
+	if p := h.use(); !slices.Equal(p.Use, []string{"h0"}) || !slices.Equal(p.Exclude, []string{"h1"}) {
+		t.Errorf("after n1 on h1 failed: %+v", p)
+	}
+}
+
+func TestSummary(t *testing.T) {
+	s := Summary([]Attempt{
+		{Incarnation: 0, Nodes: []string{"node0", "node1"}, Failure: "x (seen as: y)", Cause: "injected failure: node 1 lost with its cache"},
+		{Incarnation: 1, Nodes: []string{"node0", "node2"}, Failure: "rank 0: exit 1"},
+	}, []Exclusion{{Node: "node1", Reason: "lost in launch 0", Launch: 1, Readmitted: true}})
+	for _, want := range []string{"launch 0 on node0,node1: injected failure: node 1 lost", "launch 1 on node0,node2: rank 0: exit 1",
+		"excluded: node1 (lost in launch 0, from launch 1, re-admitted)"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary %q lacks %q", s, want)
+		}
+	}
+}
+
+func TestNewTimeLimit(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	tl, err := NewTimeLimit(now, time.Hour, time.Time{}, "", 0)
+	if err != nil || !tl.Deadline.Equal(now.Add(time.Hour)) || tl.Margin != DefaultHaltMargin || tl.From != "--time-limit" {
+		t.Fatalf("--time-limit 1h: %+v, %v", tl, err)
+	}
+	// The allocation ends first: its end wins; a short time left gets a
+	// quarter of it as the margin.
+	end := now.Add(40 * time.Second)
+	tl, err = NewTimeLimit(now, time.Hour, end, "SLURM_JOB_END_TIME", 0)
+	if err != nil || !tl.Deadline.Equal(end) || tl.Margin != 10*time.Second || tl.From != "SLURM_JOB_END_TIME" {
+		t.Fatalf("an earlier end: %+v, %v", tl, err)
+	}
+	if !tl.HaltAt().Equal(now.Add(30 * time.Second)) {
+		t.Errorf("halt at %v", tl.HaltAt())
+	}
+	tl, err = NewTimeLimit(now, 0, time.Time{}, "", 5*time.Second)
+	if err != nil || !tl.Deadline.IsZero() {
+		t.Fatalf("no limit: %+v, %v", tl, err)
+	}
+	if _, err := NewTimeLimit(now, 10*time.Second, time.Time{}, "", 20*time.Second); err == nil || !strings.Contains(err.Error(), "halt margin") {
+		t.Fatalf("a margin past the limit: %v", err)
+	}
+	if _, err := NewTimeLimit(now, 0, now.Add(-time.Minute), "squeue", 0); err == nil {
+		t.Fatalf("an end in the past: no error")
+	}
+}
+
+// A launcher that fails before any rank joined is a configuration error;
+// after ranks joined (or with a failure injected) it is not.
+func TestClassifyLauncherBeforeJoin(t *testing.T) {
+	exit := RankExit{Rank: -1, Launcher: "srun", Status: 2, Last: "srun: unrecognized option '--bogus'"}
+	v := Classify(Seen{Exits: []RankExit{exit}, JoinsKnown: true})
+	if v.Class != ClassConfig || v.Relaunch || !strings.Contains(v.Why, "srun failed before any rank joined") || !strings.Contains(v.Cause, "--bogus") {
+		t.Fatalf("%+v", v)
+	}
+	if v := Classify(Seen{Exits: []RankExit{exit}, JoinsKnown: true, Joined: 2}); v.Class == ClassConfig {
+		t.Fatalf("ranks had joined: %+v", v)
+	}
+	if v := Classify(Seen{Exits: []RankExit{exit}}); v.Class == ClassConfig {
+		t.Fatalf("joins unknown: %+v", v)
+	}
+}
+
+func TestPlacement(t *testing.T) {
+	srun := &External{Kind: LauncherSrun}
+	args, file, err := srun.Placement(4, []string{"a"}, []string{"b", "c"})
+	if err != nil || file != "" || !slices.Equal(args, []string{"--exclude=b,c"}) {
+		t.Fatalf("srun: %v %q %v", args, file, err)
+	}
+	if args, _, _ := srun.Placement(4, nil, nil); args != nil {
+		t.Fatalf("nothing excluded: %v", args)
+	}
+	for _, tc := range []struct{ flavor, flag, line string }{{OpenMPI, "--hostfile", "a slots=2\n"}, {Hydra, "-f", "a:2\n"}} {
+		m := &External{Kind: LauncherMPIRun, Flavor: tc.flavor}
+		args, file, err := m.Placement(4, []string{"a", "c"}, []string{"b"})
+		if err != nil || len(args) != 2 || args[0] != tc.flag || args[1] != file {
+			t.Fatalf("%s: %v %q %v", tc.flavor, args, file, err)
+		}
+		b, err := readAndRemove(file)
+		if err != nil || !strings.HasPrefix(string(b), tc.line) {
+			t.Errorf("%s: host file %q, %v", tc.flavor, b, err)
+		}
+		cmd := m.command(4, nil, args, "prog", nil)
+		if i := slices.Index(cmd, tc.flag); i < 0 || cmd[len(cmd)-1] != "prog" || i > slices.Index(cmd, "prog") {
+			t.Errorf("%s: command %v", tc.flavor, cmd)
+		}
+	}
+	m := &External{Kind: LauncherMPIRun, Flavor: OpenMPI}
+	if _, _, err := m.Placement(4, nil, []string{"b"}); err == nil || !strings.Contains(err.Error(), "none left") {
+		t.Fatalf("no host left: %v", err)
+	}
+}
+
+func readAndRemove(path string) ([]byte, error) {
+	defer os.Remove(path)
+	return os.ReadFile(path)
+}
