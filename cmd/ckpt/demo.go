@@ -38,6 +38,7 @@ func newDemoCmd() *cobra.Command {
 		flushInterval: durationFlag(fs, "flush-interval", "with --flush: computation between checkpoints (default 1s)"),
 		flushBusy:     fs.String("flush-busy", "skip", "with --flush nonblocking: a flush due while the previous runs is skipped, or waits"),
 		asJSON:        jsonFlag(c),
+		netns:         netnsFlag(fs),
 	}
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		m, modes, fd, err := f.check(c)
@@ -62,6 +63,13 @@ func newDemoCmd() *cobra.Command {
 			return s, out.String, err
 		}
 		jobs := demoJobs{spec: spec, run: timedRun}
+		if *f.netns {
+			var done func()
+			if jobs, done, err = onHosts(c.ErrOrStderr(), modes, jobs); err != nil {
+				return err
+			}
+			defer done()
+		}
 		if modes != nil {
 			return demoFlush(c, modes, fd, m, *f.asJSON, jobs)
 		}
@@ -92,6 +100,7 @@ type demoFlags struct {
 	mtti, flushBW, flushInterval *quantity
 	seed                         *uint64
 	asJSON                       *bool
+	netns                        *bool // each node on a host of its own (demo_netns.go)
 }
 
 // check validates the flags and returns the MTTI, the flushing modes (nil
@@ -154,6 +163,8 @@ func (f *demoFlags) check(c *cobra.Command) (float64, []string, demo.Settings, e
 type demoJobs struct {
 	spec func(name, interval string, inject bool) (runSpec, func() string, error)
 	run  func(ctx context.Context, s runSpec) (runResult, float64, error)
+	// netns: the jobs run each node in a network namespace (onHosts).
+	netns bool
 }
 
 // timedRun runs the job and measures its wall-clock seconds, from the
@@ -264,6 +275,7 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 			ReferenceSecondsBefore: report.Float(ref.Before),
 			ReferenceSecondsAfter:  report.Float(ref.After),
 			LevelsApplied:          demo.NewLevelsApplied(levels, eff, multi),
+			Netns:                  jobs.netns,
 		}); err != nil {
 			return err
 		}
@@ -282,6 +294,9 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 		t.row("", fmt.Sprintf("%.1f%% at the failures met (M = %s, run time over failures injected; R = %s from the failure); measured − model = %+.1f%% of the model",
 			100*appliedEff, appliedMTTI(applied), sec(recovery), 100*appliedErr))
 		t.row("", multilevelNote(levels, multi, eff))
+		if jobs.netns {
+			t.row("nodes", "each in a network namespace of its own, on a bridge (--netns)")
+		}
 		t.row("result", res.Result)
 		t.row("reference", refResult)
 		verdict := "identical to the failure-free run"

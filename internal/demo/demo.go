@@ -263,6 +263,9 @@ type Report struct {
 	// Added with the failures split by level (Levels) and the multi-level
 	// model at them (MultilevelPlain).
 	LevelsApplied
+	// Added with nodes as hosts: true when each node ran in a network
+	// namespace of its own (ckpt demo --netns); absent otherwise.
+	Netns bool `json:"netns,omitempty"`
 }
 
 // LevelsApplied is a run's failures by level and the multi-level Markov
