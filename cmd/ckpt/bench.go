@@ -184,17 +184,19 @@ survives the processes' crash; a crashed node is rebuilt from redundancy).
 DIR needs about 5 × 512 MiB free; everything written is removed.`
 
 func newBenchCoordCmd() *cobra.Command {
-	c := leaf("coord [--clients N] [--per-node P] [--json]", "Coordinator scale: N ranks join and complete one checkpoint round, flat and as a tree", benchCoordLong, "")
+	c := leaf("coord [--clients N] [--per-node P] [--netns H] [--json]", "Coordinator scale: N ranks join and complete one checkpoint round, flat and as a tree", benchCoordLong, "")
 	f := &benchCoordFlags{clients: c.Flags().Int("clients", 16384, "ranks (client connections)"),
-		perNode: c.Flags().Int("per-node", 256, "ranks per node in tree mode")}
+		perNode: c.Flags().Int("per-node", 256, "ranks per node in tree mode"),
+		netns:   c.Flags().Int("netns", 0, "also measure with the clients spread over H hosts of their own (network namespaces; needs root and iproute2), and report both"),
+	}
 	f.asJSON = jsonFlag(c)
 	return runs(c, f)
 }
 
 // benchCoordFlags are the flags of the command newBenchCoordCmd builds.
 type benchCoordFlags struct {
-	clients, perNode *int
-	asJSON           *bool
+	clients, perNode, netns *int
+	asJSON                  *bool
 }
 
 func (f *benchCoordFlags) run(c *cobra.Command) error {
@@ -205,6 +207,11 @@ func (f *benchCoordFlags) run(c *cobra.Command) error {
 	if *perNode < 1 {
 		return usagef("--per-node %d: want at least 1", *perNode)
 	}
+	hosts, done, err := benchHosts(c.ErrOrStderr(), *f.netns, *clients)
+	if err != nil {
+		return err
+	}
+	defer done()
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -215,6 +222,7 @@ func (f *benchCoordFlags) run(c *cobra.Command) error {
 			return exec.Command(exe, append([]string{"bench", "coord-worker"}, args...)...)
 		},
 		Progress: benchProgress(c),
+		Hosts:    hosts,
 	}
 	r, err := bench.RunCoord(c.Context(), cfg)
 	if err != nil {
@@ -222,7 +230,7 @@ func (f *benchCoordFlags) run(c *cobra.Command) error {
 	}
 	w := c.OutOrStdout()
 	if *asJSON {
-		return writeJSON(w, object{
+		return writeJSON(w, append(object{
 			{"clients", *clients},
 			{"per_node", *perNode},
 			{"raw_seconds", num(r.Raw)},
@@ -230,14 +238,17 @@ func (f *benchCoordFlags) run(c *cobra.Command) error {
 			{"tree_seconds", num(r.Tree)},
 			{"flat_ratio", num(r.Flat / r.Raw)},
 			{"tree_ratio", num(r.Tree / r.Raw)},
-		})
+		}, spreadJSON(r)...))
 	}
 	t := newTable(w)
 	t.row("MODE", "SECONDS", "RATIO TO RAW")
 	t.row("raw TCP barrier", fmt.Sprintf("%.3f", r.Raw), "1.00")
 	t.row("flat", fmt.Sprintf("%.3f", r.Flat), fmt.Sprintf("%.2f", r.Flat/r.Raw))
 	t.row(fmt.Sprintf("tree (%d per node)", *perNode), fmt.Sprintf("%.3f", r.Tree), fmt.Sprintf("%.2f", r.Tree/r.Raw))
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	return spreadTable(w, r, *perNode)
 }
 
 const benchCoordLong = `Measures, in one run over loopback sockets, how long N ranks take to join
@@ -252,7 +263,14 @@ decision to checkpoint, the commit vote, leaving):
 
 Each figure is reported in seconds and as a ratio to raw. The clients and
 the sub-coordinators run in processes of their own, since 16K sockets on
-each side do not fit one process's open files.`
+each side do not fit one process's open files.
+
+--netns H measures all three again in the same run with the ranks on H
+hosts of their own (a network namespace each, on a bridge; the
+coordinator on one more), and reports each figure beside its loopback
+one (netns_*_vs_loopback: the goal is at most 1.2). It needs root and
+iproute2; without them the loopback figures alone are reported, with a
+notice.`
 
 // newBenchCoordWorkerCmd is the worker process of bench coord.
 func newBenchCoordWorkerCmd() *cobra.Command {

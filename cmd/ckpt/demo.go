@@ -38,6 +38,7 @@ func newDemoCmd() *cobra.Command {
 		flushInterval: durationFlag(fs, "flush-interval", "with --flush: computation between checkpoints (default 1s)"),
 		flushBusy:     fs.String("flush-busy", "skip", "with --flush nonblocking: a flush due while the previous runs is skipped, or waits"),
 		asJSON:        jsonFlag(c),
+		netns:         netnsFlag(fs),
 	}
 	dl := addDemoLauncherFlags(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
@@ -67,6 +68,13 @@ func newDemoCmd() *cobra.Command {
 			return s, out.String, err
 		}
 		jobs := demoJobs{spec: spec, run: timedRun, launcher: dl}
+		if *f.netns {
+			var done func()
+			if jobs, done, err = onHosts(c.ErrOrStderr(), modes, jobs); err != nil {
+				return err
+			}
+			defer done()
+		}
 		if modes != nil {
 			return demoFlush(c, modes, fd, m, *f.asJSON, jobs)
 		}
@@ -101,6 +109,7 @@ type demoFlags struct {
 	mtti, flushBW, flushInterval *quantity
 	seed                         *uint64
 	asJSON                       *bool
+	netns                        *bool // each node on a host of its own (demo_netns.go)
 }
 
 // check validates the flags and returns the MTTI, the flushing modes (nil
@@ -165,6 +174,8 @@ type demoJobs struct {
 	run  func(ctx context.Context, s runSpec) (runResult, float64, error)
 	// launcher adds to the JSON what --launcher ran (nil: nothing).
 	launcher *demoLauncher
+	// netns: the jobs run each node in a network namespace (onHosts).
+	netns bool
 }
 
 // timedRun runs the job and measures its wall-clock seconds, from the
@@ -283,6 +294,7 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 			MultilevelErrorAppliedChance:     report.Float(chanceLevels.MeanAbs),
 			MultilevelErrorAppliedChanceBias: report.Float(chanceLevels.Mean),
 			InRunReport:                      demo.NewInRunReport(inRun, runSecs, appliedEff, false, multi),
+			Netns:                            jobs.netns,
 		}, res)); err != nil {
 			return err
 		}
@@ -306,6 +318,9 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 		if !math.IsNaN(chanceLevels.MeanAbs) {
 			t.row("", fmt.Sprintf("by chance alone (where the level-2 failures fell), a run with level-2 failures at these rates strays from that model by %.1f%% on average (mean error %+.1f%%, simulated)",
 				100*chanceLevels.MeanAbs, 100*chanceLevels.Mean))
+		}
+		if jobs.netns {
+			t.row("nodes", "each in a network namespace of its own, on a bridge (--netns)")
 		}
 		t.row("result", res.Result)
 		t.row("reference", refResult)

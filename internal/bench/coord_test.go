@@ -13,7 +13,7 @@ func TestRunClientsNamesTheFailure(t *testing.T) {
 	cfg := CoordConfig{Worker: func(args ...string) *exec.Cmd {
 		return exec.Command("sh", "-c", `echo starting >&2; printf 'ckpt: coordnet: rank 657: waiting to be welcomed: 127.0.0.1:1 closed the connection\n\n' >&2; exit 1`)
 	}}
-	_, err := runClients(context.Background(), cfg, "tree", "8")
+	_, err := runClients(context.Background(), cfg.Worker, "tree", "8")
 	if err == nil || !strings.Contains(err.Error(), "exit status 1: ckpt: coordnet: rank 657: waiting to be welcomed") {
 		t.Fatalf("runClients of a failing worker: %v", err)
 	}

@@ -47,6 +47,9 @@ type ClientConfig struct {
 	// (jobtls.Config.Client): the coordinator must present the job's
 	// certificate, and is shown it. nil: plain TCP.
 	TLS *tls.Config
+	// Dial, if set, connects to Addr (from the rank's host, when hosts
+	// are network namespaces: package netns); default a plain TCP dial.
+	Dial DialFunc
 }
 
 // Client is a rank's connection to the coordinator: it implements
@@ -94,7 +97,7 @@ func Dial(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	if cfg.Size < 1 || cfg.Rank < 0 || cfg.Rank >= cfg.Size {
 		return nil, fmt.Errorf("coordnet: rank %d of %d: the rank must lie in [0, size)", cfg.Rank, cfg.Size)
 	}
-	nc, err := dialBackoff(ctx, cfg.Addr, cfg.Rand)
+	nc, err := dialBackoff(ctx, cfg.Dial, cfg.Addr, cfg.Rand)
 	if err != nil {
 		return nil, fmt.Errorf("coordnet: rank %d: %w", cfg.Rank, err)
 	}

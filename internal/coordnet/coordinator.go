@@ -24,12 +24,20 @@ type Coordinator struct {
 // StartCoordinator listens on addr ("127.0.0.1:0" for any port) and runs
 // the coordinator configured by cfg.
 func StartCoordinator(addr string, cfg coord.Config, opts Options) (*Coordinator, error) {
-	m, err := coord.New(cfg)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", addr)
+	return StartCoordinatorOn(ln, cfg, opts)
+}
+
+// StartCoordinatorOn runs the coordinator configured by cfg on ln (a
+// listener made where the caller wants it: on a host of its own, package
+// netns). It closes ln if cfg is refused.
+func StartCoordinatorOn(ln net.Listener, cfg coord.Config, opts Options) (*Coordinator, error) {
+	m, err := coord.New(cfg)
 	if err != nil {
+		ln.Close()
 		return nil, err
 	}
 	c := &Coordinator{m: m, done: make(chan struct{}), onNotice: opts.OnNotice}

@@ -58,7 +58,14 @@ type Options struct {
 	// one to the coordinator. A client that does not complete the TLS
 	// handshake completes no frame either, and is dropped as silent.
 	TLS *jobtls.Config
+	// Dial, if set, makes a relay's connection to Upstream (from the
+	// relay's host, when hosts are network namespaces: package netns);
+	// default a plain TCP dial.
+	Dial DialFunc
 }
+
+// DialFunc connects to a coordinator's address.
+type DialFunc func(ctx context.Context, addr string) (net.Conn, error)
 
 // Server runs a coord.StateMachine on a listener.
 type Server struct {
@@ -400,7 +407,7 @@ func (s *Server) dialUpstream(wait time.Duration) {
 	}
 	ctx, cancel := s.quitContext()
 	defer cancel()
-	nc, err := dialBackoff(ctx, s.opts.Upstream, s.opts.Rand)
+	nc, err := dialBackoff(ctx, s.opts.Dial, s.opts.Upstream, s.opts.Rand)
 	if err != nil {
 		return
 	}
@@ -463,11 +470,14 @@ const (
 
 // dialBackoff dials addr until it succeeds or ctx is done, waiting a
 // jittered, doubling delay between attempts.
-func dialBackoff(ctx context.Context, addr string, rng *rand.Rand) (net.Conn, error) {
-	var d net.Dialer
+func dialBackoff(ctx context.Context, dial DialFunc, addr string, rng *rand.Rand) (net.Conn, error) {
+	if dial == nil {
+		var d net.Dialer
+		dial = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
+	}
 	b := tcp.Backoff{First: dialFirst, Max: dialMax}
 	for {
-		nc, err := d.DialContext(ctx, "tcp", addr)
+		nc, err := dial(ctx, addr)
 		if err == nil {
 			return nc, nil
 		}

@@ -267,6 +267,9 @@ type Report struct {
 	// Added with the failures split by level (Levels) and the multi-level
 	// model at them (MultilevelPlain).
 	LevelsApplied
+	// Added with nodes as hosts: true when each node ran in a network
+	// namespace of its own (ckpt demo --netns); absent otherwise.
+	Netns bool `json:"netns,omitempty"`
 	// Added with ErrorByChance: the mean absolute and the mean error of one
 	// simulated run at this run's parameters against the same model as
 	// model_error_applied, when failures are exactly the model's.

@@ -32,6 +32,12 @@ type Coordinators struct {
 	// Listen is the coordinator's address (default "127.0.0.1:0": this
 	// machine only, any port).
 	Listen string
+	// Listener, if set, makes the coordinator's listener on Listen, and
+	// the sub-coordinators' beside it: on a host of the job's (OnHosts).
+	Listener func(addr string) (net.Listener, error)
+	// Dial, if set, is how the sub-coordinators reach the coordinator
+	// (from its host: OnHosts).
+	Dial coordnet.DialFunc
 	// OnCommit, if set, is called with the incarnation and the name of
 	// every checkpoint the job commits (from the coordinator's loop).
 	OnCommit func(inc uint64, name string)
@@ -105,7 +111,11 @@ func (f *Coordinators) New(inc uint64, token string) (Coordinator, error) {
 			f.OnNotice(inc, n)
 		}
 	}}
-	co, err := coordnet.StartCoordinator(listen, cfg, opts)
+	ln, err := f.listen(listen)
+	if err != nil {
+		return nil, err
+	}
+	co, err := coordnet.StartCoordinatorOn(ln, cfg, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -124,12 +134,12 @@ func (f *Coordinators) New(inc uint64, token string) (Coordinator, error) {
 				a.Close()
 				return nil, err
 			}
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			ln, err := f.listen(f.relayAddr(listen))
 			if err != nil {
 				a.Close()
 				return nil, err
 			}
-			a.relays = append(a.relays, coordnet.Serve(ln, relay, coordnet.Options{Upstream: co.Addr(), TLS: f.TLS}))
+			a.relays = append(a.relays, coordnet.Serve(ln, relay, coordnet.Options{Upstream: co.Addr(), TLS: f.TLS, Dial: f.Dial}))
 		}
 	}
 	return a, nil

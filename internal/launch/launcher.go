@@ -100,20 +100,21 @@ var ErrNotJoined = errors.New("the rank has not joined yet")
 
 // Local starts each rank as a process of its own on this machine, every
 // node a directory of the cache root: ckpt run's own launcher. Each rank is
-// told its rank, size, node and cache in its environment.
-type Local struct{}
+// told its rank, size, node and cache in its environment. With Hosts, each
+// node's ranks run on its host (OnHosts).
+type Local struct{ Hosts Hosts }
 
 // Name is "local".
 func (Local) Name() string { return "local" }
 
 // Start starts the ranks one by one.
-func (Local) Start(ctx context.Context, s Spec) (Ranks, error) {
+func (lo Local) Start(ctx context.Context, s Spec) (Ranks, error) {
 	l := &localRanks{ended: make(chan Ended, s.Ranks)}
 	for r := range s.Ranks {
 		err := ctx.Err() // stopped during start-up: start no more
 		var cmd *exec.Cmd
 		if err == nil {
-			cmd, err = startLocal(s, r)
+			cmd, err = startLocal(s, r, lo.Hosts)
 		}
 		if err != nil {
 			l.KillAll()
@@ -133,13 +134,14 @@ func (Local) Start(ctx context.Context, s Spec) (Ranks, error) {
 }
 
 // startLocal starts rank r's process.
-func startLocal(s Spec, r int) (*exec.Cmd, error) {
+func startLocal(s Spec, r int, hosts Hosts) (*exec.Cmd, error) {
 	node := s.Nodes[jobenv.NodeOf(r, s.Ranks, len(s.Nodes))]
 	cmd := exec.Command(s.Program, s.Args...)
 	env := s.Job
 	env.Rank, env.Size, env.Node = r, s.Ranks, node
 	env.Cache = filepath.Join(s.CacheRoot, node)
 	env.Coord = s.CoordFor(r)
+	cmd = onHost(hosts, node, &env, cmd)
 	cmd.Env = append(append(os.Environ(), env.Encode()...), s.Env...)
 	w := s.Output(r)
 	cmd.Stdout, cmd.Stderr = w, w

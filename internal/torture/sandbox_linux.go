@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/ckpt/ckpt/internal/netns"
 )
 
 // A job's sandbox: a holder process that owns a network namespace (its
@@ -419,33 +418,7 @@ func (s *sandbox) dial(ctx context.Context, addr string) (nc net.Conn, err error
 }
 
 // inNet runs fn inside the sandbox's network namespace: the sockets it
-// makes belong there. A socket belongs to the namespace of the thread
-// that made it, so fn runs on a thread locked to this goroutine, moved
-// into the namespace and back. Back home, the thread is unlocked and
-// lives on: a thread ended with its goroutine would take with it every
-// child it forked with Pdeathsig (a job's holder or launcher). Only a
-// thread that cannot get back stays locked, and Go ends it rather than
-// reuse it in the wrong namespace.
+// makes belong there (netns.Do says how).
 func (s *sandbox) inNet(fn func() error) error {
-	target, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", s.pid))
-	if err != nil {
-		return fmt.Errorf("the sandbox's network namespace: %w", err)
-	}
-	defer target.Close()
-	runtime.LockOSThread()
-	home, err := os.Open("/proc/thread-self/ns/net")
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer home.Close()
-	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("entering the sandbox's network namespace: %w", err)
-	}
-	err = fn()
-	if unix.Setns(int(home.Fd()), unix.CLONE_NEWNET) == nil {
-		runtime.UnlockOSThread()
-	}
-	return err
+	return netns.Do(fmt.Sprintf("/proc/%d/ns/net", s.pid), fn)
 }
