@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	gocriu "github.com/checkpoint-restore/go-criu/v8"
 	"github.com/checkpoint-restore/go-criu/v8/rpc"
@@ -64,11 +65,19 @@ const (
 
 // CLI is the Tool over CRIU's RPC service (`criu swrk`, one process per
 // call, started from Path).
+//
+// Calls are serialized across the processes of a host by an flock on
+// Lock: CRIU names the socket through which its parasite code passes
+// descriptors after the dumped task's pid as its own namespace sees it,
+// so two dumps of trees that each run in a PID namespace of their own
+// (both roots are pid 1) collide ("Can't retrieve FD from socket").
 type CLI struct {
 	Path string
 	// LogLevel is CRIU's verbosity in its log (0: 2, errors and warnings;
 	// 4 for everything).
 	LogLevel int
+	// Lock is the lock file ("": ckpt-criu.lock in the temp directory).
+	Lock string
 }
 
 var _ Tool = CLI{}
@@ -78,6 +87,23 @@ func (c CLI) level() int32 {
 		return 2
 	}
 	return int32(c.LogLevel)
+}
+
+// lock takes the host's CRIU lock; the returned function releases it.
+func (c CLI) lock() (func(), error) {
+	path := c.Lock
+	if path == "" {
+		path = filepath.Join(os.TempDir(), "ckpt-criu.lock")
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("criu lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("criu lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
 }
 
 func (c CLI) client() *gocriu.Criu {
@@ -97,6 +123,11 @@ func (c CLI) Dump(ctx context.Context, req DumpRequest) error {
 		return err
 	}
 	defer dir.Close()
+	unlock, err := c.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	opts := &rpc.CriuOpts{
 		ImagesDirFd:    ptr(int32(dir.Fd())),
 		Pid:            ptr(int32(req.Pid)),
@@ -121,6 +152,11 @@ func (c CLI) Restore(ctx context.Context, req RestoreRequest) (int, error) {
 		return 0, err
 	}
 	defer dir.Close()
+	unlock, err := c.lock()
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
 	cr := c.client()
 	for _, in := range req.Inherit {
 		cr.AddInheritFd(in.Key, in.File)
