@@ -17,23 +17,6 @@ import (
 	"github.com/ckpt/ckpt/internal/testwait"
 )
 
-// forker is a shell program that forks children at every step (a command
-// substitution, a sleep, a background job it waits for) and keeps its
-// state in the shell's memory; half-way it waits for the file $1, so that
-// a test can checkpoint it there, whatever the machine's speed. Its output
-// does not depend on when it was checkpointed.
-const forker = `i=0; s=7
-while [ $i -lt 40 ]; do
-  i=$((i+1))
-  s=$(( (s * 31 + i) % 1000003 ))
-  v=$(echo $s)
-  ( exit 0 ) & wait $!
-  echo "step $i sum $v"
-  echo "err $i" >&2
-  if [ $i -eq 20 ]; then while [ ! -e "$1" ]; do sleep 0.01; done; fi
-done
-echo "final $s"`
-
 // reference is the program's output without checkpoints.
 func reference(t *testing.T, script string) (string, string) {
 	t.Helper()
@@ -67,10 +50,10 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // program finishes with the failure-free output, byte for byte.
 func TestRealCheckpointRestart(t *testing.T) {
 	tool := criu.CLI{Path: criutest.Path(t)}
-	wantOut, wantErr := reference(t, forker)
+	wantOut, wantErr := reference(t, criutest.ForkingProgram)
 	dir := t.TempDir()
 	gate := filepath.Join(dir, "gate")
-	p := &Processes{Program: "/bin/sh", Args: []string{"-c", forker, "sh", gate},
+	p := &Processes{Program: "/bin/sh", Args: []string{"-c", criutest.ForkingProgram, "sh", gate},
 		Stdout: filepath.Join(dir, "out", "rank-0.out"), Stderr: filepath.Join(dir, "out", "rank-0.err"), Tool: tool}
 	cfg := Config{Runner: p, Tool: tool, Scratch: filepath.Join(dir, "scratch"), Tick: 10 * time.Millisecond}
 	w := newWorld(1, 5)
