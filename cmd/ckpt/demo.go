@@ -38,11 +38,18 @@ func newDemoCmd() *cobra.Command {
 		flushInterval: durationFlag(fs, "flush-interval", "with --flush: computation between checkpoints (default 1s)"),
 		flushBusy:     fs.String("flush-busy", "skip", "with --flush nonblocking: a flush due while the previous runs is skipped, or waits"),
 		asJSON:        jsonFlag(c),
+		transparent:   fs.Bool("transparent", false, "instead: an unmodified C program (a stencil) on 4 ranks over 4 nodes, checkpointed with CRIU, with node failures (docs/TRANSPARENT.md)"),
 	}
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		m, modes, fd, err := f.check(c)
 		if err != nil {
 			return err
+		}
+		if *f.transparent {
+			if modes != nil {
+				return usagef("--transparent: no --flush")
+			}
+			return demoTransparent(c, m, *f.seed, *f.asJSON)
 		}
 		exe, err := os.Executable()
 		if err != nil {
@@ -91,7 +98,7 @@ type demoFlags struct {
 	size, flushMode, flushBusy   *string
 	mtti, flushBW, flushInterval *quantity
 	seed                         *uint64
-	asJSON                       *bool
+	asJSON, transparent          *bool
 }
 
 // check validates the flags and returns the MTTI, the flushing modes (nil
