@@ -38,7 +38,7 @@ func newDemoCmd() *cobra.Command {
 		flushInterval: durationFlag(fs, "flush-interval", "with --flush: computation between checkpoints (default 1s)"),
 		flushBusy:     fs.String("flush-busy", "skip", "with --flush nonblocking: a flush due while the previous runs is skipped, or waits"),
 		asJSON:        jsonFlag(c),
-		transparent:   fs.Bool("transparent", false, "instead: an unmodified C program (a stencil) on 4 ranks over 4 nodes, checkpointed with CRIU, with node failures (docs/TRANSPARENT.md)"),
+		transparent:   fs.Bool("transparent", false, "instead: an unmodified C program (a stencil) on 4 ranks over 4 nodes, checkpointed with CRIU, with node failures (--mtti default 10s; docs/TRANSPARENT.md)"),
 	}
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		m, modes, fd, err := f.check(c)
@@ -48,6 +48,12 @@ func newDemoCmd() *cobra.Command {
 		if *f.transparent {
 			if modes != nil {
 				return usagef("--transparent: no --flush")
+			}
+			if !f.mtti.set {
+				// A CRIU dump of every rank costs seconds on a busy
+				// machine: failures 2.5s apart would leave no
+				// checkpoint time to commit.
+				m = 10
 			}
 			return demoTransparent(c, m, *f.seed, *f.asJSON)
 		}

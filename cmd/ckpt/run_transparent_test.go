@@ -232,7 +232,7 @@ func TestDemoTransparent(t *testing.T) {
 	t.Setenv(criu.EnvVar, criutest.Path(t))
 	t.Setenv(asCkpt, "1")
 	var out, errb bytes.Buffer
-	code := run([]string{"demo", "--transparent", "--json", "--mtti", "1.5s", "--seed", "2"}, &out, &errb)
+	code := run([]string{"demo", "--transparent", "--json", "--seed", "2"}, &out, &errb)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
