@@ -297,8 +297,12 @@ func (h *Host) Netem(delay time.Duration, loss float64) error {
 	if loss > 0 {
 		args = append(args, "loss", fmt.Sprintf("%g%%", loss*100))
 	}
-	_, err := run(nil, "ip", args...)
-	return err
+	if _, err := run(nil, "ip", args...); err != nil {
+		// Some kernels are built without the netem qdisc: say what is
+		// missing rather than only tc's "qdisc kind is unknown".
+		return fmt.Errorf("netns: %s: tc netem (delay %v, loss %g): %w", h.Name, delay, loss, err)
+	}
+	return nil
 }
 
 // ip runs one ip command.
