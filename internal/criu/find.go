@@ -7,13 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-
-	"github.com/ckpt/ckpt/internal/jobenv"
 )
 
 // EnvVar names the criu binary to use (scripts/criu.sh prints one); without
 // it, criu is looked up in PATH.
-const EnvVar = jobenv.VarCRIU
+const EnvVar = "CKPT_CRIU"
 
 // ErrUnavailable is wrapped by every error that says transparent
 // checkpointing cannot work on this machine (an *Unavailable says what is
