@@ -51,9 +51,6 @@ const (
 	StagingDir     = "staging"
 	// TLSDir holds the job's TLS key pair (ckpt run --tls) while it runs.
 	TLSDir = "tls"
-	// TransparentDir holds what the ranks of ckpt run --transparent make
-	// beside the caches: their programs' output, their dumps in progress.
-	TransparentDir = "transparent"
 )
 
 // DefaultRoot is where jobs live when no --cache-root names one: the
@@ -205,7 +202,7 @@ func (d Dir) ReadSpec() (Spec, error) {
 // nothing else may be taken over as a job's.
 func isJobEntry(name string) bool {
 	switch name {
-	case LockFile, SpecFile, StatusFile, HaltFile, CheckpointFile, StagingDir, TLSDir, TransparentDir:
+	case LockFile, SpecFile, StatusFile, HaltFile, CheckpointFile, StagingDir, TLSDir:
 		return true
 	}
 	if n, ok := strings.CutPrefix(name, "node"); ok && n != "" {
@@ -291,7 +288,6 @@ func (d Dir) removeOwn(spec Spec) {
 	}
 	os.RemoveAll(d.file(StagingDir))
 	os.RemoveAll(d.file(TLSDir))
-	os.RemoveAll(d.file(TransparentDir))
 	for _, f := range []string{SpecFile, StatusFile, HaltFile, CheckpointFile} {
 		os.Remove(d.file(f))
 	}
