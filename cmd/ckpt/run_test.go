@@ -185,15 +185,7 @@ func TestRunHungRankDetected(t *testing.T) {
 func TestRunCoordinatorLost(t *testing.T) {
 	spec, log := jobSpec(t)
 	res := runScripted(t, spec, log, func(c *launch.Config, coords *launch.Coordinators) {
-		newCoord := c.NewCoordinator
-		first := make(chan launch.Coordinator, 1)
-		c.NewCoordinator = func(inc uint64, token string) (launch.Coordinator, error) {
-			co, err := newCoord(inc, token)
-			if err == nil && inc == 0 {
-				first <- co
-			}
-			return co, err
-		}
+		first := firstCoord(c)
 		afterCommits(coords, 2, func() { (<-first).Close() })
 	})
 	if len(res.Attempts) != 2 || res.Restarts["cache"] != 1 {
