@@ -27,6 +27,10 @@ func TestHelloLongerThanAHelloRefusedFromItsHeader(t *testing.T) {
 // clients that do say Hello.
 func TestSlowHelloDropped(t *testing.T) {
 	_, addr := startServer(t, Config{Shared: mem.New(), HelloTimeout: 500 * time.Millisecond})
+	// The clock starts before the dial: the server's deadline runs from its
+	// accept, which comes after the dial began but may come before the dial
+	// returns here, so a clock started after the dial could read less.
+	start := time.Now()
 	slow := dialPeer(t, addr)
 	stop := make(chan struct{})
 	defer close(stop)
@@ -43,7 +47,6 @@ func TestSlowHelloDropped(t *testing.T) {
 			}
 		}
 	}()
-	start := time.Now()
 	good := dialPeer(t, addr)
 	if w := good.hello("tok", "node0"); w == nil {
 		t.Fatal("no Welcome for a client beside a slow one")
