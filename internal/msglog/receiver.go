@@ -40,9 +40,9 @@ type Ack struct {
 	Seq uint64
 }
 
-// Stats are the receiver's counters, for the runtime to report (Fialho et
-// al. 2011's Δ_lp and Δ_lr among them). Times are in the driver's clock,
-// as passed to the events.
+// Stats are the receiver's counters since NewReceiver, for the runtime to
+// report (Fialho et al. 2011's Δ_lp and Δ_lr among them). Times are in the
+// driver's clock, as passed to the events.
 type Stats struct {
 	// RecordsLogged and BytesLogged count the records handed to Persist
 	// and their payload bytes.
