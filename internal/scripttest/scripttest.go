@@ -1,7 +1,7 @@
 // Package scripttest runs data-driven test scripts, in the format of
 // cockroachdb/datadriven (which etcd's raft tests use), for the packages
 // whose pure cores are tested step by step (internal/coord,
-// internal/recovery), without a dependency:
+// internal/recovery, internal/msglog), without a dependency:
 //
 //	# comment
 //	command arg key=value key=(a,b,c)
