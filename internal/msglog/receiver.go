@@ -182,7 +182,8 @@ func (r *Receiver) Durable(from int) uint64 { return r.durable[from] }
 // in the buffer until the gap is filled (by a retransmission). During
 // replay, every message past the replayed ones is buffered: the log
 // decides the order until EndReplay. A receiver whose replay failed drops
-// everything.
+// everything. The receiver keeps m.Data (in its buffer, then in the
+// records it returns): the driver must not change it.
 func (r *Receiver) Receive(m Msg, now time.Duration) Ready {
 	if m.Seq == 0 {
 		panic(fmt.Sprintf("msglog: message from rank %d with sequence number 0", m.From))

@@ -1,10 +1,12 @@
 package msglog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/ckpt/ckpt/internal/fields"
@@ -97,18 +99,22 @@ func AppendPoint(b []byte, p Point) []byte {
 // DecodePoint decodes what AppendPoint wrote, all of b.
 func DecodePoint(b []byte) (Point, error) {
 	d := fields.NewDecoder(b)
-	p := Point{Index: d.Uvarint("index", 1<<63)}
+	p := Point{Index: d.Uvarint("index", maxSeq)}
 	n := d.Count("channels", 2)
 	p.Seqs = make(map[int]uint64, n)
 	prev := -1
 	for range n {
 		from := int(d.Uvarint("rank", maxRank))
-		seq := d.Uvarint("seq", 1<<63)
+		seq := d.Uvarint("seq", maxSeq)
 		if d.Err() != nil {
 			break
 		}
 		if from <= prev {
 			d.Failf("rank", "rank %d after %d: not in increasing order", from, prev)
+			break
+		}
+		if seq == 0 {
+			d.Failf("seq", "rank %d: nothing delivered", from)
 			break
 		}
 		prev = from
@@ -118,4 +124,96 @@ func DecodePoint(b []byte) (Point, error) {
 		return Point{}, fmt.Errorf("msglog: delivery point: %w", err)
 	}
 	return p, nil
+}
+
+// maxSeq bounds the sequence numbers and indexes a decoder accepts.
+const maxSeq = 1 << 63
+
+// AppendSenderState appends s's encoding, to be saved beside the
+// checkpoint it belongs to: the receiving ranks in order, each with its
+// last sequence number used, its last acknowledged, and its unacknowledged
+// messages (sequence number and data; From is the sender, which the
+// decoder is told).
+func AppendSenderState(b []byte, s SenderState) []byte {
+	tos := map[int]bool{}
+	for to := range s.Next {
+		tos[to] = true
+	}
+	for to := range s.Acked {
+		tos[to] = true
+	}
+	for to := range s.Unacked {
+		tos[to] = true
+	}
+	b = binary.AppendUvarint(b, uint64(len(tos)))
+	for _, to := range sortedKeys(tos) {
+		b = binary.AppendUvarint(b, uint64(to))
+		b = binary.AppendUvarint(b, s.Next[to])
+		b = binary.AppendUvarint(b, s.Acked[to])
+		b = binary.AppendUvarint(b, uint64(len(s.Unacked[to])))
+		for _, m := range s.Unacked[to] {
+			b = binary.AppendUvarint(b, m.Seq)
+			b = fields.AppendBytes(b, m.Data)
+		}
+	}
+	return b
+}
+
+// DecodeSenderState decodes what AppendSenderState wrote, all of b, for
+// the sending rank from. It checks what a sender's state must be: the
+// acknowledged sequence number at most the last used, the unacknowledged
+// messages in increasing order between the two.
+func DecodeSenderState(b []byte, from int) (SenderState, error) {
+	d := fields.NewDecoder(b)
+	s := SenderState{Next: map[int]uint64{}, Acked: map[int]uint64{}, Unacked: map[int][]Msg{}}
+	n := d.Count("receivers", 4)
+	prev := -1
+	for range n {
+		to := int(d.Uvarint("rank", maxRank))
+		next := d.Uvarint("next", maxSeq)
+		acked := d.Uvarint("acked", maxSeq)
+		if d.Err() == nil && to <= prev {
+			d.Failf("rank", "rank %d after %d: not in increasing order", to, prev)
+		}
+		if d.Err() == nil && next == 0 {
+			d.Failf("next", "rank %d: nothing sent", to)
+		}
+		if d.Err() == nil && acked > next {
+			d.Failf("acked", "rank %d acknowledged %d beyond the last sent, %d", to, acked, next)
+		}
+		prev = to
+		last := acked
+		k := d.Count("unacked", 2)
+		var ms []Msg
+		for range k {
+			seq := d.Uvarint("seq", maxSeq)
+			data := d.Bytes("data", math.MaxInt32)
+			if d.Err() == nil && (seq <= last || seq > next) {
+				d.Failf("seq", "rank %d: unacknowledged seq %d not in (%d, %d]", to, seq, last, next)
+			}
+			if d.Err() != nil {
+				break
+			}
+			last = seq
+			m := Msg{From: from, Seq: seq}
+			if len(data) > 0 {
+				m.Data = bytes.Clone(data)
+			}
+			ms = append(ms, m)
+		}
+		if d.Err() != nil {
+			break
+		}
+		s.Next[to] = next
+		if acked > 0 {
+			s.Acked[to] = acked
+		}
+		if len(ms) > 0 {
+			s.Unacked[to] = ms
+		}
+	}
+	if err := d.End(); err != nil {
+		return SenderState{}, fmt.Errorf("msglog: sender state: %w", err)
+	}
+	return s, nil
 }
