@@ -52,6 +52,10 @@ type Stats struct {
 	// Duplicates counts messages dropped because their channel already
 	// had them (logged, replayed or buffered).
 	Duplicates uint64
+	// BeyondWindow counts messages dropped because they were too far
+	// ahead of their channel's next one to be buffered (see WithWindow):
+	// their senders send them again.
+	BeyondWindow uint64
 	// PersistWait is the time during which some logged message waited
 	// for its record to be durable before it could be delivered: the
 	// delay pessimistic logging adds to delivery (Δ_lp, Fialho et al.
@@ -125,13 +129,34 @@ type Receiver struct {
 	replayStart time.Duration
 	err         error
 	stats       Stats
+	window      uint64
+}
+
+// DefaultWindow is how far ahead of its channel's next message a
+// receiver buffers a message unless told otherwise (WithWindow).
+const DefaultWindow = 1024
+
+// Option configures a Receiver.
+type Option func(*Receiver)
+
+// WithWindow bounds the buffer: a message whose sequence number is more
+// than n beyond its channel's next one is dropped rather than kept (a
+// sender far ahead, or a replay's live messages, cannot grow the buffer
+// without bound); its sender keeps it until acknowledged and sends it
+// again. n must be at least 1.
+func WithWindow(n uint64) Option {
+	if n < 1 {
+		panic("msglog: WithWindow(0)")
+	}
+	return func(r *Receiver) { r.window = n }
 }
 
 // NewReceiver returns the receiver of a rank that starts from delivery
 // point p: Point{} for a fresh start, or the point its checkpoint
 // recorded. A restarted rank calls BeginReplay next.
-func NewReceiver(p Point) *Receiver {
+func NewReceiver(p Point, opts ...Option) *Receiver {
 	r := &Receiver{
+		window:         DefaultWindow,
 		logged:         map[int]uint64{},
 		delivered:      map[int]uint64{},
 		durable:        map[int]uint64{},
@@ -142,6 +167,9 @@ func NewReceiver(p Point) *Receiver {
 	}
 	for from, seq := range p.Seqs {
 		r.logged[from], r.delivered[from], r.durable[from] = seq, seq, seq
+	}
+	for _, o := range opts {
+		o(r)
 	}
 	return r
 }
@@ -181,7 +209,9 @@ func (r *Receiver) Durable(from int) uint64 { return r.durable[from] }
 // buffered ones that then follow in order; a message beyond the next waits
 // in the buffer until the gap is filled (by a retransmission). During
 // replay, every message past the replayed ones is buffered: the log
-// decides the order until EndReplay. A receiver whose replay failed drops
+// decides the order until EndReplay. A message more than the window
+// (WithWindow) beyond its channel's next one is dropped, to be sent again.
+// A receiver whose replay failed drops
 // everything. The receiver keeps m.Data (in its buffer, then in the
 // records it returns): the driver must not change it.
 func (r *Receiver) Receive(m Msg, now time.Duration) Ready {
@@ -194,6 +224,9 @@ func (r *Receiver) Receive(m Msg, now time.Duration) Ready {
 		return rd
 	case m.Seq <= r.logged[m.From] || r.isBuffered(m.From, m.Seq):
 		r.stats.Duplicates++
+		return rd
+	case m.Seq > r.logged[m.From]+r.window:
+		r.stats.BeyondWindow++
 		return rd
 	case r.mode == replaying || m.Seq > r.logged[m.From]+1:
 		r.buffer(m)

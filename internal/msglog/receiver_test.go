@@ -422,3 +422,19 @@ func TestPointEncoding(t *testing.T) {
 		}
 	}
 }
+
+// A message too far ahead is dropped, not buffered: its sender sends it
+// again, and then it is taken.
+func TestWindowBoundsBuffer(t *testing.T) {
+	r := NewReceiver(Point{}, WithWindow(3))
+	for _, seq := range []uint64{3, 4, 2} {
+		if rd := r.Receive(msg(1, seq), 0); !rd.Empty() {
+			t.Fatalf("seq %d acted: %+v", seq, rd)
+		}
+	}
+	if st := r.Stats(); st.BeyondWindow != 1 || len(r.buffered[1]) != 2 {
+		t.Fatalf("BeyondWindow %d, buffered %v; want 1 and seqs 2, 3", st.BeyondWindow, r.buffered[1])
+	}
+	wantIDs(t, "Persist", r.Receive(msg(1, 1), 0).Persist, "1:1@1 1:2@2 1:3@3")
+	wantIDs(t, "Persist", r.Receive(msg(1, 4), 0).Persist, "1:4@4")
+}
