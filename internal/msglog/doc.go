@@ -15,7 +15,8 @@
 // are numbered from 1 by the Sender (a sequence number per channel); the
 // Receiver delivers them in that order, once each, whatever the network
 // does: a duplicate (a sequence number the channel already has) is
-// dropped, a message ahead of its channel's next one is buffered, and a
+// dropped, a message ahead of its channel's next one is buffered (up to a
+// window, WithWindow, beyond which it is dropped and sent again), and a
 // gap waits for the retransmission that fills it.
 //
 // A record is a message as the log holds it: the message, its delivery

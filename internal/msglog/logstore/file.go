@@ -223,7 +223,7 @@ func (l *File) Append(recs []msglog.Record) error {
 	if l.damaged != nil {
 		return l.damaged
 	}
-	if err := checkOrder(l.last(), recs); err != nil {
+	if err := checkOrder(l.last(), recs); err != nil || len(recs) == 0 {
 		return err
 	}
 	var buf []byte
