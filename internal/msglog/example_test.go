@@ -24,7 +24,7 @@ func Example() {
 		}
 	}
 	handle(r.Receive(msglog.Msg{From: 2, Seq: 1, Data: []byte("a")}, 0))
-	cp := r.Point() // saved with the application's state
+	cp := r.Point()                                                      // saved with the application's state
 	handle(r.Receive(msglog.Msg{From: 1, Seq: 2, Data: []byte("c")}, 0)) // waits for seq 1
 	handle(r.Receive(msglog.Msg{From: 1, Seq: 1, Data: []byte("b")}, 0))
 
