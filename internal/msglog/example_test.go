@@ -24,8 +24,10 @@ func Example() {
 		}
 	}
 	handle(r.Receive(msglog.Msg{From: 2, Seq: 1, Data: []byte("a")}, 0))
-	cp := r.Point()                                                      // saved with the application's state
-	handle(r.Receive(msglog.Msg{From: 1, Seq: 2, Data: []byte("c")}, 0)) // waits for seq 1
+	cp := r.Point() // saved with the application's state
+
+	// Rank 1's seq 2 overtakes its seq 1, and waits for it.
+	handle(r.Receive(msglog.Msg{From: 1, Seq: 2, Data: []byte("c")}, 0))
 	handle(r.Receive(msglog.Msg{From: 1, Seq: 1, Data: []byte("b")}, 0))
 
 	// The rank fails and restarts from cp.
