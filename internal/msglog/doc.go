@@ -76,11 +76,14 @@
 //     that arrive meanwhile go to Receive as always. A second failure
 //     during the replay starts it again from the same checkpoint, which
 //     gives the same order.
-//  7. When a rank learns that a peer restarted, it asks the peer's
-//     receiver what it holds (the Acks EndReplay returns) and, after Ack,
-//     sends what Resend returns; a rank that restarted asks each
-//     receiver for Durable and gives it to Ack before it re-executes, so
-//     that Send skips what the receivers already have.
+//  7. When a rank learns that a peer restarted, it gives what the peer's
+//     receiver holds (the Acks EndReplay returns) to Recovered and sends
+//     the messages it returns; its error (ErrAckedLost: the peer's log
+//     lost what it had acknowledged) means the peer cannot recover alone.
+//     A rank that restarted asks each receiver for Durable and gives it
+//     to Ack before it re-executes, so that Send skips what the receivers
+//     already have. Messages not acknowledged for a while are sent again
+//     (Resend): the network may have lost them.
 //
 // Events carry the driver's clock (now) only for Stats.
 package msglog

@@ -34,7 +34,8 @@ func (r Ready) Empty() bool {
 }
 
 // Ack tells rank To that the receiver has every message of To's channel up
-// to Seq durable in its log.
+// to Seq durable in its log. The driver sends it to rank To, whose driver
+// gives it to Sender.Ack with the receiving rank's number.
 type Ack struct {
 	To  int
 	Seq uint64

@@ -1,6 +1,10 @@
 package msglog
 
-import "slices"
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
 
 // SenderState is what a rank's sending side saves in its checkpoint: per
 // receiving rank, the last sequence number used and the last one known
@@ -76,10 +80,30 @@ func (s *Sender) Ack(to int, seq uint64) {
 	}
 }
 
-// Resend returns, after an Ack from a receiver that restarted (its ack
-// says what its log kept), the messages to send it again: those sent and
-// not durable there, in sequence order. The slice is a copy.
+// Resend returns the messages sent to rank to and not known durable
+// there, in sequence order: what a retransmission sends. The slice is a
+// copy.
 func (s *Sender) Resend(to int) []Msg { return slices.Clone(s.unacked[to]) }
+
+// ErrAckedLost is wrapped by Recovered's error when a receiver came back
+// without messages it had acknowledged as durable: its log lost them, the
+// sender no longer has them, and the rank cannot recover alone.
+var ErrAckedLost = errors.New("receiver lost messages it had acknowledged")
+
+// Recovered handles what a receiver that restarted says its log holds
+// (durable: the last sequence number of this channel, from its EndReplay
+// acks or its Durable): the messages it needs again, in sequence order. A
+// receiver can never hold less than it acknowledged, since it
+// acknowledges only what its log holds and truncates only behind the
+// checkpoint it restarts from; if it does, Recovered fails with
+// ErrAckedLost and the runtime must restart the whole job.
+func (s *Sender) Recovered(to int, durable uint64) ([]Msg, error) {
+	if durable < s.acked[to] {
+		return nil, fmt.Errorf("msglog: rank %d came back with seq %d of this channel, having acknowledged %d: %w", to, durable, s.acked[to], ErrAckedLost)
+	}
+	s.Ack(to, durable)
+	return s.Resend(to), nil
+}
 
 // Skipped counts the messages Send told the driver not to send.
 func (s *Sender) Skipped() uint64 { return s.skipped }

@@ -71,7 +71,10 @@ func senderCrash(t *testing.T, seed uint64) (skipped uint64) {
 	}
 	ackAll := func(s *msglog.Sender) {
 		for _, a := range acks {
-			s.Ack(a.To, a.Seq)
+			if a.To != from {
+				t.Fatalf("ack for rank %d", a.To)
+			}
+			s.Ack(to, a.Seq) // from the receiving rank
 		}
 		acks = nil
 	}

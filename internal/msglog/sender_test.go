@@ -1,6 +1,7 @@
 package msglog
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 )
@@ -71,5 +72,22 @@ func TestSenderReexecutionSkips(t *testing.T) {
 	// did not change it.
 	if st.Next[1] != 1 || len(st.Unacked[1]) != 1 {
 		t.Fatalf("State shares with the sender: %+v", st)
+	}
+}
+
+// A receiver that comes back gets what its log did not keep; one that
+// comes back without what it acknowledged is an error, not a silent gap.
+func TestSenderRecovered(t *testing.T) {
+	s := NewSender(SenderState{})
+	for range 4 {
+		s.Send(0, 1, nil)
+	}
+	s.Ack(1, 2)
+	ms, err := s.Recovered(1, 3)
+	if err != nil || seqs(ms) != "0:4 " {
+		t.Fatalf("Recovered(1, 3) = %s, %v; want 0:4", seqs(ms), err)
+	}
+	if _, err := s.Recovered(1, 1); !errors.Is(err, ErrAckedLost) {
+		t.Fatalf("Recovered below the acknowledged: %v, want ErrAckedLost", err)
 	}
 }

@@ -213,3 +213,48 @@ func TestFileTruncateCrashLeavesOldLog(t *testing.T) {
 		t.Fatalf("temporary file left: %v", err)
 	}
 }
+
+// A log cut short deep inside (a lost tail of blocks, not a torn append)
+// looks torn to the file, which cannot tell; the records lost had been
+// acknowledged, and the sender tells: the rank cannot recover alone, and
+// no message goes missing silently.
+func TestFileLostAckedRecordsDetectedBySender(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	l, err := logstore.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sender := msglog.NewSender(msglog.SenderState{})
+	recv := msglog.NewReceiver(msglog.Point{})
+	for i := range 3 {
+		m, _ := sender.Send(7, 0, []byte{byte(i)})
+		rd := recv.Receive(m, 0)
+		if err := l.Append(rd.Persist); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range recv.Persisted(rd.Persist[0].Index, 0).Acks {
+			sender.Ack(0, a.Seq) // from the receiving rank, 0
+		}
+	}
+	l.Close()
+	st, _ := os.Stat(path)
+	if err := os.Truncate(path, st.Size()-50); err != nil { // into record 2
+		t.Fatal(err)
+	}
+	recv = msglog.NewReceiver(msglog.Point{})
+	recv.BeginReplay(0)
+	l = openFile(t, path)
+	if err := l.ReadAfter(0, func(rec msglog.Record) error {
+		_, err := recv.Replay(rec, 0)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := recv.EndReplay(0)
+	if err != nil || len(rd.Acks) != 1 || rd.Acks[0].Seq != 1 {
+		t.Fatalf("EndReplay = %+v, %v; want an ack of seq 1", rd, err)
+	}
+	if _, err := sender.Recovered(0, rd.Acks[0].Seq); !errors.Is(err, msglog.ErrAckedLost) {
+		t.Fatalf("Recovered = %v, want ErrAckedLost", err)
+	}
+}
