@@ -79,6 +79,10 @@ func fakeRank(mode string) int {
 		}
 		return 3
 	}
+	if tmp := os.Getenv(mpiTmpVar); tmp != "" {
+		_, err := os.Stat(tmp)
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("mpitmp.%d.%d", inc, rank)), fmt.Appendf(nil, "%s %v", tmp, err == nil), 0o644)
+	}
 	fmt.Printf("hello from %d\npartial line", rank)
 	if rank == 0 {
 		publish(jobenv.KeyRestored, fmt.Sprintf("rebuild c-%d", inc))
@@ -267,6 +271,50 @@ func (f *fixture) kinds() []string {
 		k = append(k, e.Kind)
 	}
 	return k
+}
+
+// Each rank the local launcher starts has an MPI session directory base
+// of its own, there while it runs and removed when it ends: MPI singletons
+// started together race for one under the shared temp directory.
+func TestRunGivesEachRankItsOwnMPITmp(t *testing.T) {
+	if v, ok := os.LookupEnv(mpiTmpVar); ok {
+		t.Fatalf("this test needs %s unset (it is %q): the launcher keeps a value the user chose", mpiTmpVar, v)
+	}
+	f := newFixture(t, "ok", 4, 2)
+	if _, err := Run(t.Context(), f.cfg); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for r := range 4 {
+		b, err := os.ReadFile(filepath.Join(f.dir, fmt.Sprintf("mpitmp.0.%d", r)))
+		if err != nil {
+			t.Fatalf("rank %d saw no %s: %v", r, mpiTmpVar, err)
+		}
+		dir, existed, _ := strings.Cut(string(b), " ")
+		if existed != "true" {
+			t.Errorf("rank %d: its %s %s did not exist while it ran", r, mpiTmpVar, dir)
+		}
+		if q, ok := seen[dir]; ok {
+			t.Errorf("ranks %d and %d share %s %s", q, r, mpiTmpVar, dir)
+		}
+		seen[dir] = r
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("rank %d's %s is still there after the job: %v", r, dir, err)
+		}
+	}
+	// A value the job sets is the job's: no directory of the launcher's.
+	g := newFixture(t, "ok", 2, 1)
+	mine := t.TempDir()
+	g.cfg.Env = append(g.cfg.Env, mpiTmpVar+"="+mine)
+	if _, err := Run(t.Context(), g.cfg); err != nil {
+		t.Fatal(err)
+	}
+	for r := range 2 {
+		b, err := os.ReadFile(filepath.Join(g.dir, fmt.Sprintf("mpitmp.0.%d", r)))
+		if err != nil || string(b) != mine+" true" {
+			t.Errorf("rank %d saw %q (%v), want the job's own %s", r, b, err, mine)
+		}
+	}
 }
 
 func TestRunFinishes(t *testing.T) {

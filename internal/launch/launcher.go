@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/ckpt/ckpt/internal/jobenv"
@@ -113,8 +114,9 @@ func (lo Local) Start(ctx context.Context, s Spec) (Ranks, error) {
 	for r := range s.Ranks {
 		err := ctx.Err() // stopped during start-up: start no more
 		var cmd *exec.Cmd
+		var tmp string
 		if err == nil {
-			cmd, err = startLocal(s, r, lo.Hosts)
+			cmd, tmp, err = startLocal(s, r, lo.Hosts)
 		}
 		if err != nil {
 			l.KillAll()
@@ -126,6 +128,9 @@ func (lo Local) Start(ctx context.Context, s Spec) (Ranks, error) {
 		l.procs = append(l.procs, cmd)
 		go func() {
 			err := cmd.Wait()
+			if tmp != "" {
+				os.RemoveAll(tmp)
+			}
 			st, sig := exitStatus(cmd.ProcessState, err)
 			l.ended <- Ended{Rank: r, Err: err, Status: st, Signal: sig}
 		}()
@@ -133,23 +138,60 @@ func (lo Local) Start(ctx context.Context, s Spec) (Ranks, error) {
 	return l, nil
 }
 
-// startLocal starts rank r's process.
-func startLocal(s Spec, r int, hosts Hosts) (*exec.Cmd, error) {
+// mpiTmpVar is where Open MPI (4.x) makes its session directory. Each rank
+// of the local launcher that is an MPI program is an MPI singleton, and
+// singletons started together race to create the same directory under
+// the temp directory (/tmp/ompi.HOST.UID): the loser's MPI_Init fails with
+// "File exists". On a cluster each node has a /tmp of its own; here each
+// rank gets a directory of its own, removed when the rank ends.
+const mpiTmpVar = "OMPI_MCA_orte_tmpdir_base"
+
+// rankTmp makes rank r's own MPI session directory base, unless the
+// user's environment (or the job's) already chose one: then "".
+func rankTmp(s Spec, r int) (string, error) {
+	if _, ok := os.LookupEnv(mpiTmpVar); ok {
+		return "", nil
+	}
+	for _, kv := range s.Env {
+		if strings.HasPrefix(kv, mpiTmpVar+"=") {
+			return "", nil
+		}
+	}
+	dir, err := os.MkdirTemp("", fmt.Sprintf("ckpt-rank%d-", r))
+	if err != nil {
+		return "", fmt.Errorf("launch: rank %d: its temporary directory: %w", r, err)
+	}
+	return dir, nil
+}
+
+// startLocal starts rank r's process. tmp is the rank's own temporary
+// directory, for the caller to remove when the rank ends ("" if none).
+func startLocal(s Spec, r int, hosts Hosts) (cmd *exec.Cmd, tmp string, err error) {
 	node := s.Nodes[jobenv.NodeOf(r, s.Ranks, len(s.Nodes))]
-	cmd := exec.Command(s.Program, s.Args...)
+	cmd = exec.Command(s.Program, s.Args...)
 	env := s.Job
 	env.Rank, env.Size, env.Node = r, s.Ranks, node
 	env.Cache = filepath.Join(s.CacheRoot, node)
 	env.Coord = s.CoordFor(r)
 	cmd = onHost(hosts, node, &env, cmd)
-	cmd.Env = append(append(os.Environ(), env.Encode()...), s.Env...)
+	if tmp, err = rankTmp(s, r); err != nil {
+		return nil, "", err
+	}
+	cmd.Env = append(os.Environ(), env.Encode()...)
+	if tmp != "" {
+		cmd.Env = append(cmd.Env, mpiTmpVar+"="+tmp)
+	}
+	cmd.Env = append(cmd.Env, s.Env...)
 	w := s.Output(r)
 	cmd.Stdout, cmd.Stderr = w, w
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("launch: rank %d: %w", r, err)
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+		return nil, "", fmt.Errorf("launch: rank %d: %w", r, err)
 	}
-	return cmd, nil
+	return cmd, tmp, nil
 }
 
 // localRanks are the processes Local started, procs[r] rank r's.
