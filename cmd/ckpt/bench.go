@@ -501,12 +501,13 @@ tier and the node caches are directories below DIR; the checkpoint is
   Fig. 9   one staging server with W = 1, 2, 4, 8, 16 writers, against W
            raw writers writing the same files with fsync into the same
            directory (best of 3 passes each, alternating); the raw writers
-           run twice per pass, fsync'ing each file at its end
-           (raw_writers[].fsync_bytes_per_second) and starting writeback
+           run three times per pass, fsync'ing each file at its end
+           (raw_writers[].fsync_bytes_per_second), starting writeback
            every 8 MiB as the server's writer does (...writeback...), and
-           the better is the limit (bytes_per_second; before issue 17 the
-           first pattern alone, kept as raw_write_fsync_bytes_per_second
-           and stage_write_fsync_ratio);
+           with O_DIRECT (...direct..., null where the file system refuses
+           it), and the best is the limit (bytes_per_second; before issue
+           17 the first pattern alone, kept as
+           raw_write_fsync_bytes_per_second and stage_write_fsync_ratio);
   Fig. 10  1, 2 and 4 servers of 16 writers, the nodes dealt to them in
            turn: their aggregate throughput;
   Fig. 11  the Himeno example on every core, alone and while a staging
