@@ -67,7 +67,9 @@ func patternName(p writePattern) string {
 // scenarioFloor writes, with pattern p, what the scenario's checkpoint
 // writes: members writers at once, each a data file of rankBytes and a
 // parity file of its parity shard, each fsync'd, into dir (which it leaves
-// for the caller to remove). It returns the seconds the whole took.
+// for the caller to remove). It returns the seconds the whole took. (With
+// O_DIRECT each file ends at its last whole 4 KiB: at most 32 KiB fewer
+// over the 8 files, nothing against the megabytes measured.)
 func scenarioFloor(dir string, rankBytes int64, buf []byte, p writePattern) (float64, error) {
 	data, parity, err := FloorBytes(rankBytes, scenarioMembers)
 	if err != nil {

@@ -80,8 +80,9 @@ type StoreResult struct {
 	// not the node's (process durability: no sync, as SCR treats the files
 	// applications write).
 	ProcessCheckpoint, ProcessFlush, ProcessRebuildRestart float64
-	// ScenarioRawWrite is the scenario's limit: 4 writers writing the same
-	// bytes raw (with fsync) into the same directory at once.
+	// ScenarioRawWrite is the scenario's older limit: 4 writers writing the
+	// ranks' data alone raw (with fsync) into the same directory at once;
+	// without the parity it is below ScenarioFloor.
 	ScenarioRawWrite float64
 
 	// ScenarioFloor is the synced checkpoint's physical floor (issue 17):
