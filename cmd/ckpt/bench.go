@@ -29,19 +29,20 @@ func newBenchStoreCmd() *cobra.Command {
 	f.dir = c.Flags().String("dir", os.TempDir(), "directory on the disk to measure")
 	f.size = sizeFlag(c.Flags(), "size", "bytes per measurement (default 256MiB)")
 	f.scenario = sizeFlag(c.Flags(), "scenario-size", "bytes per rank in the scenario (default 512MiB)")
+	f.shm = c.Flags().String("shm-dir", bench.DefaultShmDir, "tmpfs for the scenario's checkpoint and floor on tmpfs")
 	f.asJSON = jsonFlag(c)
 	return runs(c, f)
 }
 
 // benchStoreFlags are the flags of the command newBenchStoreCmd builds.
 type benchStoreFlags struct {
-	dir            *string
+	dir, shm       *string
 	size, scenario *quantity
 	asJSON         *bool
 }
 
 func (f *benchStoreFlags) run(c *cobra.Command) error {
-	cfg := bench.StoreConfig{Dir: *f.dir, Size: 256 << 20, ScenarioRank: 512 << 20}
+	cfg := bench.StoreConfig{Dir: *f.dir, Size: 256 << 20, ScenarioRank: 512 << 20, ShmDir: *f.shm}
 	if err := benchSize(&cfg.Size, f.size, "size"); err != nil {
 		return err
 	}
@@ -98,6 +99,18 @@ func (f *benchStoreFlags) run(c *cobra.Command) error {
 			{"raw_read_hot_bytes_per_second", num(r.RawReadHot)},
 			{"restart_hot_bytes_per_second", num(r.RestartHot)},
 			{"restart_hot_ratio", num(r.RestartHotRatio)},
+			// The scenario's floors (issue 17): its data and parity
+			// written raw, fsync'd, on the disk and on tmpfs, and the
+			// checkpoint with the caches on tmpfs.
+			{"scenario_floor_seconds", num(r.ScenarioFloor)},
+			{"scenario_floor_pattern", r.ScenarioFloorPattern},
+			{"scenario_floor_bytes", r.ScenarioFloorBytes},
+			{"scenario_floor_ratio", num(r.ScenarioFloorRatio)},
+			{"scenario_shm_checkpoint_seconds", num(r.ShmCheckpoint)},
+			{"scenario_shm_floor_seconds", num(r.ShmFloor)},
+			{"scenario_shm_floor_ratio", num(r.ShmFloorRatio)},
+			{"scenario_shm_status", shmStatus(r)},
+			{"shm_dir", cfg.ShmDir},
 		})
 	}
 	t := newTable(w)
@@ -123,10 +136,36 @@ func (f *benchStoreFlags) run(c *cobra.Command) error {
 	t = newTable(w)
 	d := units.FormatDuration
 	t.row("", "CACHE SYNCED", "NOT SYNCED")
-	t.row("  checkpoint", d(r.ScenarioCheckpoint), d(r.ProcessCheckpoint), fmt.Sprintf("(4 raw writers of the same bytes, synced: %s)", d(r.ScenarioRawWrite)))
+	t.row("  checkpoint", d(r.ScenarioCheckpoint), d(r.ProcessCheckpoint), fmt.Sprintf("(4 raw writers of the data alone, synced: %s)", d(r.ScenarioRawWrite)))
 	t.row("  blocking flush", d(r.ScenarioFlush), d(r.ProcessFlush))
 	t.row("  restart rebuilding one node", d(r.ScenarioRebuildRestart), d(r.ProcessRebuildRestart))
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	gib := units.FormatSize(float64(r.ScenarioFloorBytes))
+	fmt.Fprintf(w, "\nfloor: the same %s of data and parity written raw, each file fsync'd:\n", gib)
+	t = newTable(w)
+	t.row("", "CHECKPOINT", "FLOOR", "RATIO")
+	t.row("  caches on "+cfg.Dir, d(r.ScenarioCheckpoint), d(r.ScenarioFloor)+" ("+r.ScenarioFloorPattern+")", fmt.Sprintf("%.2f", r.ScenarioFloorRatio))
+	if r.ShmStatus == "" {
+		t.row("  caches on "+cfg.ShmDir+" (tmpfs)", d(r.ShmCheckpoint), d(r.ShmFloor), fmt.Sprintf("%.2f", r.ShmFloorRatio))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if r.ShmStatus != "" {
+		fmt.Fprintf(w, "\n*** WARNING: %s ***\n", r.ShmStatus)
+	}
+	return nil
+}
+
+// shmStatus is scenario_shm_status: "ok" where the scenario ran on tmpfs,
+// else why not.
+func shmStatus(r bench.StoreResult) string {
+	if r.ShmStatus == "" {
+		return "ok"
+	}
+	return r.ShmStatus
 }
 
 // restartState is the cache state restart_ratio was measured in.
@@ -174,6 +213,20 @@ The limits are the best this machine does (changed in issue 17):
               (restart_cache_state says which); before issue 17 the restart
               did not include the application's read and the raw read was
               hot in some runs and cold in others.
+
+The scenario's floor (issue 17): scenario_floor_seconds is the time 4
+writers take to write what the synced checkpoint writes, each rank's data
+and its XOR parity (ceil(B/3) for xor:4; scenario_floor_bytes in all),
+each file fsync'd, into DIR, with the fastest of the three raw patterns
+(scenario_floor_pattern), taking turns with the synced checkpoint;
+scenario_floor_ratio is scenario_checkpoint_seconds over it. The same
+again on tmpfs (--shm-dir, default /dev/shm): scenario_shm_floor_seconds,
+and scenario_shm_checkpoint_seconds, the checkpoint with the 4 node caches
+there (default durability: fsync costs tmpfs nothing), with
+scenario_shm_floor_ratio. Where the tmpfs is missing or has too little
+room (its free space or the memory available, below about 1.4 × 4 × B),
+those three are null and scenario_shm_status says why (else "ok"), and
+the text output says so in a WARNING line.
 
 Then one whole scenario: 4 ranks × 512 MiB
 over 4 simulated nodes, XOR across the 4, caches in DIR: checkpoint,
@@ -448,12 +501,13 @@ tier and the node caches are directories below DIR; the checkpoint is
   Fig. 9   one staging server with W = 1, 2, 4, 8, 16 writers, against W
            raw writers writing the same files with fsync into the same
            directory (best of 3 passes each, alternating); the raw writers
-           run twice per pass, fsync'ing each file at its end
-           (raw_writers[].fsync_bytes_per_second) and starting writeback
+           run three times per pass, fsync'ing each file at its end
+           (raw_writers[].fsync_bytes_per_second), starting writeback
            every 8 MiB as the server's writer does (...writeback...), and
-           the better is the limit (bytes_per_second; before issue 17 the
-           first pattern alone, kept as raw_write_fsync_bytes_per_second
-           and stage_write_fsync_ratio);
+           with O_DIRECT (...direct..., null where the file system refuses
+           it), and the best is the limit (bytes_per_second; before issue
+           17 the first pattern alone, kept as
+           raw_write_fsync_bytes_per_second and stage_write_fsync_ratio);
   Fig. 10  1, 2 and 4 servers of 16 writers, the nodes dealt to them in
            turn: their aggregate throughput;
   Fig. 11  the Himeno example on every core, alone and while a staging

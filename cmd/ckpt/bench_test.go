@@ -33,9 +33,12 @@ func TestBenchStoreJSON(t *testing.T) {
 		"size_bytes", "scenario_rank_bytes",
 		"raw_write_fsync_bytes_per_second", "raw_write_writeback_bytes_per_second",
 		"cache_write_fsync_ratio", "restart_hot_bytes_per_second", "raw_read_hot_bytes_per_second", "restart_hot_ratio",
+		"scenario_floor_seconds", "scenario_floor_pattern", "scenario_floor_bytes", "scenario_floor_ratio",
+		"scenario_shm_checkpoint_seconds", "scenario_shm_floor_seconds", "scenario_shm_floor_ratio",
+		"scenario_shm_status", "shm_dir",
 	}, []string{"raw_write_direct_bytes_per_second", "restart_cache_state", "cold_cache_method",
 		"raw_read_cold_bytes_per_second", "restart_cold_bytes_per_second", "restart_cold_ratio"},
-		"restart_cache_state", "cold_cache_method")
+		"restart_cache_state", "cold_cache_method", "scenario_floor_pattern", "scenario_shm_status", "shm_dir")
 	// Figures this machine may not measure: O_DIRECT (tmpfs refuses it)
 	// and the cold cache (where it cannot be emptied). They are null then,
 	// never zero.
@@ -61,7 +64,8 @@ func TestBenchStoreJSON(t *testing.T) {
 		t.Errorf("cold_cache_method = %v", method)
 	}
 	for k, v := range obj {
-		if maybe[k] && v == nil || k == "restart_cache_state" || k == "cold_cache_method" {
+		if maybe[k] && v == nil || k == "restart_cache_state" || k == "cold_cache_method" ||
+			k == "scenario_floor_pattern" || k == "scenario_shm_status" || k == "shm_dir" {
 			continue
 		}
 		// A ratio to a limit is finite and positive, as is every figure.
@@ -97,8 +101,47 @@ func TestBenchStoreJSON(t *testing.T) {
 	}
 	checkRel(t, "restart_bytes_per_second", getNum(t, obj, "restart_bytes_per_second"), getNum(t, obj, "restart_"+state+"_bytes_per_second"), 1e-9)
 	checkRel(t, "raw_read_bytes_per_second", getNum(t, obj, "raw_read_bytes_per_second"), getNum(t, obj, "raw_read_"+state+"_bytes_per_second"), 1e-9)
+	// The scenario's floors, measured in this run (/dev/shm is there on
+	// Linux: its absence would be reported, and fail here).
+	if obj["scenario_shm_status"] != "ok" || obj["shm_dir"] != "/dev/shm" {
+		t.Errorf("scenario_shm_status = %v on %v, want ok on /dev/shm", obj["scenario_shm_status"], obj["shm_dir"])
+	}
+	if p := obj["scenario_floor_pattern"]; p != "fsync" && p != "writeback" && p != "O_DIRECT" {
+		t.Errorf("scenario_floor_pattern = %v", p)
+	}
+	floor := func(r, ckpt, limit string) {
+		checkRel(t, r, getNum(t, obj, r), getNum(t, obj, ckpt)/getNum(t, obj, limit), 1e-9)
+	}
+	floor("scenario_floor_ratio", "scenario_checkpoint_seconds", "scenario_floor_seconds")
+	floor("scenario_shm_floor_ratio", "scenario_shm_checkpoint_seconds", "scenario_shm_floor_seconds")
+	// 4 × (2 MiB of data + ceil(2 MiB / 3) of parity).
+	if got := getNum(t, obj, "scenario_floor_bytes"); got != 4*(2<<20+699051) {
+		t.Errorf("scenario_floor_bytes = %v, want %d", got, 4*(2<<20+699051))
+	}
 	if got := getNum(t, obj, "scenario_rank_bytes"); got != 2<<20 {
 		t.Errorf("scenario_rank_bytes = %v, want %d", got, 2<<20)
+	}
+}
+
+// TestBenchStoreNoShm: without the tmpfs asked for, bench store still
+// measures the rest and says, loudly, that the scenario on tmpfs was not
+// measured, and why.
+func TestBenchStoreNoShm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes tens of MiB")
+	}
+	missing := t.TempDir() + "/no-shm"
+	code, stdout, stderr := runCLI(t, "bench", "store", "--dir", t.TempDir(), "--size", "2MiB", "--scenario-size", "1MiB", "--shm-dir", missing)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for name, out := range map[string]string{"stdout": stdout, "stderr": stderr} {
+		if !strings.Contains(out, "WARNING: "+missing+" does not exist") {
+			t.Errorf("%s %q: no WARNING that %s does not exist", name, out, missing)
+		}
+	}
+	if !strings.Contains(stdout, "caches on ") || strings.Contains(stdout, "(tmpfs)") {
+		t.Errorf("stdout %q: want the disk's floor row and no tmpfs row", stdout)
 	}
 }
 
@@ -192,16 +235,25 @@ func TestBenchStageJSON(t *testing.T) {
 		}
 		return out
 	}
-	// Each raw writers' row is the better of its two patterns, both
-	// measured; the limit is the best row, the fsync-only limit the best
-	// of that pattern.
+	// Each raw writers' row is the best of its patterns, fsync and
+	// writeback measured, O_DIRECT where the file system takes it (null
+	// where not); the limit is the best row, the fsync-only limit the
+	// best of that pattern.
 	bestRaw, bestFsync := 0.0, 0.0
-	for _, row := range rows("raw_writers", "writers", "bytes_per_second", "fsync_bytes_per_second", "writeback_bytes_per_second") {
+	for _, row := range rows("raw_writers", "writers", "bytes_per_second", "fsync_bytes_per_second", "writeback_bytes_per_second", "direct_bytes_per_second") {
 		fs, wb := getNum(t, row, "fsync_bytes_per_second"), getNum(t, row, "writeback_bytes_per_second")
 		if !(fs > 0) || !(wb > 0) {
 			t.Errorf("raw_writers row %v: want both patterns measured", row)
 		}
-		checkRel(t, "raw_writers bytes_per_second", getNum(t, row, "bytes_per_second"), max(fs, wb), 1e-9)
+		want := max(fs, wb)
+		if row["direct_bytes_per_second"] != nil {
+			d := getNum(t, row, "direct_bytes_per_second")
+			if !(d > 0) {
+				t.Errorf("raw_writers row %v: O_DIRECT %v, want positive or null", row, d)
+			}
+			want = max(want, d)
+		}
+		checkRel(t, "raw_writers bytes_per_second", getNum(t, row, "bytes_per_second"), want, 1e-9)
 		bestRaw = max(bestRaw, getNum(t, row, "bytes_per_second"))
 		bestFsync = max(bestFsync, fs)
 	}

@@ -2,9 +2,11 @@ package bench
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -77,4 +79,34 @@ func residentFraction(path string) (float64, error) {
 		in += int(v & 1)
 	}
 	return float64(in) / float64(len(vec)), nil
+}
+
+// freeRoom is the bytes dir's file system can take now: its free space
+// for an unprivileged writer, and, since tmpfs pages come out of memory,
+// no more than the memory the kernel says is available (MemAvailable).
+func freeRoom(dir string) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	free := int64(st.Bavail) * st.Bsize
+	if mem, err := memAvailable(); err == nil {
+		free = min(free, mem)
+	}
+	return free, nil
+}
+
+// memAvailable reads MemAvailable from /proc/meminfo, in bytes.
+func memAvailable() (int64, error) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		var kb int64
+		if _, err := fmt.Sscanf(line, "MemAvailable: %d kB", &kb); err == nil {
+			return kb << 10, nil
+		}
+	}
+	return 0, errors.New("/proc/meminfo: no MemAvailable")
 }

@@ -16,3 +16,4 @@ func uintptrOf(b []byte) uintptr                  { return uintptr(unsafe.Pointe
 func syncAll()                                    {}
 func fadviseTree(string) error                    { return errUnsupported }
 func residentFraction(string) (float64, error)    { return 0, errUnsupported }
+func freeRoom(string) (int64, error)              { return 0, errUnsupported }

@@ -48,8 +48,8 @@ type ServerPoint struct {
 	Ratio          report.Float `json:"ratio"`
 }
 
-// RawWriterPoint is Writers raw writers' throughput: the better of the
-// two patterns, each also given.
+// RawWriterPoint is Writers raw writers' throughput: the best of the
+// patterns, each also given.
 type RawWriterPoint struct {
 	Writers        int          `json:"writers"`
 	BytesPerSecond report.Float `json:"bytes_per_second"`
@@ -58,6 +58,9 @@ type RawWriterPoint struct {
 	// before issue 17.
 	Fsync     *report.Float `json:"fsync_bytes_per_second,omitempty"`
 	Writeback *report.Float `json:"writeback_bytes_per_second,omitempty"`
+	// O_DIRECT, each file fsync'd at its end; null where the file system
+	// refuses it. Absent from reports written before it was measured.
+	Direct *report.Float `json:"direct_bytes_per_second,omitempty"`
 }
 
 // AlphaReport is a point of Fig. 11 (AlphaPoint).
@@ -93,6 +96,10 @@ func NewStageReport(cfg StageConfig, r StageResult) StageReport {
 		if i < len(r.RawFsync) && i < len(r.RawWriteback) {
 			fs, wb := f(r.RawFsync[i]), f(r.RawWriteback[i])
 			pt.Fsync, pt.Writeback = &fs, &wb
+		}
+		if i < len(r.RawDirect) {
+			d := f(r.RawDirect[i])
+			pt.Direct = &d
 		}
 		rep.RawWriters = append(rep.RawWriters, pt)
 	}
