@@ -246,8 +246,8 @@ func (e *Engine) tryRestore(ctx context.Context, m *manifest.Manifest, p recover
 	res := e.restored(m, SourceCache, p.Rebuilt)
 	if p.Action == recovery.Rebuild {
 		res.Source = SourceRebuild
-		rerr := e.rebuild(ctx, m, epoch, p.LostMembers(part.Set))
-		if rerr == nil && slices.Contains(p.Rebuilt, e.Rank) {
+		verified, rerr := e.rebuild(ctx, m, epoch, p.LostMembers(part.Set))
+		if rerr == nil && !verified && slices.Contains(p.Rebuilt, e.Rank) {
 			rerr = VerifyPart(ctx, e.Cache, m.Name, part)
 		}
 		// Round 3 (after a rebuild): every rank sends whether its set's
@@ -284,16 +284,26 @@ func (e *Engine) writeManifest(ctx context.Context, m *manifest.Manifest, p reco
 
 // rebuild restores the lost members of this rank's set, lost as the plan
 // gives them (Plan.LostMembers: indices in the set); a set with none does
-// nothing.
-func (e *Engine) rebuild(ctx context.Context, m *manifest.Manifest, epoch uint64, lost []int) error {
+// nothing. verified says that this rank rebuilt its own part and checked
+// every byte of it against the manifest on its way to the cache (so it
+// needs no reading back); a rank that rebuilt its part without verified
+// must verify it.
+//
+// The work is a pipeline end to end (issue 17): the survivors read their
+// blocks ahead of sending them (redundancy.Rebuild), each object opened
+// once; the replacement decodes while it writes, and hashes each file from
+// the buffer it writes, committing a file only if its hash is the
+// manifest's. A wrong byte is never restored: a mismatch fails the
+// rebuild, and a failed rebuild leaves nothing of this rank's part.
+func (e *Engine) rebuild(ctx context.Context, m *manifest.Manifest, epoch uint64, lost []int) (verified bool, err error) {
 	part := m.Parts[e.Rank]
 	set := m.Sets[part.Set]
 	if len(lost) == 0 {
-		return nil
+		return false, nil
 	}
 	layout, err := redundancy.NewLayout(len(set), m.M)
 	if err != nil {
-		return err
+		return false, err
 	}
 	sizes := make([]int64, len(set))
 	for i, r := range set {
@@ -301,45 +311,61 @@ func (e *Engine) rebuild(ctx context.Context, m *manifest.Manifest, epoch uint64
 	}
 	tr, closer, err := e.Comm.SetTransport(ctx, set, epoch)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer closer.Close()
 	local := redundancy.Local{Size: sizes[part.Member]}
-	if slices.Contains(lost, part.Member) {
-		// A replacement: throw away what is left, write the rebuilt files.
-		cachetier.RemovePart(ctx, e.Cache, m.Name, e.Rank)
-		out := e.partWriter(ctx, m.Name, part)
-		pw, err := e.Cache.Create(ctx, cachetier.ParityObject(m.Name, e.Rank))
-		if err != nil {
-			return err
-		}
-		local.DataOut, local.ParityOut = out, pw
-		err = redundancy.Rebuild(ctx, layout, lost, part.Member, tr, local, slices.Max(sizes), e.blockOpts()...)
-		if err == nil {
-			err = out.Finish()
-		}
-		if err != nil {
-			out.Abort()
-			pw.Abort()
-			return err
-		}
-		return pw.Commit()
-	}
-	local.Data = e.dataReader(ctx, m.Name, part)
 	var paritySize int64
 	for _, f := range part.Parity {
 		paritySize += f.Size
 	}
-	local.Parity = &objectsReaderAt{ctx: ctx, b: e.Cache, names: []string{cachetier.ParityObject(m.Name, e.Rank)}, sizes: []int64{paritySize}}
-	return redundancy.Rebuild(ctx, layout, lost, part.Member, tr, local, slices.Max(sizes), e.blockOpts()...)
+	parity := []string{cachetier.ParityObject(m.Name, e.Rank)}
+	if slices.Contains(lost, part.Member) {
+		// A replacement: throw away what is left, write the rebuilt files.
+		cachetier.RemovePart(ctx, e.Cache, m.Name, e.Rank)
+		out := e.partWriter(ctx, m.Name, part)
+		pout := &splitWriter{ctx: ctx, b: e.Cache, names: parity, sizes: []int64{paritySize}}
+		// The parity is one object; a manifest that splits it otherwise
+		// is checked by reading back (VerifyPart) instead.
+		verified = len(part.Parity) == 1
+		if verified {
+			pout.hashes = []manifest.Hash{part.Parity[0].Hash}
+		}
+		local.DataOut, local.ParityOut = out, pout
+		err = redundancy.Rebuild(ctx, layout, lost, part.Member, tr, local, slices.Max(sizes), e.blockOpts()...)
+		if err == nil {
+			err = out.Finish()
+		}
+		if err == nil {
+			err = pout.Finish()
+		}
+		if err != nil {
+			out.Abort()
+			pout.Abort()
+			// The files committed before the failure matched the
+			// manifest, but the part is incomplete: nothing of it stays.
+			cachetier.RemovePart(context.WithoutCancel(ctx), e.Cache, m.Name, e.Rank)
+			return false, err
+		}
+		return verified, nil
+	}
+	data := e.dataReader(ctx, m.Name, part)
+	defer data.Close()
+	local.Data = data
+	pr := &objectsReaderAt{ctx: ctx, b: e.Cache, names: parity, sizes: []int64{paritySize}}
+	defer pr.Close()
+	local.Parity = pr
+	return false, redundancy.Rebuild(ctx, layout, lost, part.Member, tr, local, slices.Max(sizes), e.blockOpts()...)
 }
 
-// partWriter writes one stream back into the files of this rank's part.
+// partWriter writes one stream back into the files of this rank's part,
+// each checked against the manifest's hash before it is committed.
 func (e *Engine) partWriter(ctx context.Context, name string, part manifest.Part) *splitWriter {
 	out := &splitWriter{ctx: ctx, b: e.Cache}
 	for _, f := range part.Files {
 		out.names = append(out.names, cachetier.FileObject(name, e.Rank, f.Name))
 		out.sizes = append(out.sizes, f.Size)
+		out.hashes = append(out.hashes, f.Hash)
 	}
 	return out
 }
