@@ -27,7 +27,7 @@ type options struct {
 
 // WithBlockSize sets how many bytes of a shard one message carries (≥ 1;
 // default DefaultBlockSize). Memory per member is about (k+2)·blockSize
-// plus the transport's buffers.
+// for Encode, (k+4)·blockSize for Rebuild, plus the transport's buffers.
 func WithBlockSize(n int) Option { return func(o *options) { o.blockSize = n } }
 
 // WithCodec replaces the codec NewCodec would choose (for tests and
