@@ -256,7 +256,7 @@ func (e *Engine) gatherHeld(ctx context.Context, m *manifest.Manifest) ([]recove
 
 // quickRebuild is the first check of candidate i of in, m: every rank
 // reports which of its files and parity exist with the manifest's sizes
-// (SizePart), and if that calls for rebuilding m, the rebuild starts at
+// (sizePart), and if that calls for rebuilding m, the rebuild starts at
 // once, every rank that rebuilds nothing hashing its part while the
 // rebuild reads it: the verification of the survivors overlaps the
 // rebuild instead of preceding it (issue 17). The outcome is the one the
@@ -267,7 +267,7 @@ func (e *Engine) gatherHeld(ctx context.Context, m *manifest.Manifest) ([]recove
 // then hashes every file and plans from that, with the caches as they
 // were: what the attempt rebuilt is removed again.
 func (e *Engine) quickRebuild(ctx context.Context, in recovery.Input, i int, m *manifest.Manifest) (*Restored, recovery.Plan, error) {
-	held, err := GatherJSON(ctx, e.Comm, SizePart(ctx, e.Cache, m.Name, m.Parts[e.Rank]))
+	held, err := GatherJSON(ctx, e.Comm, sizePart(ctx, e.Cache, m.Name, m.Parts[e.Rank]))
 	if err != nil {
 		return nil, recovery.Plan{}, err
 	}
@@ -285,11 +285,11 @@ func (e *Engine) quickRebuild(ctx context.Context, in recovery.Input, i int, m *
 	return res, p, nil
 }
 
-// SizePart checks what a node's cache holds of a rank's files of
+// sizePart checks what a node's cache holds of a rank's files of
 // checkpoint name by their sizes alone, as CheckPart does by their hashes:
 // a file missing is Missing, one of another size Corrupt, the rest
 // presumed Intact.
-func SizePart(ctx context.Context, cache storage.Backend, name string, p manifest.Part) recovery.Held {
+func sizePart(ctx context.Context, cache storage.Backend, name string, p manifest.Part) recovery.Held {
 	check := func(obj string, size int64) error {
 		info, err := cache.Stat(ctx, obj)
 		switch {
