@@ -427,6 +427,7 @@ func (e *Engine) encode(ctx context.Context, name string, epoch uint64, meta man
 	}
 	hw := newHashingWriter(w)
 	data := e.dataReader(ctx, name, parts[e.Rank])
+	defer data.Close()
 	if err := redundancy.Encode(ctx, layout, me, tr, data, sizes[me], slices.Max(sizes), hw, e.blockOpts()...); err != nil {
 		w.Abort()
 		return nil, err

@@ -22,11 +22,9 @@ import (
 func (e *Engine) fetch(ctx context.Context, sm *manifest.Manifest, p recovery.Plan) (*Restored, string, error) {
 	m := *sm
 	m.Level = manifest.LevelCache
-	part := m.Parts[e.Rank]
+	// fetchPart hashes every file on its way into the cache and commits
+	// it only if it matches: no reading back.
 	ferr := e.fetchPart(ctx, &m)
-	if ferr == nil {
-		ferr = e.verifyFiles(ctx, m.Name, part)
-	}
 	// Round 2 (per candidate fetched from the shared tier): every rank
 	// sends whether its files came back intact; one rank's failure makes
 	// the attempt fail for all.
@@ -65,7 +63,8 @@ func (e *Engine) fetch(ctx context.Context, sm *manifest.Manifest, p recovery.Pl
 }
 
 // fetchPart copies this rank's object from the shared tier back into its
-// files in the cache.
+// files in the cache, each checked against the manifest's hash before it
+// is committed.
 func (e *Engine) fetchPart(ctx context.Context, m *manifest.Manifest) error {
 	if e.Shared == nil {
 		return fmt.Errorf("rank %d has no shared tier configured", e.Rank)
@@ -82,12 +81,6 @@ func (e *Engine) fetchPart(ctx context.Context, m *manifest.Manifest) error {
 		return err
 	}
 	return out.Finish()
-}
-
-// verifyFiles checks this rank's application files (not its parity).
-func (e *Engine) verifyFiles(ctx context.Context, name string, p manifest.Part) error {
-	p.Parity = nil
-	return VerifyPart(ctx, e.Cache, name, p)
 }
 
 // reprotect encodes this rank's parity again for a fetched checkpoint and

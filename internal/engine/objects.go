@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"sync"
 
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/storage"
@@ -13,11 +15,60 @@ import (
 // objectsReaderAt reads a sequence of objects as one stream: a rank's
 // files, concatenated in manifest order, are the data its redundancy set
 // encodes.
+//
+// A cache that is a directory (storage.Locator) has each file opened once,
+// at its first read, and read with pread: Encode and Rebuild read a block
+// at a time, and an open per block cost more than the read of a block in
+// the page cache. Close closes them.
 type objectsReaderAt struct {
 	ctx   context.Context
 	b     storage.Backend
 	names []string
 	sizes []int64
+
+	mu    sync.Mutex
+	files []*os.File // by object, opened at first read; nil until then
+}
+
+// file returns object i opened for pread, or nil when the backend has no
+// path for it (then each read opens the object through the backend).
+func (o *objectsReaderAt) file(i int) (*os.File, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.files == nil {
+		o.files = make([]*os.File, len(o.names))
+	}
+	if f := o.files[i]; f != nil {
+		return f, nil
+	}
+	loc, ok := storage.As[storage.Locator](o.b)
+	if !ok {
+		return nil, nil
+	}
+	path, ok := loc.Path(o.names[i])
+	if !ok {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o.names[i], err)
+	}
+	o.files[i] = f
+	return f, nil
+}
+
+// Close closes the files ReadAt opened.
+func (o *objectsReaderAt) Close() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var errs []error
+	for i, f := range o.files {
+		if f != nil {
+			errs = append(errs, f.Close())
+			o.files[i] = nil
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (o *objectsReaderAt) ReadAt(p []byte, off int64) (int, error) {
@@ -31,12 +82,26 @@ func (o *objectsReaderAt) ReadAt(p []byte, off int64) (int, error) {
 			break
 		}
 		want := min(int64(len(p)-n), size-off)
-		r, err := o.b.Open(o.ctx, o.names[i], off, want)
+		f, err := o.file(i)
 		if err != nil {
 			return n, err
 		}
-		got, err := io.ReadFull(r, p[n:n+int(want)])
-		r.Close()
+		var got int
+		if f != nil {
+			got, err = f.ReadAt(p[n:n+int(want)], off)
+			if got == int(want) {
+				err = nil
+			} else if err == nil || errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+		} else {
+			var r io.ReadCloser
+			if r, err = o.b.Open(o.ctx, o.names[i], off, want); err != nil {
+				return n, err
+			}
+			got, err = io.ReadFull(r, p[n:n+int(want)])
+			r.Close()
+		}
 		n += got
 		if err != nil {
 			return n, fmt.Errorf("%s: %w", o.names[i], err)
@@ -50,17 +115,23 @@ func (o *objectsReaderAt) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // splitWriter writes one stream into a sequence of new objects of given
-// sizes: a rebuilt rank's data back into its files. Each object is
-// committed when it is full; Finish checks that the stream had exactly the
-// total size and creates the empty objects at its end.
+// sizes: a rebuilt rank's data back into its files. With hashes (one per
+// object, from the manifest) it hashes each object's bytes on their way
+// out and commits an object only if its hash matches, so a rebuild
+// verifies what it writes without reading it back; an object that does
+// not match is discarded and the write fails with manifest.ErrCorrupt.
+// Each object is committed when it is full; Finish checks that the stream
+// had exactly the total size and creates the empty objects at its end.
 type splitWriter struct {
-	ctx   context.Context
-	b     storage.Backend
-	names []string
-	sizes []int64
-	i     int
-	left  int64
-	cur   storage.Writer
+	ctx    context.Context
+	b      storage.Backend
+	names  []string
+	sizes  []int64
+	hashes []manifest.Hash // nil: commit without checking
+	i      int
+	left   int64
+	cur    storage.Writer
+	h      *manifest.ContentHasher
 }
 
 func (w *splitWriter) next() error {
@@ -70,6 +141,9 @@ func (w *splitWriter) next() error {
 			return err
 		}
 		w.cur, w.left = obj, w.sizes[w.i]
+		if w.hashes != nil {
+			w.h = manifest.NewContentHasher()
+		}
 		if w.left == 0 {
 			if err := w.commit(); err != nil {
 				return err
@@ -80,10 +154,16 @@ func (w *splitWriter) next() error {
 }
 
 func (w *splitWriter) commit() error {
-	err := w.cur.Commit()
+	cur := w.cur
 	w.cur = nil
 	w.i++
-	return err
+	if w.hashes != nil {
+		if got, want := w.h.Sum128(), w.hashes[w.i-1]; got != want {
+			cur.Abort()
+			return fmt.Errorf("%s: %w: content hash %s on its way into the cache, the manifest says %s", w.names[w.i-1], manifest.ErrCorrupt, got, want)
+		}
+	}
+	return cur.Commit()
 }
 
 func (w *splitWriter) Write(p []byte) (int, error) {
@@ -97,6 +177,9 @@ func (w *splitWriter) Write(p []byte) (int, error) {
 		}
 		chunk := p[:min(int64(len(p)), w.left)]
 		m, err := w.cur.Write(chunk)
+		if w.h != nil {
+			w.h.Write(chunk[:m])
+		}
 		n += m
 		if err != nil {
 			return n, err
@@ -119,6 +202,7 @@ func (w *splitWriter) Finish() error {
 	}
 	if w.cur != nil {
 		w.cur.Abort()
+		w.cur = nil
 		return fmt.Errorf("rebuilt data ends %d bytes short in %s", w.left, w.names[w.i])
 	}
 	return nil
@@ -128,6 +212,7 @@ func (w *splitWriter) Finish() error {
 func (w *splitWriter) Abort() {
 	if w.cur != nil {
 		w.cur.Abort()
+		w.cur = nil
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 
 	"github.com/ckpt/ckpt/internal/cachetier"
 	"github.com/ckpt/ckpt/internal/group"
@@ -128,6 +129,7 @@ func (e *Engine) Restart(ctx context.Context) (*Restored, error) {
 	// Each pass either fills one candidate's holdings (Verify) or records
 	// one failed tier of one candidate, so the planner is done within
 	// three passes per candidate; more means it repeats itself.
+	quick := make([]bool, len(candidates)) // quickRebuild was tried
 	for range 3*len(candidates) + 1 {
 		p, err := recovery.Decide(in)
 		if err != nil {
@@ -145,7 +147,24 @@ func (e *Engine) Restart(ctx context.Context) (*Restored, error) {
 		switch p.Action {
 		case recovery.Verify:
 			// Recovery's rule 4: the caches are checked only when the
-			// decision needs them.
+			// decision needs them. First by their sizes alone: if that
+			// already calls for a rebuild, the survivors verify while the
+			// rebuild runs (quickRebuild); otherwise, or if that fails,
+			// every byte is hashed before the decision.
+			if !quick[i] {
+				quick[i] = true
+				res, qp, err := e.quickRebuild(ctx, in, i, c.cache)
+				if err != nil {
+					return nil, fmt.Errorf("ckpt: restart from %q: %w", p.Name, err)
+				}
+				if res != nil {
+					for _, sk := range qp.Skipped {
+						res.Skipped = append(res.Skipped, Skip{sk.Name, sk.ID, sk.Reason})
+					}
+					e.lastID = qp.ID
+					return res, nil
+				}
+			}
 			held, err := e.gatherHeld(ctx, c.cache)
 			if err != nil {
 				return nil, fmt.Errorf("ckpt: restart from %q: %w", p.Name, err)
@@ -235,20 +254,105 @@ func (e *Engine) gatherHeld(ctx context.Context, m *manifest.Manifest) ([]recove
 	return GatherJSON(ctx, e.Comm, held)
 }
 
+// quickRebuild is the first check of candidate i of in, m: every rank
+// reports which of its files and parity exist with the manifest's sizes
+// (sizePart), and if that calls for rebuilding m, the rebuild starts at
+// once, every rank that rebuilds nothing hashing its part while the
+// rebuild reads it: the verification of the survivors overlaps the
+// rebuild instead of preceding it (issue 17). The outcome is the one the
+// full check would have given: the rebuild's own files are hashed on their
+// way out, and every other file of every rank is hashed before the ranks
+// agree. A nil res without err means no such shortcut: the sizes call for
+// no rebuild of m, or the rebuild or a verification failed; the caller
+// then hashes every file and plans from that, with the caches as they
+// were: what the attempt rebuilt is removed again.
+func (e *Engine) quickRebuild(ctx context.Context, in recovery.Input, i int, m *manifest.Manifest) (*Restored, recovery.Plan, error) {
+	held, err := GatherJSON(ctx, e.Comm, sizePart(ctx, e.Cache, m.Name, m.Parts[e.Rank]))
+	if err != nil {
+		return nil, recovery.Plan{}, err
+	}
+	trial := in
+	trial.Checkpoints = slices.Clone(in.Checkpoints)
+	trial.Checkpoints[i].Held = held
+	p, err := recovery.Decide(trial)
+	if err != nil || p.Action != recovery.Rebuild || p.Name != m.Name || p.ID != m.ID {
+		return nil, p, nil
+	}
+	res, reason, err := e.restore(ctx, m, p, true)
+	if err != nil || reason != "" {
+		return nil, p, err
+	}
+	return res, p, nil
+}
+
+// sizePart checks what a node's cache holds of a rank's files of
+// checkpoint name by their sizes alone, as CheckPart does by their hashes:
+// a file missing is Missing, one of another size Corrupt, the rest
+// presumed Intact.
+func sizePart(ctx context.Context, cache storage.Backend, name string, p manifest.Part) recovery.Held {
+	check := func(obj string, size int64) error {
+		info, err := cache.Stat(ctx, obj)
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s: %w", obj, err)
+		case info.Size != size:
+			return fmt.Errorf("%s: %w: %d bytes, the manifest says %d", obj, manifest.ErrCorrupt, info.Size, size)
+		}
+		return nil
+	}
+	var derr, perr error
+	for _, f := range p.Files {
+		if derr = check(cachetier.FileObject(name, p.Rank, f.Name), f.Size); derr != nil {
+			break
+		}
+	}
+	var paritySize int64
+	for _, f := range p.Parity {
+		paritySize += f.Size
+	}
+	if len(p.Parity) > 0 {
+		perr = check(cachetier.ParityObject(name, p.Rank), paritySize)
+	}
+	err := derr
+	if err == nil {
+		err = perr
+	}
+	return recovery.Held{Data: recovery.StateOf(derr), Parity: recovery.StateOf(perr), Why: ErrString(err)}
+}
+
 // tryRestore carries out a UseCache or Rebuild plan: the lost members of
 // every set in p.Rebuild are rebuilt and verified, and the manifest is
 // written back where p.WriteManifest says. A non-empty reason means the
 // attempt failed; err means the job itself failed.
 func (e *Engine) tryRestore(ctx context.Context, m *manifest.Manifest, p recovery.Plan) (*Restored, string, error) {
+	return e.restore(ctx, m, p, false)
+}
+
+// restore is tryRestore; with verify (quickRebuild's Rebuild plan, made
+// before the caches were hashed) every rank that rebuilds nothing hashes
+// its part while the rebuild runs, and a bad file fails the attempt.
+func (e *Engine) restore(ctx context.Context, m *manifest.Manifest, p recovery.Plan, verify bool) (*Restored, string, error) {
 	part := m.Parts[e.Rank]
 	e.epoch++
 	epoch := e.epoch
 	res := e.restored(m, SourceCache, p.Rebuilt)
 	if p.Action == recovery.Rebuild {
 		res.Source = SourceRebuild
-		rerr := e.rebuild(ctx, m, epoch, p.LostMembers(part.Set))
-		if rerr == nil && slices.Contains(p.Rebuilt, e.Rank) {
+		rebuilt := slices.Contains(p.Rebuilt, e.Rank)
+		var verr error
+		var wg sync.WaitGroup
+		if verify && !rebuilt {
+			// A survivor's reads for the rebuild and for its hash meet
+			// in the page cache: the disk reads its files once.
+			wg.Go(func() { verr = VerifyPart(ctx, e.Cache, m.Name, part) })
+		}
+		verified, rerr := e.rebuild(ctx, m, epoch, p.LostMembers(part.Set))
+		wg.Wait()
+		if rerr == nil && !verified && rebuilt {
 			rerr = VerifyPart(ctx, e.Cache, m.Name, part)
+		}
+		if rerr == nil {
+			rerr = verr
 		}
 		// Round 3 (after a rebuild): every rank sends whether its set's
 		// rebuild, and the verification of what it rebuilt, succeeded.
@@ -257,6 +361,13 @@ func (e *Engine) tryRestore(ctx context.Context, m *manifest.Manifest, p recover
 			return nil, "", err
 		}
 		if failed != nil {
+			if verify && rebuilt {
+				// The full check that follows decides as if this attempt
+				// had not been made, and reports the same ranks rebuilt:
+				// what it rebuilt goes (as did the rank's bad files it
+				// replaced: the check finds them missing).
+				cachetier.RemovePart(context.WithoutCancel(ctx), e.Cache, m.Name, e.Rank)
+			}
 			return nil, failed.Error(), nil // the planner says which ranks
 		}
 	}
@@ -284,16 +395,26 @@ func (e *Engine) writeManifest(ctx context.Context, m *manifest.Manifest, p reco
 
 // rebuild restores the lost members of this rank's set, lost as the plan
 // gives them (Plan.LostMembers: indices in the set); a set with none does
-// nothing.
-func (e *Engine) rebuild(ctx context.Context, m *manifest.Manifest, epoch uint64, lost []int) error {
+// nothing. verified says that this rank rebuilt its own part and checked
+// every byte of it against the manifest on its way to the cache (so it
+// needs no reading back); a rank that rebuilt its part without verified
+// must verify it.
+//
+// The work is a pipeline end to end (issue 17): the survivors read their
+// blocks ahead of sending them (redundancy.Rebuild), each object opened
+// once; the replacement decodes while it writes, and hashes each file from
+// the buffer it writes, committing a file only if its hash is the
+// manifest's. A wrong byte is never restored: a mismatch fails the
+// rebuild, and a failed rebuild leaves nothing of this rank's part.
+func (e *Engine) rebuild(ctx context.Context, m *manifest.Manifest, epoch uint64, lost []int) (verified bool, err error) {
 	part := m.Parts[e.Rank]
 	set := m.Sets[part.Set]
 	if len(lost) == 0 {
-		return nil
+		return false, nil
 	}
 	layout, err := redundancy.NewLayout(len(set), m.M)
 	if err != nil {
-		return err
+		return false, err
 	}
 	sizes := make([]int64, len(set))
 	for i, r := range set {
@@ -301,45 +422,61 @@ func (e *Engine) rebuild(ctx context.Context, m *manifest.Manifest, epoch uint64
 	}
 	tr, closer, err := e.Comm.SetTransport(ctx, set, epoch)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer closer.Close()
 	local := redundancy.Local{Size: sizes[part.Member]}
-	if slices.Contains(lost, part.Member) {
-		// A replacement: throw away what is left, write the rebuilt files.
-		cachetier.RemovePart(ctx, e.Cache, m.Name, e.Rank)
-		out := e.partWriter(ctx, m.Name, part)
-		pw, err := e.Cache.Create(ctx, cachetier.ParityObject(m.Name, e.Rank))
-		if err != nil {
-			return err
-		}
-		local.DataOut, local.ParityOut = out, pw
-		err = redundancy.Rebuild(ctx, layout, lost, part.Member, tr, local, slices.Max(sizes), e.blockOpts()...)
-		if err == nil {
-			err = out.Finish()
-		}
-		if err != nil {
-			out.Abort()
-			pw.Abort()
-			return err
-		}
-		return pw.Commit()
-	}
-	local.Data = e.dataReader(ctx, m.Name, part)
 	var paritySize int64
 	for _, f := range part.Parity {
 		paritySize += f.Size
 	}
-	local.Parity = &objectsReaderAt{ctx: ctx, b: e.Cache, names: []string{cachetier.ParityObject(m.Name, e.Rank)}, sizes: []int64{paritySize}}
-	return redundancy.Rebuild(ctx, layout, lost, part.Member, tr, local, slices.Max(sizes), e.blockOpts()...)
+	parity := []string{cachetier.ParityObject(m.Name, e.Rank)}
+	if slices.Contains(lost, part.Member) {
+		// A replacement: throw away what is left, write the rebuilt files.
+		cachetier.RemovePart(ctx, e.Cache, m.Name, e.Rank)
+		out := e.partWriter(ctx, m.Name, part)
+		pout := &splitWriter{ctx: ctx, b: e.Cache, names: parity, sizes: []int64{paritySize}}
+		// The parity is one object; a manifest that splits it otherwise
+		// is checked by reading back (VerifyPart) instead.
+		verified = len(part.Parity) == 1
+		if verified {
+			pout.hashes = []manifest.Hash{part.Parity[0].Hash}
+		}
+		local.DataOut, local.ParityOut = out, pout
+		err = redundancy.Rebuild(ctx, layout, lost, part.Member, tr, local, slices.Max(sizes), e.blockOpts()...)
+		if err == nil {
+			err = out.Finish()
+		}
+		if err == nil {
+			err = pout.Finish()
+		}
+		if err != nil {
+			out.Abort()
+			pout.Abort()
+			// The files committed before the failure matched the
+			// manifest, but the part is incomplete: nothing of it stays.
+			cachetier.RemovePart(context.WithoutCancel(ctx), e.Cache, m.Name, e.Rank)
+			return false, err
+		}
+		return verified, nil
+	}
+	data := e.dataReader(ctx, m.Name, part)
+	defer data.Close()
+	local.Data = data
+	pr := &objectsReaderAt{ctx: ctx, b: e.Cache, names: parity, sizes: []int64{paritySize}}
+	defer pr.Close()
+	local.Parity = pr
+	return false, redundancy.Rebuild(ctx, layout, lost, part.Member, tr, local, slices.Max(sizes), e.blockOpts()...)
 }
 
-// partWriter writes one stream back into the files of this rank's part.
+// partWriter writes one stream back into the files of this rank's part,
+// each checked against the manifest's hash before it is committed.
 func (e *Engine) partWriter(ctx context.Context, name string, part manifest.Part) *splitWriter {
 	out := &splitWriter{ctx: ctx, b: e.Cache}
 	for _, f := range part.Files {
 		out.names = append(out.names, cachetier.FileObject(name, e.Rank, f.Name))
 		out.sizes = append(out.sizes, f.Size)
+		out.hashes = append(out.hashes, f.Hash)
 	}
 	return out
 }

@@ -65,7 +65,9 @@
 // cannot deadlock with any buffering of at least one message per pair.
 // Messages are tagged (operation, shard, row, block) and a mismatch is an
 // error, so a disagreement between members surfaces as an error, not as
-// wrong parity. Memory per member is about (k+2) blocks plus the
+// wrong parity. Memory per member is about (k+2) blocks for Encode and
+// k+4 for Rebuild (whose stages keep 4 blocks in flight: a survivor reads
+// ahead of its sends, a replacement decodes ahead of its writes), plus the
 // transport's bounded queues, never a chunk.
 //
 // Encode makes m passes over the data, one per parity shard p (so each

@@ -27,7 +27,7 @@ type options struct {
 
 // WithBlockSize sets how many bytes of a shard one message carries (≥ 1;
 // default DefaultBlockSize). Memory per member is about (k+2)·blockSize
-// plus the transport's buffers.
+// for Encode, (k+4)·blockSize for Rebuild, plus the transport's buffers.
 func WithBlockSize(n int) Option { return func(o *options) { o.blockSize = n } }
 
 // WithCodec replaces the codec NewCodec would choose (for tests and
@@ -314,14 +314,69 @@ func Rebuild(ctx context.Context, l Layout, lost []int, me int, tr Transport, lo
 	return r.serveLost(ctx, lost, isLost, local)
 }
 
-// serveLost is a survivor's part of Rebuild.
+// pipelineDepth is how many blocks a member of Rebuild keeps in flight
+// between its stages: a survivor reads ahead of its sends, a replacement
+// decodes ahead of its writes. A few blocks hide the latency of one stage
+// behind the other without holding more than a few MiB.
+const pipelineDepth = 4
+
+// staged is one block between two stages of a Rebuild pipeline.
+type staged struct {
+	buf    []byte // from the pool; the block is buf[:n]
+	n      int
+	to     int    // survivor: the lost member it goes to
+	tag    uint64 // survivor: its message tag
+	parity bool   // replacement: a parity shard's block, else data
+	err    error  // survivor: the read failed; nothing follows
+}
+
+// serveLost is a survivor's part of Rebuild: a reader goroutine reads the
+// blocks this member sources, in the order they are sent, up to
+// pipelineDepth blocks ahead of the sends, so that the disk (or page cache)
+// and the transport work at once. Each byte it sends is read once.
 func (r *run) serveLost(ctx context.Context, lost []int, isLost []bool, local Local) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	free := make(chan []byte, pipelineDepth)
+	for range pipelineDepth {
+		free <- make([]byte, r.bs)
+	}
+	ready := make(chan staged, pipelineDepth)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(ready)
+		r.readSources(ctx, lost, local, free, ready)
+	}()
+	// The reader stops on cancel; wait for it so that nothing reads the
+	// member's files once Rebuild has returned.
+	defer func() { cancel(); <-done }()
+	for it := range ready {
+		if it.err != nil {
+			return it.err
+		}
+		if err := r.send(ctx, it.to, it.tag, it.buf[:it.n]); err != nil {
+			return err
+		}
+		free <- it.buf
+	}
+	// The reader stops early, without an error of its own, only when ctx
+	// is done.
+	if err := ctx.Err(); err != nil {
+		return r.errf("%w", err)
+	}
+	return nil
+}
+
+// readSources walks the steps of Rebuild and reads, for each message this
+// member sends, its block into a buffer from free, and passes it on ready;
+// it stops at the first error (passed on) or when ctx is done.
+func (r *run) readSources(ctx context.Context, lost []int, local Local, free chan []byte, ready chan<- staged) {
 	l, k := r.l, r.k
-	buf := make([]byte, r.bs)
 	for t := 0; t < r.n; t++ {
 		for b := int64(0); b < r.nblocks; b++ {
-			if err := ctx.Err(); err != nil {
-				return r.errf("%w", err)
+			if ctx.Err() != nil {
+				return
 			}
 			off, blen := r.block(b)
 			for _, x := range lost {
@@ -337,33 +392,88 @@ func (r *run) serveLost(ctx context.Context, lost []int, isLost []bool, local Lo
 				if before >= k {
 					continue
 				}
-				msg := buf[:blen]
-				if s < k {
-					got, err := readPadded(local.Data, local.Size, int64(s)*r.chunk+off, msg)
-					if err != nil {
-						return r.errf("data chunk %d: %w", s, err)
-					}
-					msg = msg[:got]
-				} else if err := readFull(local.Parity, int64(s-k)*r.chunk+off, msg); err != nil {
-					return r.errf("parity shard %d: %w", s-k, err)
+				var buf []byte
+				select {
+				case buf = <-free:
+				case <-ctx.Done():
+					return
 				}
-				if err := r.send(ctx, x, tag(opRebuild, t, row, b), msg); err != nil {
-					return err
+				it := staged{buf: buf, n: blen, to: x, tag: tag(opRebuild, t, row, b)}
+				if s < k {
+					got, err := readPadded(local.Data, local.Size, int64(s)*r.chunk+off, buf[:blen])
+					if err != nil {
+						it.err = r.errf("data chunk %d: %w", s, err)
+					}
+					it.n = got
+				} else if err := readFull(local.Parity, int64(s-k)*r.chunk+off, buf[:blen]); err != nil {
+					it.err = r.errf("parity shard %d: %w", s-k, err)
+				}
+				select {
+				case ready <- it:
+				case <-ctx.Done():
+					return
+				}
+				if it.err != nil {
+					return
 				}
 			}
 		}
 	}
-	return nil
 }
 
-// rebuildLost is a replacement's part of Rebuild.
+// rebuildLost is a replacement's part of Rebuild: it receives and decodes
+// block by block while a writer goroutine writes the decoded blocks, up to
+// pipelineDepth behind, so that decoding and the disk work at once.
 func (r *run) rebuildLost(ctx context.Context, isLost []bool, local Local) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	free := make(chan []byte, pipelineDepth)
+	for range pipelineDepth {
+		free <- make([]byte, r.bs)
+	}
+	decoded := make(chan staged, pipelineDepth)
+	werr := make(chan error, 1)
+	go func() {
+		werr <- r.writeRebuilt(decoded, free, local)
+		cancel() // a failed write stops the decoding; a finished one changes nothing
+	}()
+	err := r.decodeLost(ctx, isLost, local, free, decoded)
+	close(decoded)
+	// The writer's error comes first: the decoder's is then only the
+	// cancellation it caused.
+	if e := <-werr; e != nil {
+		return e
+	}
+	return err
+}
+
+// writeRebuilt writes the decoded blocks in order and returns each buffer
+// to free; after a failed write it drains the rest without writing.
+func (r *run) writeRebuilt(decoded <-chan staged, free chan<- []byte, local Local) error {
+	var err error
+	for it := range decoded {
+		if err == nil {
+			if it.parity {
+				if e := write(local.ParityOut, it.buf[:it.n]); e != nil {
+					err = r.errf("write parity: %w", e)
+				}
+			} else if e := write(local.DataOut, it.buf[:it.n]); e != nil {
+				err = r.errf("write data: %w", e)
+			}
+		}
+		free <- it.buf
+	}
+	return err
+}
+
+// decodeLost receives and reconstructs the replacement's shards block by
+// block and hands them to the writer on decoded.
+func (r *run) decodeLost(ctx context.Context, isLost []bool, local Local, free chan []byte, decoded chan<- staged) error {
 	l, k, me := r.l, r.k, r.me
 	bufs := make([][]byte, k)
 	for i := range bufs {
 		bufs[i] = make([]byte, r.bs)
 	}
-	out := make([]byte, r.bs)
 	shards := make([][]byte, r.n)
 	present := make([]bool, r.n)
 	for t := 0; t < r.n; t++ {
@@ -388,22 +498,28 @@ func (r *run) rebuildLost(ctx context.Context, isLost []bool, local Local) error
 				shards[s], present[s] = bufs[got][:blen], true
 				got++
 			}
+			var out []byte
+			select {
+			case out = <-free:
+			case <-ctx.Done():
+				return r.errf("%w", ctx.Err())
+			}
 			shards[t] = out[:blen]
 			if err := r.codec.Reconstruct(shards, present); err != nil {
 				return r.errf("row %d: %w", row, err)
 			}
-			if t >= k {
-				if err := write(local.ParityOut, out[:blen]); err != nil {
-					return r.errf("write parity shard %d: %w", t-k, err)
+			it := staged{buf: out, n: blen, parity: t >= k}
+			if t < k {
+				keep := int(max(0, min(local.Size-(int64(t)*r.chunk+off), int64(blen))))
+				if !allZero(out[keep:blen]) {
+					return r.errf("%w: chunk %d holds data beyond the size %d", ErrInconsistent, t, local.Size)
 				}
-				continue
+				it.n = keep
 			}
-			keep := int(max(0, min(local.Size-(int64(t)*r.chunk+off), int64(blen))))
-			if !allZero(out[keep:blen]) {
-				return r.errf("%w: chunk %d holds data beyond the size %d", ErrInconsistent, t, local.Size)
-			}
-			if err := write(local.DataOut, out[:keep]); err != nil {
-				return r.errf("write data: %w", err)
+			select {
+			case decoded <- it:
+			case <-ctx.Done():
+				return r.errf("%w", ctx.Err())
 			}
 		}
 	}

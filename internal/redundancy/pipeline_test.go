@@ -1,0 +1,180 @@
+package redundancy_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/ckpt/ckpt/internal/redundancy"
+	"github.com/ckpt/ckpt/internal/redundancy/inproc"
+)
+
+var errDiskFull = errors.New("disk full")
+
+// failAfter accepts limit bytes, then fails every write.
+type failAfter struct {
+	w     io.Writer
+	limit int
+	n     int
+}
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.n+len(p) > f.limit {
+		take := max(0, f.limit-f.n)
+		f.n += take
+		f.w.Write(p[:take])
+		return take, errDiskFull
+	}
+	f.n += len(p)
+	return f.w.Write(p)
+}
+
+// A replacement whose disk fails part way through its data fails with the
+// write's error (not the cancellation it causes), writes nothing after the
+// failure, and no member hangs.
+func TestRebuildWriteErrorFails(t *testing.T) {
+	for _, scheme := range []string{"xor:4", "rs:4+2"} {
+		t.Run(scheme, func(t *testing.T) {
+			l := layoutOf(t, scheme)
+			n := l.Members()
+			sizes := make([]int, n)
+			for i := range sizes {
+				sizes[i] = 5000
+			}
+			data := randomData(rand.New(rand.NewPCG(41, 42)), sizes)
+			parity := encodeSet(t, l, data, 64)
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			var out bytes.Buffer
+			fw := &failAfter{w: &out, limit: 1000}
+			errs := inproc.New(n).Run(ctx, func(ctx context.Context, me int, ep *inproc.Endpoint) error {
+				local := Local{Size: int64(len(data[me]))}
+				if me == 1 {
+					local.DataOut, local.ParityOut = fw, io.Discard
+				} else {
+					local.Data, local.Parity = bytes.NewReader(data[me]), bytes.NewReader(parity[me])
+				}
+				return Rebuild(ctx, l, []int{1}, me, ep, local, 5000, WithBlockSize(64))
+			})
+			if !errors.Is(errs[1], errDiskFull) {
+				t.Fatalf("replacement: %v, want the write error", errs[1])
+			}
+			if fw.n != 1000 || out.Len() != 1000 {
+				t.Errorf("%d bytes reached the failing writer (%d kept), want exactly its 1000", fw.n, out.Len())
+			}
+			if !bytes.Equal(out.Bytes(), data[1][:1000]) {
+				t.Error("the bytes written before the failure are not the member's data")
+			}
+			for i, err := range errs {
+				if errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("member %d hung: %v", i, err)
+				}
+			}
+		})
+	}
+}
+
+// A survivor whose data is shorter than its size (a truncated file) fails
+// the rebuild of every member that depends on it.
+func TestRebuildTruncatedSurvivor(t *testing.T) {
+	l := layoutOf(t, "xor:4")
+	data := randomData(rand.New(rand.NewPCG(43, 44)), []int{3000, 3000, 3000, 3000})
+	parity := encodeSet(t, l, data, 64)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	var written atomic.Int64
+	errs := inproc.New(4).Run(ctx, func(ctx context.Context, me int, ep *inproc.Endpoint) error {
+		local := Local{Size: 3000}
+		switch me {
+		case 1:
+			local.DataOut = writerFunc(func(p []byte) (int, error) { written.Add(int64(len(p))); return len(p), nil })
+			local.ParityOut = local.DataOut
+		case 2:
+			local.Data, local.Parity = bytes.NewReader(data[me][:1700]), bytes.NewReader(parity[me])
+		default:
+			local.Data, local.Parity = bytes.NewReader(data[me]), bytes.NewReader(parity[me])
+		}
+		return Rebuild(ctx, l, []int{1}, me, ep, local, 3000, WithBlockSize(64))
+	})
+	if !errors.Is(errs[2], io.ErrUnexpectedEOF) {
+		t.Errorf("truncated survivor: %v, want ErrUnexpectedEOF", errs[2])
+	}
+	if errs[1] == nil || errors.Is(errs[1], context.DeadlineExceeded) {
+		t.Errorf("replacement: %v, want a prompt error", errs[1])
+	}
+	if w := written.Load(); w >= 3000+1000 {
+		t.Errorf("the replacement wrote all %d bytes although a source was truncated", w)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// Cancelling the context mid-rebuild ends every member promptly, and a
+// survivor's read-ahead stops with it: nothing reads a member's files once
+// Rebuild has returned (its caller closes them).
+func TestCancelMidRebuild(t *testing.T) {
+	l := layoutOf(t, "rs:4+2")
+	n := l.Members()
+	sizes := make([]int, n)
+	for i := range sizes {
+		sizes[i] = 6000
+	}
+	data := randomData(rand.New(rand.NewPCG(45, 46)), sizes)
+	parity := encodeSet(t, l, data, 64)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	setCtx, stop := context.WithCancel(ctx)
+	var total atomic.Int64
+	reads := make([]atomic.Int64, n)
+	atReturn := make([]int64, n)
+	returned := make([]chan struct{}, n)
+	for i := range returned {
+		returned[i] = make(chan struct{})
+	}
+	errs := inproc.New(n).Run(setCtx, func(ctx context.Context, me int, ep *inproc.Endpoint) error {
+		local := Local{Size: 6000}
+		if me == 0 || me == 3 {
+			local.DataOut, local.ParityOut = io.Discard, io.Discard
+		} else {
+			var big atomic.Int64
+			// The read that cancels holds on until its member's Rebuild
+			// has returned (or a second has passed, which is how long a
+			// Rebuild that waits for its reader takes here): a Rebuild
+			// that left its reader running shows a read after it returned.
+			hook := func() {
+				if total.Add(1) == 30 {
+					stop()
+					select {
+					case <-returned[me]:
+					case <-time.After(time.Second):
+					}
+				}
+				reads[me].Add(1)
+			}
+			local.Data = checkedReader{r: bytes.NewReader(data[me]), limit: 64, big: &big, hook: hook}
+			local.Parity = checkedReader{r: bytes.NewReader(parity[me]), limit: 64, big: &big, hook: hook}
+		}
+		err := Rebuild(ctx, l, []int{0, 3}, me, ep, local, 6000, WithBlockSize(64))
+		atReturn[me] = reads[me].Load()
+		close(returned[me])
+		return err
+	})
+	if ctx.Err() != nil {
+		t.Fatal("the rebuild hung after its context was cancelled")
+	}
+	for i, err := range errs {
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, ErrPeerClosed) {
+			t.Errorf("member %d: %v, want the cancellation", i, err)
+		}
+		if got := reads[i].Load(); got != atReturn[i] {
+			t.Errorf("member %d read %d times after Rebuild returned", i, got-atReturn[i])
+		}
+	}
+}
