@@ -31,6 +31,18 @@ func (lv Levels) total() float64 {
 
 // Validate checks the lengths and ranges of the level description.
 func (lv Levels) Validate() error {
+	if err := lv.validateShape(); err != nil {
+		return err
+	}
+	if lv.total() <= 0 {
+		return &ParamError{Param: "rates", Value: lv.total(), Reason: "the total failure rate must be > 0"}
+	}
+	return nil
+}
+
+// validateShape is Validate without the total rate > 0: the lengths, and
+// every entry's range.
+func (lv Levels) validateShape() error {
 	n := len(lv.Rates)
 	if n == 0 {
 		return &ParamError{Param: "rates", Value: 0, Reason: "at least one level is needed"}
@@ -54,9 +66,6 @@ func (lv Levels) Validate() error {
 		if err := nonNegative("restart", lv.Restart[i]); err != nil {
 			return err
 		}
-	}
-	if lv.total() <= 0 {
-		return &ParamError{Param: "rates", Value: lv.total(), Reason: "the total failure rate must be > 0"}
 	}
 	return nil
 }

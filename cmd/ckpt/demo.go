@@ -259,6 +259,10 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 	chance := demo.ErrorByChance(work, pred.Interval, cost, recovery, m)
 	chanceLevels := demo.ErrorByChanceLevels(work, pred.Interval, cost, recovery, levels)
 	inRun := demo.WorkInRun(iters, res.Attempts, res.Flush.StepSeconds())
+	finite := demo.NoFinite()
+	if job, ok := demo.JobOf(iters, inRun); ok {
+		finite = demo.FinitePlain(pred.Interval, cost, recovery, applied.MTTI, levels, job)
+	}
 	if asJSON {
 		if err := writeJSON(c.OutOrStdout(), jobs.launcher.report(demo.Report{
 			ResultMatchesReference:           match,
@@ -293,7 +297,7 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 			ModelErrorAppliedChanceBias:      report.Float(chance.Mean),
 			MultilevelErrorAppliedChance:     report.Float(chanceLevels.MeanAbs),
 			MultilevelErrorAppliedChanceBias: report.Float(chanceLevels.Mean),
-			InRunReport:                      demo.NewInRunReport(inRun, runSecs, appliedEff, false, multi),
+			InRunReport:                      demo.NewInRunReport(inRun, runSecs, appliedEff, false, multi).WithFinite(finite),
 			Netns:                            jobs.netns,
 		}, res)); err != nil {
 			return err
@@ -309,6 +313,10 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 		t.row("time", fmt.Sprintf("%.2f s with failures, %.2f s without", runSecs, work), referenceNote(ref))
 		t.row("efficiency", fmt.Sprintf("%.1f%%", 100*eff))
 		t.row("", inRunNote(inRun, runSecs, appliedEff))
+		if !math.IsNaN(finite.Efficiency) {
+			t.row("", fmt.Sprintf("%.1f%%: the same model over the job run (%d checkpoints, none after the last step); measured in run − model = %+.1f%% of the model",
+				100*finite.Efficiency, finite.Checkpoints, 100*demo.RelErr(demo.Efficiency(inRun.Work, runSecs), finite.Efficiency)))
+		}
 		t.row("model", fmt.Sprintf("%.1f%% (Daly's run time, Oldfield et al. 2007, eq. 1: δ = %s measured, R = %s measured, M = %gs, τ = %s); measured − model = %+.1f%% of the model",
 			100*pred.Efficiency, sec(cost), sec(pred.Restart), m, sec(pred.Interval), 100*pred.Err))
 		t.row("", fmt.Sprintf("%.1f%% at the failures met (M = %s, run time over failures injected; R = %s from the failure); measured − model = %+.1f%% of the model",

@@ -40,8 +40,10 @@ type flushRun struct {
 	// efficiency at them (level-2 failures at their applied rate).
 	levels   demo.Levels
 	multiEff float64
-	// inRun is the work measured in the run itself.
-	inRun demo.InRun
+	// inRun is the work measured in the run itself, and finite the
+	// models over the finite job it did.
+	inRun  demo.InRun
+	finite demo.Finite
 }
 
 // runFlushVariants runs the job flushing in each mode (the same seed of
@@ -73,8 +75,13 @@ func runFlushVariants(ctx context.Context, modes []string, d demo.Settings, mtti
 		ap := demo.CompareMarkovApplied(mode != "blocking", d, r.applied, flush.Stats(res.Flush), res.Staged, res.Attempts)
 		r.appliedEff, r.recovery, r.appliedAt = ap.Efficiency, ap.Restart, ap.Measured
 		r.levels = demo.AppliedLevels(res.Elapsed.Seconds(), res.Injected, res.Account)
-		r.multiEff = demo.CompareMarkovLevels(mode != "blocking", d, r.levels, flush.Stats(res.Flush), res.Staged, res.Attempts).Efficiency
+		lv := demo.CompareMarkovLevels(mode != "blocking", d, r.levels, flush.Stats(res.Flush), res.Staged, res.Attempts)
+		r.multiEff = lv.Efficiency
 		r.inRun = demo.WorkInRun(d.Steps, res.Attempts, res.Flush.StepSeconds())
+		r.finite = demo.NoFinite()
+		if job, ok := demo.JobOf(d.Steps, r.inRun); ok {
+			r.finite = demo.FiniteMarkov(d, ap, lv, job)
+		}
 		out = append(out, r)
 	}
 	return out, nil
@@ -120,7 +127,7 @@ func flushRunReport(r flushRun, ref string) *demo.FlushRun {
 		MarkovEfficiencyApplied:      f(r.appliedEff),
 		MarkovErrorApplied:           f((r.eff - r.appliedEff) / r.appliedEff),
 		LevelsApplied:                demo.NewLevelsApplied(r.levels, r.eff, r.multiEff),
-		InRunReport:                  demo.NewInRunReport(r.inRun, r.secs, r.appliedEff, true, r.multiEff),
+		InRunReport:                  demo.NewInRunReport(r.inRun, r.secs, r.appliedEff, true, r.multiEff).WithFinite(r.finite),
 		MarkovErrorAppliedChance:     f(r.chance.MeanAbs),
 		MarkovErrorAppliedChanceBias: f(r.chance.Mean),
 	}
@@ -158,6 +165,14 @@ func printFlushRuns(w io.Writer, runs []flushRun, d demo.Settings, mtti float64,
 		eff := demo.Efficiency(r.inRun.Work, r.secs)
 		return fmt.Sprintf("%.1f%% of %.2f s of work measured in the run (measured − model at the failures met %+.1f%%)",
 			100*eff, r.inRun.Work, 100*demo.RelErr(eff, r.appliedEff))
+	})
+	row("finite job", func(r flushRun) string {
+		if math.IsNaN(r.finite.Efficiency) {
+			return "n/a"
+		}
+		eff := demo.Efficiency(r.inRun.Work, r.secs)
+		return fmt.Sprintf("%.1f%%: the model at the failures met over the job run, %d checkpoints, %d flushed, none after the last step (in run − model %+.1f%%)",
+			100*r.finite.Efficiency, r.finite.Checkpoints, r.finite.Flushes, 100*demo.RelErr(eff, r.finite.Efficiency))
 	})
 	row("Markov model", func(r flushRun) string {
 		if math.IsNaN(r.Efficiency) {

@@ -192,6 +192,17 @@ func TestDemoReferenceAtBothEnds(t *testing.T) {
 			if _, ok := run["model_error_applied_in_run"]; ok {
 				t.Errorf("%s: model_error_applied_in_run is the plain demo's", mode)
 			}
+			// The finite job: 6 s of computation at t = 1 s, K = 2.
+			for k, want := range map[string]float64{"finite_checkpoints": 5, "finite_flushes": 2} {
+				if got := getNum(t, run, k); got != want {
+					t.Errorf("%s: %s = %v, want %v", mode, k, got, want)
+				}
+			}
+			for _, k := range []string{"markov_finite_efficiency", "markov_finite_error_in_run", "multilevel_finite_efficiency", "multilevel_finite_error_in_run"} {
+				if _, ok := run[k]; !ok {
+					t.Errorf("%s: no %s", mode, k)
+				}
+			}
 		}
 	})
 

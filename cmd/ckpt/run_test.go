@@ -272,13 +272,14 @@ func TestDemoJSON(t *testing.T) {
 		"efficiency", "attempts", "run_seconds", "reference_seconds", "checkpoint_seconds", "restart_seconds",
 		"mtti_seconds", "mtti_applied_seconds", "recovery_seconds",
 		"reference_seconds_before", "reference_seconds_after", "level2_failures", "level1_mtti_applied_seconds",
-		"step_seconds", "work_in_run_seconds", "efficiency_in_run"},
+		"step_seconds", "work_in_run_seconds", "efficiency_in_run", "finite_checkpoints"},
 		// The model's figures are null when the run took no checkpoint.
 		[]string{"result_matches_reference", "result", "reference_result", "interval_seconds", "model_efficiency", "model_error",
 			"model_efficiency_applied", "model_error_applied",
 			"level2_mtti_applied_seconds", "multilevel_efficiency_applied", "multilevel_error_applied",
 			"model_error_applied_chance", "model_error_applied_chance_bias", "model_error_applied_in_run", "multilevel_error_applied_in_run",
-			"multilevel_error_applied_chance", "multilevel_error_applied_chance_bias"})
+			"multilevel_error_applied_chance", "multilevel_error_applied_chance_bias",
+			"model_finite_efficiency", "model_finite_error_in_run", "multilevel_finite_efficiency", "multilevel_finite_error_in_run"})
 	if obj["result_matches_reference"] != true {
 		t.Errorf("result_matches_reference = %v\n%s", obj["result_matches_reference"], stderr)
 	}

@@ -169,6 +169,12 @@ type Markov struct {
 	// Measured are the inputs the model was evaluated at (zero if it
 	// could not be), for ErrorByChanceMarkov.
 	Measured policy.Measured
+	// inputs are the model's inputs once the run measured them, also when
+	// the model could not be evaluated for want of a failure (FiniteJob
+	// takes rates of 0), and retry its RetryRecovery.
+	inputs     policy.Measured
+	haveInputs bool
+	retry      bool
 }
 
 // CompareMarkov evaluates the two-level Markov model (SPEC-markov §4
@@ -222,6 +228,7 @@ func compareMarkov(nonblocking bool, s Settings, mtti, mtti2 float64, retry bool
 		}
 		m.FlushCost = f.MeanSeconds()
 	}
+	r.inputs, r.haveInputs, r.retry = m, true, retry
 	res, err := evaluate(m, retry, model.Schedule{Interval: s.Interval, Counts: []int{s.Every - 1}})
 	if err != nil {
 		r.Why = err.Error()
@@ -291,6 +298,8 @@ type InRunReport struct {
 	ModelErrorAppliedInRun      *report.Float `json:"model_error_applied_in_run,omitempty"`  // plain demo
 	MarkovErrorAppliedInRun     *report.Float `json:"markov_error_applied_in_run,omitempty"` // flushing runs
 	MultilevelErrorAppliedInRun report.Float  `json:"multilevel_error_applied_in_run"`
+	// Added with the finite-job models (WithFinite).
+	FiniteReport
 }
 
 // NewInRunReport is the JSON of a run of run seconds against its in-run
