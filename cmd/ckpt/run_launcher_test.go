@@ -51,16 +51,17 @@ func TestRunUnderMPIRunNodeLossRebuilds(t *testing.T) {
 	}
 }
 
-// fakeSrun writes a stand-in for Slurm's srun (Slurm is not on the test
-// machines): it checks its arguments as ckpt run passes them (-n N,
-// --kill-on-bad-exit=1, --export=ALL,NAME,... with every name set,
-// --exclude=HOSTS, --nodes=K --distribution=block with --ntasks-per-node
-// that multiplies to N), starts
-// N processes with SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID, kills the
-// others after a task's bad exit, and exits with the first bad task's
-// status (a signal as 128+N). Each call's arguments, with the value of
-// CKPT_NODES, --exclude's, --nodes' and --ntasks-per-node's, are appended to dir/srun.log. It returns the
-// directory to put first on PATH.
+// fakeSrun writes a stand-in for Slurm's srun, which runs where Slurm is
+// not installed (run_slurm_test.go runs the real one): it checks its
+// arguments as ckpt run passes them (-n N, --kill-on-bad-exit=1,
+// --export=ALL,NAME,... with every name set, --exclude=HOSTS, --nodes=K
+// --distribution=block with a --ntasks-per-node that multiplies to N),
+// starts N processes with SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID,
+// kills the others after a task's bad exit, and exits with the first bad
+// task's status (a signal as 128+N). Each call's arguments, with the
+// values of --nodes, --ntasks-per-node, CKPT_NODES and --exclude, are
+// appended to dir/srun.log. It returns the directory to put first on
+// PATH.
 func fakeSrun(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -88,7 +89,7 @@ done
 if [ -n "$perNode" ] && [ $((perNode * nodes)) -ne "$n" ]; then
   echo "fake srun: --ntasks-per-node=$perNode on --nodes=$nodes is not -n $n" >&2; exit 2
 fi
-echo "-n $n --export=$exports $* nodes=$CKPT_NODES exclude=$exclude slurm_nodes=$nodes per_node=$perNode" >> "` + filepath.Join(dir, "srun.log") + `"
+echo "-n $n --export=$exports $* slurm_nodes=$nodes per_node=$perNode nodes=$CKPT_NODES exclude=$exclude" >> "` + filepath.Join(dir, "srun.log") + `"
 pids=()
 for ((i = 0; i < n; i++)); do
   SLURM_PROCID=$i SLURM_NTASKS=$n SLURM_LOCALID=$i "$@" &
