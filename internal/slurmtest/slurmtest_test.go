@@ -71,9 +71,14 @@ func TestClusterRunsSteps(t *testing.T) {
 	nodes := func(args ...string) []string {
 		t.Helper()
 		args = append(args, "sh", "-c", `echo "$SLURM_PROCID $SLURMD_NODENAME"`)
-		out, err := c.Command(ctx, "srun", args...).CombinedOutput()
+		// Only the tasks' output: srun says on stderr when a job waited
+		// for its nodes (the previous one's still completing).
+		cmd := c.Command(ctx, "srun", args...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("srun %v: %v\n%s\n%s", args, err, out, c.Log("slurmctld.log"))
+			t.Fatalf("srun %v: %v\n%s%s\n%s", args, err, out, stderr.String(), c.Log("slurmctld.log"))
 		}
 		byRank := make([]string, 4)
 		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
