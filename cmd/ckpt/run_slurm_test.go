@@ -135,14 +135,15 @@ func TestRunInSlurmAllocationHaltsBeforeItsEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Two minutes (salloc -t 2), the halt asked for 100 s before their
-	// end: about 20 s into the job, far from its end (ten million
-	// iterations), whatever the machine's load.
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	// Three minutes (salloc -t 3), the halt asked for 150 s before
+	// their end: about 30 s into the job (time enough to start on a busy
+	// machine: an end nearer than the margin is refused), far from its
+	// end (ten million iterations), whatever the machine's load.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	cmd := c.Command(ctx, "salloc", "-N", "2", "-t", "2", "-J", "ckpt-test", "--",
+	cmd := c.Command(ctx, "salloc", "-N", "2", "-t", "3", "-J", "ckpt-test", "--",
 		exe, "run", "--launcher", "srun", "-n", "2", "--nodes", "2", "--redundancy", "xor:2", "--interval", "5steps",
-		"--halt-before", "100s", "--json", "--cache-root", filepath.Join(t.TempDir(), "job"),
+		"--halt-before", "150s", "--json", "--cache-root", filepath.Join(t.TempDir(), "job"),
 		"--", exe, "example", "himeno", "--size", "xs", "--iterations", "10000000")
 	cmd.Env = append(cmd.Env, asCkpt+"=1")
 	var stdout, stderr strings.Builder
