@@ -395,8 +395,10 @@ gets the same environment: it takes its rank from the launcher
 (ranks fill the M nodes in blocks, as under ckpt run's own launcher) and its
 cache from CKPT_CACHE_ROOT. A relaunch runs mpirun or srun again; injected
 failures kill the ranks' processes by the pid each published when it joined
-(on this host only). --tree needs the local launcher. Real Slurm is untested
-(docs/RUNTIME.md, "Launchers").
+(on this host only). --tree needs the local launcher. Under srun each of the
+--nodes is one Slurm node (srun --nodes, --ntasks-per-node), and a lost
+node's Slurm node is left out of the relaunch (--exclude); tested against a
+real Slurm cluster (docs/RUNTIME.md, "Launchers", "Slurm in the tests").
 
 A node lost as a whole (--inject-kind node) is left out of the next launch:
 its ranks go to a spare (--spares K: nodes beyond --nodes, unused until

@@ -34,9 +34,10 @@ func runTimeLimit(limit, before *quantity, now time.Time, lookup func(string) (s
 		return launch.TimeLimit{}, usageError{err}
 	}
 	if id, ok := lookup("SLURM_JOB_ID"); end.IsZero() && ok && id != "" && squeue != nil {
-		// No end in the environment (Slurm before 21.08): ask squeue. A
-		// squeue that fails leaves the job without an end, as outside
-		// an allocation.
+		// No end in the environment (Slurm releases that set none,
+		// such as Debian 12's 22.05: TestRunInSlurmAllocationHalts...):
+		// ask squeue. A squeue that fails leaves the job without an
+		// end, as outside an allocation.
 		if t, err := squeue(id); err == nil && !t.IsZero() {
 			end, from = t, "squeue"
 		}

@@ -51,26 +51,31 @@ func TestRunUnderMPIRunNodeLossRebuilds(t *testing.T) {
 	}
 }
 
-// fakeSrun writes a stand-in for Slurm's srun (Slurm is not on the test
-// machines): it checks its arguments as ckpt run passes them (-n N,
-// --kill-on-bad-exit=1, --export=ALL,NAME,... with every name set,
-// --exclude=HOSTS), starts
-// N processes with SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID, kills the
-// others after a task's bad exit, and exits with the first bad task's
-// status (a signal as 128+N). Each call's arguments, with the value of
-// CKPT_NODES and --exclude's, are appended to dir/srun.log. It returns the
-// directory to put first on PATH.
+// fakeSrun writes a stand-in for Slurm's srun, which runs where Slurm is
+// not installed (run_slurm_test.go runs the real one): it checks its
+// arguments as ckpt run passes them (-n N, --kill-on-bad-exit=1,
+// --export=ALL,NAME,... with every name set, --exclude=HOSTS, --nodes=K
+// --distribution=block with a --ntasks-per-node that multiplies to N),
+// starts N processes with SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID,
+// kills the others after a task's bad exit, and exits with the first bad
+// task's status (a signal as 128+N). Each call's arguments, with the
+// values of --nodes, --ntasks-per-node, CKPT_NODES and --exclude, are
+// appended to dir/srun.log. It returns the directory to put first on
+// PATH.
 func fakeSrun(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	script := `#!/bin/bash
-n=; exports=; exclude=
+n=; exports=; exclude=; nodes=; perNode=
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) n=$2; shift 2;;
     --kill-on-bad-exit=1) shift;;
     --export=*) exports=${1#--export=}; shift;;
     --exclude=*) exclude=${1#--exclude=}; shift;;
+    --nodes=*) nodes=${1#--nodes=}; shift;;
+    --distribution=block) shift;;
+    --ntasks-per-node=*) perNode=${1#--ntasks-per-node=}; shift;;
     -*) echo "fake srun: unknown option $1" >&2; exit 2;;
     *) break;;
   esac
@@ -81,7 +86,10 @@ IFS=, read -ra names <<< "$exports"
 for v in "${names[@]:1}"; do
   [ -n "${!v+x}" ] || { echo "fake srun: $v exported but not set" >&2; exit 2; }
 done
-echo "-n $n --export=$exports $* nodes=$CKPT_NODES exclude=$exclude" >> "` + filepath.Join(dir, "srun.log") + `"
+if [ -n "$perNode" ] && [ $((perNode * nodes)) -ne "$n" ]; then
+  echo "fake srun: --ntasks-per-node=$perNode on --nodes=$nodes is not -n $n" >&2; exit 2
+fi
+echo "-n $n --export=$exports $* slurm_nodes=$nodes per_node=$perNode nodes=$CKPT_NODES exclude=$exclude" >> "` + filepath.Join(dir, "srun.log") + `"
 pids=()
 for ((i = 0; i < n; i++)); do
   SLURM_PROCID=$i SLURM_NTASKS=$n SLURM_LOCALID=$i "$@" &
@@ -126,7 +134,7 @@ func TestRunUnderFakeSrunRecovers(t *testing.T) {
 	if len(lines) != 2 {
 		t.Errorf("srun ran %d times, want once per launch (2):\n%s", len(lines), calls)
 	}
-	for _, want := range []string{"-n 4 ", "CKPT_COORD", "CKPT_TOKEN", "CKPT_INCARNATION", "CKPT_NODES", "CKPT_CACHE_ROOT"} {
+	for _, want := range []string{"-n 4 ", "CKPT_COORD", "CKPT_TOKEN", "CKPT_INCARNATION", "CKPT_NODES", "CKPT_CACHE_ROOT", "slurm_nodes=2 per_node=2"} {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("srun's arguments %q lack %q", lines[0], want)
 		}

@@ -25,23 +25,53 @@ const (
 // (mpirun, srun) finds it there to inject failures into it.
 func KeyProc(rank int) string { return "ckpt/proc/" + strconv.Itoa(rank) }
 
-// Proc is the payload of KeyProc: a rank's host and process id.
+// Proc is the payload of KeyProc: a rank's host and process id, and the
+// name its launcher gives the host, if that differs.
 type Proc struct {
 	Host string
 	PID  int
+	// Node is the launcher's name for the host (Slurm's SLURMD_NODENAME,
+	// what srun's --exclude takes), "" if none: several slurmd can run
+	// on one host as nodes of their own names.
+	Node string
 }
 
-// Encode is "HOST PID".
-func (p Proc) Encode() []byte { return []byte(p.Host + " " + strconv.Itoa(p.PID)) }
+// VarSlurmNode is the variable in which Slurm tells a task the name of
+// its node.
+const VarSlurmNode = "SLURMD_NODENAME"
+
+// Where is the host a launcher knows the rank by: Node, else Host.
+func (p Proc) Where() string {
+	if p.Node != "" {
+		return p.Node
+	}
+	return p.Host
+}
+
+// Encode is "HOST PID", or "HOST PID NODE" with a Node.
+func (p Proc) Encode() []byte {
+	s := p.Host + " " + strconv.Itoa(p.PID)
+	if p.Node != "" {
+		s += " " + p.Node
+	}
+	return []byte(s)
+}
 
 // DecodeProc reads Encode's form.
 func DecodeProc(b []byte) (Proc, error) {
-	host, pid, ok := strings.Cut(string(b), " ")
-	n, err := strconv.Atoi(pid)
-	if !ok || host == "" || err != nil || n <= 0 {
-		return Proc{}, fmt.Errorf("rank process %q: want HOST PID", b)
+	f := strings.Split(string(b), " ")
+	if len(f) < 2 || len(f) > 3 {
+		return Proc{}, fmt.Errorf("rank process %q: want HOST PID [NODE]", b)
 	}
-	return Proc{Host: host, PID: n}, nil
+	n, err := strconv.Atoi(f[1])
+	if f[0] == "" || err != nil || n <= 0 || len(f) == 3 && f[2] == "" {
+		return Proc{}, fmt.Errorf("rank process %q: want HOST PID [NODE]", b)
+	}
+	p := Proc{Host: f[0], PID: n}
+	if len(f) == 3 {
+		p.Node = f[2]
+	}
+	return p, nil
 }
 
 // Exit statuses of a rank, which tell the launcher whether a relaunch can

@@ -62,11 +62,18 @@ func TestNodesBad(t *testing.T) {
 }
 
 func TestProcRoundTrip(t *testing.T) {
-	p := Proc{Host: "h1", PID: 4242}
-	if got, err := DecodeProc(p.Encode()); err != nil || got != p {
-		t.Errorf("round trip: %+v, %v", got, err)
+	for _, p := range []Proc{{Host: "h1", PID: 4242}, {Host: "h1", PID: 4242, Node: "n3"}} {
+		if got, err := DecodeProc(p.Encode()); err != nil || got != p {
+			t.Errorf("round trip: %+v, %v", got, err)
+		}
 	}
-	for _, bad := range []string{"", "h1", "h1 x", " 12", "h1 -3"} {
+	if w := (Proc{Host: "h1", PID: 1, Node: "n3"}).Where(); w != "n3" {
+		t.Errorf("Where with a node: %q, want the node's name n3", w)
+	}
+	if w := (Proc{Host: "h1", PID: 1}).Where(); w != "h1" {
+		t.Errorf("Where without a node: %q, want the host h1", w)
+	}
+	for _, bad := range []string{"", "h1", "h1 x", " 12", "h1 -3", "h1 12 ", "h1 12 n1 x"} {
 		if _, err := DecodeProc([]byte(bad)); err == nil {
 			t.Errorf("DecodeProc(%q) passed", bad)
 		}

@@ -102,14 +102,15 @@ func MPIFlavor(version string) string {
 func (e *External) Name() string { return e.Kind }
 
 // Command is the launcher's command line (without its path) for ranks of
-// program args, passing the variables of names to every rank.
-func (e *External) Command(ranks int, names []string, program string, args []string) []string {
-	return e.command(ranks, names, nil, program, args)
+// program args on nodes (ranks fill them in blocks, NodeOf; 0: the
+// launcher's choice), passing the variables of names to every rank.
+func (e *External) Command(ranks, nodes int, names []string, program string, args []string) []string {
+	return e.command(ranks, nodes, names, nil, program, args)
 }
 
 // command is Command with place (Placement's arguments) after ckpt's
 // own.
-func (e *External) command(ranks int, names, place []string, program string, args []string) []string {
+func (e *External) command(ranks, nodes int, names, place []string, program string, args []string) []string {
 	n := fmt.Sprint(ranks)
 	var cmd []string
 	switch {
@@ -117,6 +118,23 @@ func (e *External) command(ranks int, names, place []string, program string, arg
 		// A rank's non-zero exit ends the step (ckpt's ranks would see
 		// the job fail and exit anyway, more slowly).
 		cmd = []string{"-n", n, "--kill-on-bad-exit=1", "--export=" + strings.Join(append([]string{"ALL"}, names...), ",")}
+		if nodes > 0 {
+			// Each of the job's nodes is one Slurm node, holding the
+			// ranks NodeOf gives it: srun's block distribution puts
+			// consecutive tasks on a node, and --ntasks-per-node makes
+			// the counts NodeOf's where they are equal (srun ignores it
+			// otherwise, and its default then puts the extra tasks on
+			// the first nodes, as NodeOf does). So a Slurm node's loss is
+			// one of the job's nodes lost, which its redundancy
+			// rebuilds, and --exclude takes that node out. Inside an
+			// allocation --nodes also overrides SLURM_NNODES, which
+			// would ask for every node of the allocation, the excluded
+			// ones too. --launcher-args come after, and so win.
+			cmd = append(cmd, fmt.Sprintf("--nodes=%d", nodes), "--distribution=block")
+			if ranks%nodes == 0 {
+				cmd = append(cmd, fmt.Sprintf("--ntasks-per-node=%d", ranks/nodes))
+			}
+		}
 	case e.Flavor == Hydra:
 		cmd = []string{"-np", n}
 		if len(names) > 0 {
@@ -202,7 +220,7 @@ func (e *External) Start(ctx context.Context, s Spec) (Ranks, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(e.Path, e.command(s.Ranks, names, place, s.Program, s.Args)...)
+	cmd := exec.Command(e.Path, e.command(s.Ranks, blockNodes(s.Nodes, s.Ranks), names, place, s.Program, s.Args)...)
 	cmd.Env = append(e.environ(os.Environ()), vars...)
 	w := s.Output(-1)
 	cmd.Stdout, cmd.Stderr = w, w
@@ -230,6 +248,17 @@ func (e *External) Start(ctx context.Context, s Spec) (Ranks, error) {
 		x.ended <- Ended{Rank: -1, Err: err, Status: st, Signal: sig}
 	}()
 	return x, nil
+}
+
+// blockNodes is the number of nodes when ranks fill nodes in blocks
+// (NodeOf), as compactNodes gives them; 0 when the layout is one node per
+// rank with some node repeated (after a shrink), which no count of nodes
+// describes.
+func blockNodes(nodes []string, ranks int) int {
+	if len(nodes) == 0 || len(nodes) > ranks || len(distinct(nodes)) != len(nodes) {
+		return 0
+	}
+	return len(nodes)
 }
 
 // otherIdentities are the rank variables of the launchers other than

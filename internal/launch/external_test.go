@@ -24,8 +24,44 @@ func TestExternalCommand(t *testing.T) {
 		{External{Kind: LauncherSrun, Args: []string{"--mpi=pmix"}},
 			"-n 3 --kill-on-bad-exit=1 --export=ALL,CKPT_COORD,CKPT_TOKEN --mpi=pmix prog a b"},
 	} {
-		if got := strings.Join(c.e.Command(3, names, "prog", []string{"a", "b"}), " "); got != c.want {
+		if got := strings.Join(c.e.Command(3, 0, names, "prog", []string{"a", "b"}), " "); got != c.want {
 			t.Errorf("%s %s: %q, want %q", c.e.Kind, c.e.Flavor, got, c.want)
+		}
+	}
+}
+
+// Under srun each of the job's nodes is a Slurm node: --nodes, with
+// --ntasks-per-node where the ranks divide evenly.
+func TestExternalSrunNodes(t *testing.T) {
+	srun := External{Kind: LauncherSrun, Args: []string{"--nodes=1"}}
+	for _, c := range []struct {
+		ranks, nodes int
+		want         string
+	}{
+		{4, 2, "-n 4 --kill-on-bad-exit=1 --export=ALL --nodes=2 --distribution=block --ntasks-per-node=2 --nodes=1 prog"},
+		{5, 2, "-n 5 --kill-on-bad-exit=1 --export=ALL --nodes=2 --distribution=block --nodes=1 prog"},
+		{5, 0, "-n 5 --kill-on-bad-exit=1 --export=ALL --nodes=1 prog"},
+	} {
+		if got := strings.Join(srun.Command(c.ranks, c.nodes, nil, "prog", nil), " "); got != c.want {
+			t.Errorf("%d ranks on %d nodes: %q, want %q", c.ranks, c.nodes, got, c.want)
+		}
+	}
+	mpirun := External{Kind: LauncherMPIRun, Flavor: OpenMPI}
+	if got := strings.Join(mpirun.Command(4, 2, nil, "prog", nil), " "); got != "-np 4 --oversubscribe prog" {
+		t.Errorf("mpirun: %q: the node count is srun's only", got)
+	}
+	for _, c := range []struct {
+		nodes []string
+		ranks int
+		want  int
+	}{
+		{[]string{"node0", "node1"}, 4, 2},
+		{[]string{"node0", "node0", "node2", "node2"}, 4, 0}, // per rank, after a shrink
+		{[]string{"node0", "node1", "node2", "node3"}, 4, 4},
+		{nil, 4, 0},
+	} {
+		if got := blockNodes(c.nodes, c.ranks); got != c.want {
+			t.Errorf("blockNodes(%v, %d) = %d, want %d", c.nodes, c.ranks, got, c.want)
 		}
 	}
 }

@@ -469,7 +469,8 @@ type attempt struct {
 	layout []string
 	hosts  hostPlan
 	// lost are the nodes whose failure was detected in the attempt;
-	// procHosts[r] the host rank r said it runs on ("" if unknown).
+	// procHosts[r] the host rank r said it runs on, by its launcher's
+	// name for it (jobenv.Proc.Where), "" if unknown.
 	lost      []string
 	procHosts []string
 	// joinedRanks[r]: rank r joined the attempt.
@@ -723,7 +724,7 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 	for r := range a.procHosts {
 		if v, ok := coord.Value(jobenv.KeyProc(r)); ok {
 			if p, err := jobenv.DecodeProc(v); err == nil {
-				a.procHosts[r] = p.Host
+				a.procHosts[r] = p.Where()
 			}
 		}
 		// A rank publishes its host once the whole job joined: the

@@ -233,7 +233,7 @@ func TestPlacement(t *testing.T) {
 		if err != nil || !strings.HasPrefix(string(b), tc.line) {
 			t.Errorf("%s: host file %q, %v", tc.flavor, b, err)
 		}
-		cmd := m.command(4, nil, args, "prog", nil)
+		cmd := m.command(4, 0, nil, args, "prog", nil)
 		if i := slices.Index(cmd, tc.flag); i < 0 || cmd[len(cmd)-1] != "prog" || i > slices.Index(cmd, "prog") {
 			t.Errorf("%s: command %v", tc.flavor, cmd)
 		}

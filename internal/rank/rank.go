@@ -101,8 +101,11 @@ func Join(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	// The process the rank runs in, for a launcher that did not start it
 	// itself (mpirun, srun) and must find it to inject failures.
+	// Under srun, the node's name too: what --exclude takes to keep the
+	// next launch off it.
 	host, _ := os.Hostname()
-	if err := r.client.Publish(ctx, jobenv.KeyProc(cfg.Rank), jobenv.Proc{Host: host, PID: os.Getpid()}.Encode()); err != nil {
+	proc := jobenv.Proc{Host: host, PID: os.Getpid(), Node: os.Getenv(jobenv.VarSlurmNode)}
+	if err := r.client.Publish(ctx, jobenv.KeyProc(cfg.Rank), proc.Encode()); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("ckpt: rank %d: publish its process: %w", cfg.Rank, err)
 	}
