@@ -16,6 +16,7 @@ import (
 	"github.com/ckpt/ckpt"
 	"github.com/ckpt/ckpt/internal/criu"
 	"github.com/ckpt/ckpt/internal/jobdir"
+	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/transparent"
 	"github.com/ckpt/ckpt/internal/units"
@@ -183,7 +184,7 @@ func writeRankStats(dir string, r int, rep transparent.Report) error {
 func programEnv(env []string) []string {
 	var out []string
 	for _, kv := range env {
-		if strings.HasPrefix(kv, "CKPT_") && !strings.HasPrefix(kv, "CKPT_RANK=") && !strings.HasPrefix(kv, "CKPT_SIZE=") {
+		if strings.HasPrefix(kv, "CKPT_") && !strings.HasPrefix(kv, jobenv.VarRank+"=") && !strings.HasPrefix(kv, jobenv.VarSize+"=") {
 			continue
 		}
 		out = append(out, kv)

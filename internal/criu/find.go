@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/ckpt/ckpt/internal/jobenv"
 )
 
 // EnvVar names the criu binary to use (scripts/criu.sh prints one); without
 // it, criu is looked up in PATH.
-const EnvVar = "CKPT_CRIU"
+const EnvVar = jobenv.VarCRIU
 
 // ErrUnavailable is wrapped by every error that says transparent
 // checkpointing cannot work on this machine (an *Unavailable says what is

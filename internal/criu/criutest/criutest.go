@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/criu"
+	"github.com/ckpt/ckpt/internal/jobenv"
 )
 
 // RequireVar set to 1 makes a test that finds no working CRIU fail
 // instead of skipping (CI sets it, with CKPT_CRIU from scripts/criu.sh).
-const RequireVar = "CKPT_REQUIRE_CRIU"
+const RequireVar = jobenv.VarRequireCRIU
 
 // Path returns a working CRIU (CKPT_CRIU, else criu in PATH, checked with
 // criu.Check). Without one the test is skipped, loudly, or fails under
@@ -26,7 +27,7 @@ func Path(t testing.TB) string {
 		if os.Getenv(RequireVar) == "1" {
 			t.Fatalf("%s=1 and no working CRIU: %v", RequireVar, err)
 		}
-		t.Skipf("SKIPPED: no working CRIU (%v); export CKPT_CRIU=\"$(scripts/criu.sh)\"", err)
+		t.Skipf("SKIPPED: no working CRIU (%v); export %s=\"$(scripts/criu.sh)\"", err, criu.EnvVar)
 	}
 	return path
 }
