@@ -90,6 +90,17 @@ func (w *world) committed() int {
 	return len(w.commits)
 }
 
+// lastMeta is rank's Meta in the newest commit (false if none yet).
+func (w *world) lastMeta(rank int) (Meta, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.commits) == 0 {
+		return Meta{}, false
+	}
+	m, err := UnmarshalMeta(w.commits[len(w.commits)-1][rank][MetaFile])
+	return m, err == nil
+}
+
 // fakeJob is one rank of a world.
 type fakeJob struct {
 	w    *world

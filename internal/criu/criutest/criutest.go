@@ -34,12 +34,12 @@ func Path(t testing.TB) string {
 
 // ForkingProgram is a shell program (for /bin/sh -c PROGRAM sh GATE) that
 // forks children at every step (a command substitution, a background job
-// it waits for) and keeps its state in the shell's memory; half-way it
-// waits for the file GATE, so that a test can checkpoint it, or fail its
+// it waits for) and keeps its state in the shell's memory; after step 20
+// of its 30 it waits for the file GATE, so that a test can checkpoint it, or fail its
 // node, at a known point whatever the machine's speed. What it prints, on
 // stdout and stderr, does not depend on when it was checkpointed.
 const ForkingProgram = `i=0; s=7
-while [ $i -lt 40 ]; do
+while [ $i -lt 30 ]; do
   i=$((i+1))
   s=$(( (s * 31 + i) % 1000003 ))
   v=$(echo $s)
