@@ -87,6 +87,8 @@ func demoTransparent(c *cobra.Command, m float64, seed uint64, asJSON bool) erro
 			st.Checkpoints += rs.Checkpoints
 			st.DumpSeconds += rs.DumpSeconds
 			st.ImageBytes += rs.ImageBytes
+			st.StoredBytes += rs.StoredBytes
+			st.CompressedFiles += rs.CompressedFiles
 			restore = max(restore, rs.RestoreSeconds)
 		}
 	}
@@ -110,6 +112,8 @@ func demoTransparent(c *cobra.Command, m float64, seed uint64, asJSON bool) erro
 			{"reference_result", refResult},
 			{"criu_version", info.Version.String()},
 			{"image_bytes", st.ImageBytes},
+			{"image_stored_bytes", st.StoredBytes},
+			{"image_compressed_files", st.CompressedFiles},
 			{"dump_seconds", num(dump)},
 			{"restore_seconds", num(restore)},
 		})
@@ -120,7 +124,8 @@ func demoTransparent(c *cobra.Command, m float64, seed uint64, asJSON bool) erro
 			res.Restarts["cache"], res.Restarts["rebuild"], res.Restarts["shared"], res.Restarts["none"]))
 		t.row("time", sec(secs), fmt.Sprintf("(%d attempts)", len(res.Attempts)))
 		t.row("CRIU", info.Version.String(), info.Path)
-		t.row("images", fmt.Sprintf("%d bytes over the 4 ranks at the last checkpoint", st.ImageBytes))
+		t.row("images", fmt.Sprintf("%d bytes over the 4 ranks at the last checkpoint", st.ImageBytes),
+			fmt.Sprintf("(stored in %d: zstd on %d files, where it paid)", st.StoredBytes, st.CompressedFiles))
 		t.row("dump", sec(dump), "(CRIU's dump of one rank, mean, last attempt)")
 		t.row("restore", sec(restore), "(the slowest rank's restore in the last attempt, images fetched and verified)")
 		t.row("checkpoint cost", sec(res.Policy.Cost.Seconds()), "(measured: freeze, dump, copy, commit)")

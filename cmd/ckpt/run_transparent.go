@@ -143,6 +143,9 @@ func runTransparentRank(c *cobra.Command, dir string, args []string) error {
 	}
 	fmt.Fprintf(c.ErrOrStderr(), "transparent rank %d: %s; %d checkpoints, CRIU dumps %s, images %s\n",
 		r, from, rep.Checkpoints, sec(rep.DumpTime.Seconds()), units.FormatSize(float64(rep.ImageBytes)))
+	if rep.Checkpoints > 0 {
+		fmt.Fprintf(c.ErrOrStderr(), "transparent rank %d: last checkpoint's images: %s\n", r, rep.Compression)
+	}
 	if err := writeRankStats(dir, r, rep); err != nil {
 		return rankError(fmt.Errorf("rank %d: %w", r, err))
 	}
@@ -158,6 +161,9 @@ type rankStats struct {
 	Checkpoints    int     `json:"checkpoints"`
 	DumpSeconds    float64 `json:"dump_seconds"`
 	ImageBytes     int64   `json:"image_bytes"`
+	// StoredBytes are those images as stored, compressed where it paid.
+	StoredBytes     int64 `json:"stored_bytes"`
+	CompressedFiles int   `json:"compressed_files"`
 }
 
 func rankStatsPath(dir string, r int) string {
@@ -166,7 +172,8 @@ func rankStatsPath(dir string, r int) string {
 
 func writeRankStats(dir string, r int, rep transparent.Report) error {
 	b, err := json.Marshal(rankStats{Restored: rep.Restored, RestoreSeconds: rep.RestoreTime.Seconds(),
-		Checkpoints: rep.Checkpoints, DumpSeconds: rep.DumpTime.Seconds(), ImageBytes: rep.ImageBytes})
+		Checkpoints: rep.Checkpoints, DumpSeconds: rep.DumpTime.Seconds(), ImageBytes: rep.ImageBytes,
+		StoredBytes: rep.Compression.StoredBytes, CompressedFiles: rep.Compression.Compressed})
 	if err != nil {
 		return err
 	}

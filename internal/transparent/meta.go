@@ -29,6 +29,9 @@ type Meta struct {
 	Stderr Stream `json:"stderr"`
 	// Images are CRIU's image files, each a file of the checkpoint.
 	Images []string `json:"images"`
+	// Compressed are the images stored as zstd frames (compress.go); the
+	// others are stored as CRIU wrote them.
+	Compressed []string `json:"compressed,omitempty"`
 }
 
 // Stream is one output stream at a checkpoint: the length of its file,
@@ -73,6 +76,11 @@ func (m Meta) validate() error {
 		return fmt.Errorf("%w: a running program without its output pipes", ErrBadMeta)
 	case slices.Contains(m.Images, MetaFile):
 		return fmt.Errorf("%w: an image named %s", ErrBadMeta, MetaFile)
+	}
+	for _, c := range m.Compressed {
+		if !slices.Contains(m.Images, c) {
+			return fmt.Errorf("%w: %s compressed but not an image", ErrBadMeta, c)
+		}
 	}
 	return nil
 }

@@ -7,8 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/ckpt/ckpt/internal/criu"
 )
@@ -103,10 +106,13 @@ type Report struct {
 	RestoreTime time.Duration
 	// Checkpoints counts the checkpoints taken; DumpTime is their CRIU
 	// dumps' total time (the tree is stopped from the freeze to the end of
-	// the dump), ImageBytes the last checkpoint's images.
+	// the dump), ImageBytes the last checkpoint's images as CRIU wrote
+	// them, and Compression what the last checkpoint did with them
+	// (each checkpoint's choice is in its Meta).
 	Checkpoints int
 	DumpTime    time.Duration
 	ImageBytes  int64
+	Compression Compression
 	ExitCode    int
 	Halted      bool
 }
@@ -296,7 +302,7 @@ func (s *supervisor) fetch(res Restored, m Meta) (string, error) {
 		return "", err
 	}
 	for _, name := range m.Images {
-		if err := copyOut(res, name, filepath.Join(dir, name)); err != nil {
+		if err := copyOut(res, name, filepath.Join(dir, name), slices.Contains(m.Compressed, name)); err != nil {
 			os.RemoveAll(dir)
 			return "", fmt.Errorf("checkpoint %s: image %s: %w", res.Name(), name, err)
 		}
@@ -304,7 +310,7 @@ func (s *supervisor) fetch(res Restored, m Meta) (string, error) {
 	return dir, nil
 }
 
-func copyOut(res Restored, name, path string) error {
+func copyOut(res Restored, name, path string, compressed bool) error {
 	r, err := res.Open(name)
 	if err != nil {
 		return err
@@ -314,7 +320,7 @@ func copyOut(res Restored, name, path string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, r); err != nil {
+	if err := loadImage(f, r, compressed); err != nil {
 		f.Close()
 		return err
 	}
@@ -400,7 +406,7 @@ func (s *supervisor) save(ctx context.Context, name string, f Files) error {
 		return firstErr(err, aerr, errors.New("another rank could not dump its program"))
 	}
 	if dir != "" {
-		if m.Images, err = s.store(f, dir); err != nil {
+		if m.Images, m.Compressed, err = s.store(f, dir); err != nil {
 			return err
 		}
 	}
@@ -438,50 +444,63 @@ func (s *supervisor) dump(ctx context.Context) (string, error) {
 	return dir, err
 }
 
-// store copies the images of dir into the checkpoint and returns their
-// names; CRIU's logs stay behind.
-func (s *supervisor) store(f Files, dir string) ([]string, error) {
+// store copies the images of dir into the checkpoint, each compressed
+// when it pays (compress.go), and returns their names and those of the
+// compressed ones; CRIU's logs stay behind.
+func (s *supervisor) store(f Files, dir string) (names, compressed []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var names []string
-	var total int64
+	enc, err := newEncoder()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer enc.Close()
+	var c Compression
 	for _, e := range entries {
 		name := e.Name()
 		if !e.Type().IsRegular() || strings.HasSuffix(name, ".log") || name == MetaFile {
 			continue
 		}
-		n, err := copyIn(f, name, filepath.Join(dir, name))
+		raw, stored, z, err := copyIn(enc, f, name, filepath.Join(dir, name))
 		if err != nil {
-			return nil, fmt.Errorf("image %s: %w", name, err)
+			return nil, nil, fmt.Errorf("image %s: %w", name, err)
 		}
 		names = append(names, name)
-		total += n
+		if z {
+			compressed = append(compressed, name)
+		}
+		c.add(raw, stored, z)
 	}
 	if len(names) == 0 {
-		return nil, errors.New("CRIU wrote no images")
+		return nil, nil, errors.New("CRIU wrote no images")
 	}
-	s.rep.ImageBytes = total
-	return names, nil
+	s.rep.ImageBytes, s.rep.Compression = c.RawBytes, c
+	return names, compressed, nil
 }
 
-func copyIn(f Files, name, path string) (int64, error) {
+// copyIn stores the image at path as the checkpoint's file name.
+func copyIn(enc *zstd.Encoder, f Files, name, path string) (raw, stored int64, compressed bool, err error) {
 	r, err := os.Open(path)
 	if err != nil {
-		return 0, err
+		return 0, 0, false, err
 	}
 	defer r.Close()
+	fi, err := r.Stat()
+	if err != nil {
+		return 0, 0, false, err
+	}
 	w, err := f.Create(name)
 	if err != nil {
-		return 0, err
+		return 0, 0, false, err
 	}
-	n, err := io.Copy(w, r)
+	stored, compressed, err = storeImage(enc, w, r, fi.Size())
 	if err != nil {
 		w.Close()
-		return n, err
+		return fi.Size(), stored, compressed, err
 	}
-	return n, w.Close()
+	return fi.Size(), stored, compressed, w.Close()
 }
 
 func writeFile(f Files, name string, b []byte) error {
