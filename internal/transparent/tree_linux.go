@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -245,6 +246,15 @@ func (t *tree) rootEnded() bool {
 // Freeze implements Tree: SIGSTOP to every process of the tree, again to
 // those born meanwhile, until all are stopped. A stopped process forks no
 // more, so the tree stops growing.
+//
+// A child whose parent is in uninterruptible sleep (state D) is left
+// running, and continued if it was stopped already, until its parent
+// is out of it: a shell starts commands with vfork, and the parent waits
+// in the kernel, where SIGSTOP cannot reach it, until the child has
+// exec'd or exited; a child stopped before that would keep its parent
+// running forever, and the freeze would never end. Once the parent is
+// out of the wait it stops on the SIGSTOP it holds, and the child is
+// stopped in turn.
 func (t *tree) Freeze(ctx context.Context) error {
 	t.stopped = t.stopped[:0]
 	seen := map[int]bool{}
@@ -253,12 +263,26 @@ func (t *tree) Freeze(ctx context.Context) error {
 			t.Thaw()
 			return ErrExited
 		}
-		pids := descendants(t.proc.Pid)
+		pids, parent := descendantsOf(t.proc.Pid)
+		waiting := map[int]bool{}
+		for _, pid := range pids {
+			if st, ok := procState(pid); ok && st == 'D' {
+				waiting[pid] = true
+			}
+		}
 		grew := false
 		for _, pid := range pids {
+			if waiting[parent[pid]] {
+				if seen[pid] {
+					syscall.Kill(pid, syscall.SIGCONT)
+					delete(seen, pid)
+				}
+				grew = true
+				continue
+			}
 			if !seen[pid] {
 				seen[pid], grew = true, true
-				if syscall.Kill(pid, syscall.SIGSTOP) == nil {
+				if syscall.Kill(pid, syscall.SIGSTOP) == nil && !slices.Contains(t.stopped, pid) {
 					t.stopped = append(t.stopped, pid)
 				}
 			}
@@ -291,7 +315,15 @@ func (t *tree) Sync() (Stream, Stream, error) {
 // descendants lists pid and every process below it (through
 // /proc/PID/task/TID/children, which CRIU needs too).
 func descendants(pid int) []int {
+	all, _ := descendantsOf(pid)
+	return all
+}
+
+// descendantsOf is descendants, with each process's parent (pid's own is
+// not in the map).
+func descendantsOf(pid int) ([]int, map[int]int) {
 	all := []int{pid}
+	parent := map[int]int{}
 	for i := 0; i < len(all); i++ {
 		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", all[i]))
 		for _, task := range tasks {
@@ -302,11 +334,12 @@ func descendants(pid int) []int {
 			for _, f := range strings.Fields(string(b)) {
 				if c, err := strconv.Atoi(f); err == nil {
 					all = append(all, c)
+					parent[c] = all[i]
 				}
 			}
 		}
 	}
-	return all
+	return all, parent
 }
 
 // allStopped says whether every process of pids is stopped, dead or gone.

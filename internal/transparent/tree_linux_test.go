@@ -3,6 +3,7 @@
 package transparent
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -69,5 +70,40 @@ func TestFreezeSyncThaw(t *testing.T) {
 	gotErr, _ := os.ReadFile(p.Stderr)
 	if string(got) != want.String() || string(gotErr) != "done\n" {
 		t.Errorf("output %d bytes (want %d), stderr %q", len(got), want.Len(), gotErr)
+	}
+}
+
+// TestFreezeVforkingProgram freezes, again and again, a shell that runs an
+// external command in a loop: the shell starts each with vfork, and waits
+// in the kernel, unstoppable, until the child has exec'd. A freeze that
+// stopped such a child before its exec would wait forever for its parent;
+// every freeze must instead end with the whole tree stopped.
+func TestFreezeVforkingProgram(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED: the program's PID namespace needs root")
+	}
+	dir := t.TempDir()
+	p := &Processes{Program: "/bin/sh", Args: []string{"-c", "while :; do /bin/true; done"},
+		Stdout: filepath.Join(dir, "out"), Stderr: filepath.Join(dir, "err")}
+	tr, err := p.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Kill()
+	// The deadline only bounds the hang this test is about.
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	for i := range 200 {
+		if err := tr.Freeze(ctx); err != nil {
+			t.Fatalf("freeze %d: %v", i, err)
+		}
+		for _, pid := range descendants(tr.Pid()) {
+			if st, ok := procState(pid); ok && st != 'T' && st != 'Z' {
+				t.Fatalf("freeze %d: process %d is in state %c", i, pid, st)
+			}
+		}
+		if err := tr.Thaw(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
