@@ -39,12 +39,25 @@ func newDemoCmd() *cobra.Command {
 		flushBusy:     fs.String("flush-busy", "skip", "with --flush nonblocking: a flush due while the previous runs is skipped, or waits"),
 		asJSON:        jsonFlag(c),
 		netns:         netnsFlag(fs),
+		transparent:   fs.Bool("transparent", false, "instead: an unmodified C program (a stencil) on 4 ranks over 4 nodes, checkpointed with CRIU, with node failures (--mtti default 10s; docs/TRANSPARENT.md)"),
 	}
 	dl := addDemoLauncherFlags(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		m, modes, fd, err := f.check(c)
 		if err != nil {
 			return err
+		}
+		if *f.transparent {
+			if modes != nil {
+				return usagef("--transparent: no --flush")
+			}
+			if !f.mtti.set {
+				// A CRIU dump of every rank costs seconds on a busy
+				// machine: failures 2.5s apart would leave no
+				// checkpoint time to commit.
+				m = 10
+			}
+			return demoTransparent(c, m, *f.seed, *f.asJSON)
 		}
 		if err := dl.check(modes != nil); err != nil {
 			return err
@@ -108,7 +121,7 @@ type demoFlags struct {
 	size, flushMode, flushBusy   *string
 	mtti, flushBW, flushInterval *quantity
 	seed                         *uint64
-	asJSON                       *bool
+	asJSON, transparent          *bool
 	netns                        *bool // each node on a host of its own (demo_netns.go)
 }
 

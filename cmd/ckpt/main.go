@@ -93,7 +93,7 @@ table by default and one JSON object in SI units with --json.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
-	root.AddCommand(newModelCmd(), newPlanCmd(), newRunCmd(), newHaltCmd(), newStatusCmd(), newCheckpointCmd(), newDemoCmd(), newExampleCmd(), newCoordinatorCmd(), newLsCmd(), newInspectCmd(), newVerifyCmd(), newBenchCmd(), newSimulateCmd(), newStageCmd(), newTortureCmd())
+	root.AddCommand(newModelCmd(), newPlanCmd(), newRunCmd(), newHaltCmd(), newStatusCmd(), newCheckpointCmd(), newDemoCmd(), newExampleCmd(), newCoordinatorCmd(), newLsCmd(), newInspectCmd(), newVerifyCmd(), newBenchCmd(), newSimulateCmd(), newStageCmd(), newTortureCmd(), newTransparentRankCmd())
 	return root
 }
 

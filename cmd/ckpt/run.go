@@ -412,6 +412,14 @@ squeue), makes the job checkpoint and halt --halt-before the end (SCR's
 SCR_HALT_SECONDS); ckpt run then exits with status 3: run the same command
 again, in the next allocation, to resume (docs/RUNTIME.md, "Time limits").
 
+--transparent runs an unmodified PROGRAM (any program: no ckpt API): each
+rank's process tree is checkpointed with CRIU 4.1 or newer (CKPT_CRIU, else
+criu in PATH; as root) into the same caches, with the same redundancy,
+interval policy and restarts; all ranks are frozen before any is dumped.
+What CRIU lacks is an error before anything starts (exit status 2). The
+programs' output goes to files in the job's directory and is printed when
+the job ends (docs/TRANSPARENT.md).
+
 --inject-mtti kills ranks (or with --inject-kind node whole nodes with their
 cache) at random times, exponential or Weibull, seeded: Fialho et al.'s fault
 injector. 'ckpt halt' stops the job cleanly after its next checkpoint.
@@ -459,7 +467,8 @@ checkpointed cleanly.
   ckpt run -n 8 --nodes 4 --inject-mtti 3s --inject-kind node -- ckpt example himeno
   ckpt run --launcher mpirun --launcher-args '--bind-to none' -n 4 --nodes 2 -- ckpt example himeno
   ckpt run -n 8 --nodes 4 --shared /lustre/job --staging-servers 2 --flush-every auto:1h \
-      -- ckpt example himeno`
+      -- ckpt example himeno
+  ckpt run --transparent -n 4 --nodes 4 --interval 2s -- ./stencil`
 
 func newRunCmd() *cobra.Command {
 	c := command("run -n N [flags] -- PROGRAM [ARGS...]", "Run a job of N ranks on simulated nodes, relaunching it from checkpoints after failures",
@@ -474,6 +483,7 @@ func newRunCmd() *cobra.Command {
 	f.launcherArgs = fs.String("launcher-args", "", "more arguments for mpirun or srun, split into words as a shell does (quotes, backslashes; nothing expanded), placed before PROGRAM")
 	f.timeLimit = durationFlag(fs, "time-limit", "the job must be over this long after its start: it checkpoints and halts --halt-before the end, exit status 3 (default: the Slurm allocation's end, SLURM_JOB_END_TIME or squeue, if any)")
 	f.haltBefore = durationFlag(fs, "halt-before", "how long before the time limit the job is asked to checkpoint and halt (default 60s, or a quarter of the time left if shorter; SCR's SCR_HALT_SECONDS)")
+	f.transparent = fs.Bool("transparent", false, "PROGRAM is unmodified (any program, no ckpt API): ckpt checkpoints each rank's process tree with CRIU (docs/TRANSPARENT.md)")
 	c.RunE = f.run
 	return c
 }
@@ -490,12 +500,16 @@ type runCmdFlags struct {
 	launcher, launcherArgs *string
 	// The job's time limit and how long before it the job halts.
 	timeLimit, haltBefore *quantity
+	transparent           *bool // ranks are unmodified programs, checkpointed with CRIU
 }
 
 // run checks the flags (a bad one is a usage error) and runs the job.
 func (f *runCmdFlags) run(c *cobra.Command, args []string) error {
 	if !f.changed("ranks") {
 		return usagef("-n: how many ranks? (see 'ckpt run --help')")
+	}
+	if *f.transparent {
+		return f.runTransparent(c, args)
 	}
 	spec, err := f.spec(*f.ranks, args[0], args[1:])
 	if err != nil {

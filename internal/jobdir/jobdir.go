@@ -51,6 +51,9 @@ const (
 	StagingDir     = "staging"
 	// TLSDir holds the job's TLS key pair (ckpt run --tls) while it runs.
 	TLSDir = "tls"
+	// TransparentDir holds what the ranks of ckpt run --transparent make
+	// beside the caches: their programs' output, their dumps in progress.
+	TransparentDir = "transparent"
 )
 
 // DefaultRoot is where jobs live when no --cache-root names one: the
@@ -202,7 +205,7 @@ func (d Dir) ReadSpec() (Spec, error) {
 // nothing else may be taken over as a job's.
 func isJobEntry(name string) bool {
 	switch name {
-	case LockFile, SpecFile, StatusFile, HaltFile, CheckpointFile, StagingDir, TLSDir:
+	case LockFile, SpecFile, StatusFile, HaltFile, CheckpointFile, StagingDir, TLSDir, TransparentDir:
 		return true
 	}
 	if n, ok := strings.CutPrefix(name, "node"); ok && n != "" {
@@ -288,6 +291,7 @@ func (d Dir) removeOwn(spec Spec) {
 	}
 	os.RemoveAll(d.file(StagingDir))
 	os.RemoveAll(d.file(TLSDir))
+	os.RemoveAll(d.file(TransparentDir))
 	for _, f := range []string{SpecFile, StatusFile, HaltFile, CheckpointFile} {
 		os.Remove(d.file(f))
 	}

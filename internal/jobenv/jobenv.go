@@ -56,6 +56,10 @@ const (
 	// The tests of the srun launcher against a real Slurm cluster fail
 	// rather than skip when it cannot start (package slurmtest).
 	VarRequireSlurm = "CKPT_REQUIRE_SLURM"
+	// Transparent checkpointing (docs/TRANSPARENT.md): the criu binary to
+	// use, and the tests that fail rather than skip without one.
+	VarCRIU        = "CKPT_CRIU"
+	VarRequireCRIU = "CKPT_REQUIRE_CRIU"
 	// The SCR-compatible C API's (docs/C-API.md).
 	VarSCRNodes   = "CKPT_SCR_NODES"    // simulated nodes on one host
 	VarSCREndTime = "CKPT_SCR_END_TIME" // the job's end, for SCR_HALT_SECONDS
@@ -107,6 +111,8 @@ var Vars = []Var{
 	{VarRequireMPI, "1: the C API's tests fail rather than skip without MPI", "the user, CI", "skip", false},
 	{VarRequireNetns, "1: the tests of nodes as hosts fail rather than skip without network namespaces (root, iproute2)", "the user, CI", "skip", false},
 	{VarRequireSlurm, "1: the tests of ckpt run --launcher srun against a real Slurm cluster on this machine fail rather than skip when it cannot start (root, Slurm and MUNGE: scripts/slurm.sh)", "the user, CI", "skip", false},
+	{VarCRIU, "the criu binary transparent checkpointing runs (scripts/criu.sh prints one)", "the user, CI", "criu in PATH", false},
+	{VarRequireCRIU, "1: the transparent checkpointing tests fail rather than skip without a working CRIU", "the user, CI", "skip", false},
 	{VarSCRNodes, "K: the SCR API puts rank r on the simulated node node<r mod K>", "the user, tests", "the host name", false},
 	{VarSCREndTime, "the job's end (Unix seconds) for SCR_HALT_SECONDS", "the user, tests", "SCR_END_TIME, SLURM_JOB_END_TIME, else none", false},
 	{VarLibSCR, "the libscr.so the SCR Python module loads", "the user, tests", "../../libscr.so from the module's directory", false},

@@ -1,0 +1,525 @@
+package transparent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/ckpt/ckpt/internal/criu"
+)
+
+// Job is what a supervisor needs of its rank's part in the job: ckpt.Job
+// (through an adapter in cmd/ckpt; no internal package imports the root)
+// or a fake. Every method but Rank is collective: all ranks call it, in
+// the same order.
+type Job interface {
+	Rank() int
+	AllGather(ctx context.Context, data []byte) ([][]byte, error)
+	NeedCheckpoint(ctx context.Context, step int64) (bool, error)
+	// Halting says the job was asked to stop after the checkpoint
+	// NeedCheckpoint just asked for.
+	Halting() bool
+	// Checkpoint takes checkpoint name: save writes this rank's files,
+	// then the engine commits them on every rank.
+	Checkpoint(ctx context.Context, name string, save func(Files) error) error
+	// Restart returns the newest checkpoint the job can recover, its
+	// files verified, or nil when there is none.
+	Restart(ctx context.Context) (Restored, error)
+	Finish(ctx context.Context, result string) error
+}
+
+// Files creates the files of this rank's part of a checkpoint.
+type Files interface {
+	Create(name string) (io.WriteCloser, error)
+}
+
+// Restored reads this rank's part of a restored checkpoint.
+type Restored interface {
+	Name() string
+	Open(file string) (io.ReadCloser, error)
+}
+
+// Tree is the rank's program as it runs: a process tree the supervisor
+// started or restored.
+type Tree interface {
+	// Pid is the tree's root, for CRIU.
+	Pid() int
+	// Freeze stops every process of the tree and returns once all are
+	// stopped; ErrExited if the program ended first.
+	Freeze(ctx context.Context) error
+	// Thaw resumes the processes Freeze stopped.
+	Thaw() error
+	// Sync writes what the program printed so far into its output files
+	// (durably) and says where they end; the tree must be frozen.
+	Sync() (stdout, stderr Stream, err error)
+	// Done is closed when the program ended and its output is in the
+	// files; ExitCode is then its exit status (128+N after signal N).
+	Done() <-chan struct{}
+	ExitCode() int
+	// Kill ends the tree at once.
+	Kill()
+}
+
+// ErrExited is returned by Tree.Freeze when the program ended before it
+// could be frozen.
+var ErrExited = errors.New("the program ended")
+
+// Runner starts the rank's program, or restores it from a checkpoint.
+type Runner interface {
+	Start(ctx context.Context) (Tree, error)
+	// Restore recreates the tree from the images in dir (with CRIU),
+	// after truncating the output files to where m says they ended.
+	Restore(ctx context.Context, dir string, m Meta) (Tree, error)
+	// Ended sets the output files of a program that had ended at the
+	// checkpoint back to where m says they ended.
+	Ended(m Meta) error
+}
+
+// Config configures a supervisor.
+type Config struct {
+	Runner Runner
+	Tool   criu.Tool
+	// Scratch is a directory of the rank's own where dumps are written
+	// before they enter the checkpoint, and restored images are put
+	// together for CRIU.
+	Scratch string
+	// Tick is how often the supervisor looks at its program and asks
+	// whether to checkpoint (default 50ms): a step of the job's policy.
+	Tick time.Duration
+	// Result, if set, is the job's result line that rank 0 reports when
+	// every program ended (the last line its program printed, say).
+	Result func() string
+}
+
+// Report is what a rank's supervisor did.
+type Report struct {
+	// Restored is the checkpoint the rank restarted from ("" from scratch).
+	Restored    string
+	RestoreTime time.Duration
+	// Checkpoints counts the checkpoints taken; DumpTime is their CRIU
+	// dumps' total time (the tree is stopped from the freeze to the end of
+	// the dump), ImageBytes the last checkpoint's images as CRIU wrote
+	// them, and Compression what the last checkpoint did with them
+	// (each checkpoint's choice is in its Meta).
+	Checkpoints int
+	DumpTime    time.Duration
+	ImageBytes  int64
+	Compression Compression
+	ExitCode    int
+	Halted      bool
+}
+
+// ProgramError is returned by Run when the rank's program failed: the
+// supervisor exits with the program's status.
+type ProgramError struct{ Code int }
+
+func (e *ProgramError) Error() string {
+	return fmt.Sprintf("the program exited with status %d", e.Code)
+}
+
+// status is a rank's word in the tick's exchange: whether its program
+// ended, and how.
+type status struct {
+	ended bool
+	code  int
+}
+
+func (s status) encode() []byte {
+	if !s.ended {
+		return []byte{0}
+	}
+	return []byte{1, byte(s.code)}
+}
+
+func decodeStatus(b []byte) (status, error) {
+	switch {
+	case len(b) == 1 && b[0] == 0:
+		return status{}, nil
+	case len(b) == 2 && b[0] == 1:
+		return status{ended: true, code: int(b[1])}, nil
+	}
+	return status{}, fmt.Errorf("transparent: bad status %x from a rank", b)
+}
+
+// supervisor is one rank's run.
+type supervisor struct {
+	cfg  Config
+	job  Job
+	tree Tree // nil once the program ended (or when it had at the checkpoint)
+	end  status
+	step int64
+	rep  Report
+}
+
+// Run supervises the rank's program from its start (or its restore from
+// the newest checkpoint) to the end of every rank's program, checkpointing
+// it when the job's policy says so. It returns the first error that ends
+// the rank: a *ProgramError if the program failed.
+func Run(ctx context.Context, job Job, cfg Config) (Report, error) {
+	if cfg.Tick <= 0 {
+		cfg.Tick = 50 * time.Millisecond
+	}
+	s := &supervisor{cfg: cfg, job: job}
+	defer func() {
+		if s.tree != nil {
+			s.tree.Kill()
+		}
+	}()
+	if err := s.begin(ctx); err != nil {
+		return s.rep, err
+	}
+	tick := time.NewTicker(cfg.Tick)
+	defer tick.Stop()
+	for {
+		var done <-chan struct{}
+		if s.tree != nil {
+			done = s.tree.Done()
+		}
+		select {
+		case <-ctx.Done():
+			return s.rep, ctx.Err()
+		case <-tick.C:
+		case <-done:
+		}
+		if s.tree != nil {
+			select {
+			case <-s.tree.Done():
+				s.ended(s.tree.ExitCode())
+			default:
+			}
+		}
+		if s.end.ended && s.end.code != 0 {
+			return s.rep, &ProgramError{Code: s.end.code}
+		}
+		s.step++
+		all, err := s.job.AllGather(ctx, s.end.encode())
+		if err != nil {
+			return s.rep, err
+		}
+		finished := true
+		for _, b := range all {
+			st, err := decodeStatus(b)
+			if err != nil {
+				return s.rep, err
+			}
+			finished = finished && st.ended
+		}
+		if finished {
+			result := ""
+			if s.cfg.Result != nil {
+				result = s.cfg.Result()
+			}
+			return s.rep, s.job.Finish(ctx, result)
+		}
+		need, err := s.job.NeedCheckpoint(ctx, s.step)
+		if err != nil {
+			return s.rep, err
+		}
+		if need {
+			if err := s.checkpoint(ctx); err != nil {
+				return s.rep, err
+			}
+		}
+		if s.job.Halting() {
+			// The checkpoint just taken is the last: the job resumes
+			// from it later.
+			s.rep.Halted = true
+			return s.rep, s.job.Finish(ctx, "")
+		}
+	}
+}
+
+// ended records the program's end.
+func (s *supervisor) ended(code int) {
+	s.tree = nil
+	s.end = status{ended: true, code: code}
+	s.rep.ExitCode = code
+}
+
+// begin restores the rank's program from the newest checkpoint the job
+// can recover, or starts it.
+func (s *supervisor) begin(ctx context.Context) error {
+	res, err := s.job.Restart(ctx)
+	if err != nil {
+		return err
+	}
+	if res == nil {
+		s.tree, err = s.cfg.Runner.Start(ctx)
+		return err
+	}
+	start := time.Now()
+	m, err := readMeta(res)
+	if err != nil {
+		return err
+	}
+	s.step, s.rep.Restored = m.Step, res.Name()
+	if m.Exited {
+		s.end = status{ended: true, code: m.ExitCode}
+		return s.cfg.Runner.Ended(m)
+	}
+	dir, err := s.fetch(res, m)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if s.tree, err = s.cfg.Runner.Restore(ctx, dir, m); err != nil {
+		return fmt.Errorf("restoring checkpoint %s: %w", res.Name(), err)
+	}
+	s.rep.RestoreTime = time.Since(start)
+	return nil
+}
+
+// readMeta reads a restored checkpoint's MetaFile.
+func readMeta(res Restored) (Meta, error) {
+	r, err := res.Open(MetaFile)
+	if err != nil {
+		return Meta{}, fmt.Errorf("checkpoint %s: %w", res.Name(), err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return Meta{}, fmt.Errorf("checkpoint %s: %w", res.Name(), err)
+	}
+	return UnmarshalMeta(b)
+}
+
+// fetch copies a restored checkpoint's images into a new directory of the
+// scratch area, for CRIU.
+func (s *supervisor) fetch(res Restored, m Meta) (string, error) {
+	if err := os.MkdirAll(s.cfg.Scratch, 0o700); err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(s.cfg.Scratch, "restore-")
+	if err != nil {
+		return "", err
+	}
+	for _, name := range m.Images {
+		if err := copyOut(res, name, filepath.Join(dir, name), slices.Contains(m.Compressed, name)); err != nil {
+			os.RemoveAll(dir)
+			return "", fmt.Errorf("checkpoint %s: image %s: %w", res.Name(), name, err)
+		}
+	}
+	return dir, nil
+}
+
+func copyOut(res Restored, name, path string, compressed bool) error {
+	r, err := res.Open(name)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := loadImage(f, r, compressed); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// agree tells the other ranks whether this one succeeded and returns
+// whether every rank did: a checkpoint step that failed anywhere fails
+// everywhere, and no rank waits for one that gave up.
+func (s *supervisor) agree(ctx context.Context, ok bool) (bool, error) {
+	b := []byte{0}
+	if ok {
+		b[0] = 1
+	}
+	all, err := s.job.AllGather(ctx, b)
+	if err != nil {
+		return false, err
+	}
+	for _, x := range all {
+		if len(x) != 1 || x[0] != 1 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// checkpoint takes one checkpoint of every rank's tree (see the package
+// doc: freeze all, dump each, resume all, then store and commit).
+func (s *supervisor) checkpoint(ctx context.Context) error {
+	name := fmt.Sprintf("t%08d", s.step)
+	err := s.job.Checkpoint(ctx, name, func(f Files) error {
+		return s.save(ctx, name, f)
+	})
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", name, err)
+	}
+	s.rep.Checkpoints++
+	return nil
+}
+
+// save writes this rank's part of checkpoint name.
+func (s *supervisor) save(ctx context.Context, name string, f Files) error {
+	m := Meta{Step: s.step}
+	var err error
+	frozen := false
+	if s.tree != nil {
+		err = s.tree.Freeze(ctx)
+		switch {
+		case errors.Is(err, ErrExited):
+			// It ended between the tick and the freeze: the checkpoint
+			// records its end once its output is in.
+			err = s.waitEnd(ctx)
+		case err == nil:
+			frozen = true
+			m.Stdout, m.Stderr, err = s.tree.Sync()
+		}
+	}
+	if s.tree == nil {
+		m.Exited, m.ExitCode = true, s.end.code
+	}
+	thaw := func() {
+		if frozen {
+			s.tree.Thaw()
+			frozen = false
+		}
+	}
+	defer thaw()
+	// Every tree is stopped before any is dumped.
+	ok, aerr := s.agree(ctx, err == nil)
+	if err != nil || aerr != nil || !ok {
+		return firstErr(err, aerr, errors.New("another rank could not freeze its program"))
+	}
+	var dir string
+	if frozen {
+		if dir, err = s.dump(ctx); dir != "" {
+			defer os.RemoveAll(dir)
+		}
+	}
+	// Every tree is dumped before any resumes.
+	ok, aerr = s.agree(ctx, err == nil)
+	thaw()
+	if err != nil || aerr != nil || !ok {
+		return firstErr(err, aerr, errors.New("another rank could not dump its program"))
+	}
+	if dir != "" {
+		if m.Images, m.Compressed, err = s.store(f, dir); err != nil {
+			return err
+		}
+	}
+	b, err := m.Marshal()
+	if err != nil {
+		return err
+	}
+	return writeFile(f, MetaFile, b)
+}
+
+// waitEnd waits for the program that just ended to be done (its output
+// read to the end) and records its end.
+func (s *supervisor) waitEnd(ctx context.Context) error {
+	select {
+	case <-s.tree.Done():
+		s.ended(s.tree.ExitCode())
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// dump has CRIU dump the frozen tree into a new scratch directory.
+func (s *supervisor) dump(ctx context.Context) (string, error) {
+	if err := os.MkdirAll(s.cfg.Scratch, 0o700); err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(s.cfg.Scratch, "dump-")
+	if err != nil {
+		return "", err
+	}
+	start := time.Now()
+	err = s.cfg.Tool.Dump(ctx, criu.DumpRequest{Pid: s.tree.Pid(), Dir: dir, LeaveRunning: true})
+	s.rep.DumpTime += time.Since(start)
+	return dir, err
+}
+
+// store copies the images of dir into the checkpoint, each compressed
+// when it pays (compress.go), and returns their names and those of the
+// compressed ones; CRIU's logs stay behind.
+func (s *supervisor) store(f Files, dir string) (names, compressed []string, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	enc, err := newEncoder()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer enc.Close()
+	var c Compression
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || strings.HasSuffix(name, ".log") || name == MetaFile {
+			continue
+		}
+		raw, stored, z, err := copyIn(enc, f, name, filepath.Join(dir, name))
+		if err != nil {
+			return nil, nil, fmt.Errorf("image %s: %w", name, err)
+		}
+		names = append(names, name)
+		if z {
+			compressed = append(compressed, name)
+		}
+		c.add(raw, stored, z)
+	}
+	if len(names) == 0 {
+		return nil, nil, errors.New("CRIU wrote no images")
+	}
+	s.rep.ImageBytes, s.rep.Compression = c.RawBytes, c
+	return names, compressed, nil
+}
+
+// copyIn stores the image at path as the checkpoint's file name.
+func copyIn(enc *zstd.Encoder, f Files, name, path string) (raw, stored int64, compressed bool, err error) {
+	r, err := os.Open(path)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	defer r.Close()
+	fi, err := r.Stat()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	w, err := f.Create(name)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	stored, compressed, err = storeImage(enc, w, r, fi.Size())
+	if err != nil {
+		w.Close()
+		return fi.Size(), stored, compressed, err
+	}
+	return fi.Size(), stored, compressed, w.Close()
+}
+
+func writeFile(f Files, name string, b []byte) error {
+	w, err := f.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(b); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+//go:build linux
+
+package transparent
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/testwait"
+)
+
+// TestFreezeSyncThaw freezes a program that prints and forks without
+// pause: once frozen, every process of its tree is stopped and its output
+// file holds exactly what Sync says; thawed, it finishes with all of its
+// output, nothing lost or doubled by the pause.
+func TestFreezeSyncThaw(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED: the program's PID namespace needs root")
+	}
+	script := `i=0; while [ $i -lt 300 ]; do echo "line $i $(echo x)"; i=$((i+1)); done; echo done >&2`
+	var want strings.Builder
+	for i := range 300 {
+		want.WriteString("line " + strconv.Itoa(i) + " x\n")
+	}
+	dir := t.TempDir()
+	p := &Processes{Program: "/bin/sh", Args: []string{"-c", script},
+		Stdout: filepath.Join(dir, "out"), Stderr: filepath.Join(dir, "err")}
+	tr, err := p.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Kill()
+	frozen := 0
+	for frozen < 3 {
+		if err := tr.Freeze(t.Context()); err != nil {
+			if err == ErrExited {
+				break // a fast machine: it ended first
+			}
+			t.Fatal(err)
+		}
+		out, _, err := tr.Sync()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(p.Stdout)
+		if int64(len(b)) != out.Offset || out.Pipe == 0 {
+			t.Fatalf("frozen: file of %d bytes, Sync said %+v", len(b), out)
+		}
+		for _, pid := range descendants(tr.Pid()) {
+			if st, ok := procState(pid); ok && st != 'T' && st != 'Z' {
+				t.Fatalf("frozen, process %d is in state %c", pid, st)
+			}
+		}
+		if err := tr.Thaw(); err != nil {
+			t.Fatal(err)
+		}
+		frozen++
+		time.Sleep(10 * time.Millisecond) // let it print more between freezes: no correctness depends on it
+	}
+	testwait.Recv(t, tr.Done(), "the program's end")
+	if tr.ExitCode() != 0 {
+		t.Fatalf("exit %d", tr.ExitCode())
+	}
+	got, _ := os.ReadFile(p.Stdout)
+	gotErr, _ := os.ReadFile(p.Stderr)
+	if string(got) != want.String() || string(gotErr) != "done\n" {
+		t.Errorf("output %d bytes (want %d), stderr %q", len(got), want.Len(), gotErr)
+	}
+}
+
+// TestFreezeVforkingProgram freezes, again and again, a shell that runs an
+// external command in a loop: the shell starts each with vfork, and waits
+// in the kernel, unstoppable, until the child has exec'd. A freeze that
+// stopped such a child before its exec would wait forever for its parent;
+// every freeze must instead end with the whole tree stopped.
+func TestFreezeVforkingProgram(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED: the program's PID namespace needs root")
+	}
+	dir := t.TempDir()
+	p := &Processes{Program: "/bin/sh", Args: []string{"-c", "while :; do /bin/true; done"},
+		Stdout: filepath.Join(dir, "out"), Stderr: filepath.Join(dir, "err")}
+	tr, err := p.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Kill()
+	// The deadline only bounds the hang this test is about.
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	for i := range 200 {
+		if err := tr.Freeze(ctx); err != nil {
+			t.Fatalf("freeze %d: %v", i, err)
+		}
+		for _, pid := range descendants(tr.Pid()) {
+			if st, ok := procState(pid); ok && st != 'T' && st != 'Z' {
+				t.Fatalf("freeze %d: process %d is in state %c", i, pid, st)
+			}
+		}
+		if err := tr.Thaw(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
