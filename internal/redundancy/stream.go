@@ -433,10 +433,7 @@ func (r *run) rebuildLost(ctx context.Context, isLost []bool, local Local) error
 	}
 	decoded := make(chan staged, pipelineDepth)
 	werr := make(chan error, 1)
-	go func() {
-		werr <- r.writeRebuilt(decoded, free, local)
-		cancel() // a failed write stops the decoding; a finished one changes nothing
-	}()
+	go func() { werr <- r.writeRebuilt(decoded, free, local, cancel) }()
 	err := r.decodeLost(ctx, isLost, local, free, decoded)
 	close(decoded)
 	// The writer's error comes first: the decoder's is then only the
@@ -448,8 +445,10 @@ func (r *run) rebuildLost(ctx context.Context, isLost []bool, local Local) error
 }
 
 // writeRebuilt writes the decoded blocks in order and returns each buffer
-// to free; after a failed write it drains the rest without writing.
-func (r *run) writeRebuilt(decoded <-chan staged, free chan<- []byte, local Local) error {
+// to free. A failed write stops the decoding at once (stop), since nothing
+// it decodes afterwards can be written; the writer then drains what is
+// still coming without writing, so that the decoder never blocks.
+func (r *run) writeRebuilt(decoded <-chan staged, free chan<- []byte, local Local, stop func()) error {
 	var err error
 	for it := range decoded {
 		if err == nil {
@@ -459,6 +458,9 @@ func (r *run) writeRebuilt(decoded <-chan staged, free chan<- []byte, local Loca
 				}
 			} else if e := write(local.DataOut, it.buf[:it.n]); e != nil {
 				err = r.errf("write data: %w", e)
+			}
+			if err != nil {
+				stop()
 			}
 		}
 		free <- it.buf
