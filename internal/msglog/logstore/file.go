@@ -46,7 +46,8 @@ var ErrBadHeader = errors.New("not a message log, or its header is damaged")
 //
 // A crash in the middle of an Append leaves a torn last frame: the file
 // ends inside it, or (on file systems that extend the size before the
-// data reaches the disk) it and everything after it read as zeros.
+// data reaches the disk) it and everything after it read as zeros, or its
+// head reached the disk and its data and sum read as zeros.
 // OpenFile detects that, drops the frame (its record was never durable,
 // so it was never delivered nor acknowledged) and truncates the file to
 // the last whole frame. Damage anywhere else is not a torn write: a whole
@@ -139,6 +140,14 @@ func (l *File) load() error {
 		off += frameOverhead + int64(len(rec.Data))
 		l.size = off
 		if rec.Verify() != nil {
+			start := l.offs[len(l.offs)-1]
+			if off == end && len(rec.Data) > 0 && l.zeros(start+frameHead, end) {
+				// The last frame's head reached the disk but its data
+				// and sum read as zeros: a torn write, like a zero tail
+				// (its record was never durable, so never delivered).
+				l.offs = l.offs[:len(l.offs)-1]
+				return l.dropTail(start, end)
+			}
 			// Kept, to fail the replay that reaches it; what follows
 			// is not trusted.
 			l.damaged = fmt.Errorf("logstore: %s: %w: record %d, at byte %d, fails its hash", l.path, ErrDamaged, l.last(), l.offs[len(l.offs)-1])

@@ -113,6 +113,43 @@ func TestFileZeroTail(t *testing.T) {
 	}
 }
 
+// The last frame's head reached the disk, its data and sum did not (they
+// read as zeros): a torn write, dropped, not damage. The same zeros in a
+// frame that is not the last are damage.
+func TestFileTornDataAfterHead(t *testing.T) {
+	path, sizes := newFile(t, 3)
+	zero := func(from, to int64) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear(b[from:to])
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	zero(sizes[2]+32, sizes[3]) // record 3's data and sum, after its 32-byte head
+	l := openFile(t, path)
+	if l.TornBytes != sizes[3]-sizes[2] {
+		t.Fatalf("TornBytes %d, want record 3's %d", l.TornBytes, sizes[3]-sizes[2])
+	}
+	lt.WantRecords(t, lt.ReadAll(t, l, 0), 1, 2)
+	if err := l.Append(lt.Recs(3, 3)); err != nil {
+		t.Fatalf("Append after a dropped torn write: %v", err)
+	}
+	l.Close()
+
+	path, sizes = newFile(t, 3)
+	zero(sizes[1]+32, sizes[2]) // record 2's, with record 3 whole after it
+	l = openFile(t, path)
+	if l.TornBytes != 0 {
+		t.Fatalf("zeros inside the log dropped as a torn tail (%d bytes)", l.TornBytes)
+	}
+	if err := l.Append(lt.Recs(4, 4)); !errors.Is(err, logstore.ErrDamaged) {
+		t.Fatalf("Append to a log damaged in its middle: %v", err)
+	}
+}
+
 // flip flips one bit of the file at off.
 func flip(t *testing.T, path string, off int64) {
 	t.Helper()
