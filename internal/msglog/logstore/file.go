@@ -9,9 +9,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/ckpt/ckpt/internal/msglog"
+	"github.com/ckpt/ckpt/internal/storage/local"
 	"github.com/zeebo/xxh3"
 )
 
@@ -360,22 +360,7 @@ func writeFile(path string, base uint64, body io.Reader) error {
 		os.Remove(tmp)
 		return err
 	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
-		return nil
-	}
-	return err
+	return local.SyncDir(filepath.Dir(path))
 }
 
 // Bounds implements Store.

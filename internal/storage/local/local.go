@@ -699,7 +699,12 @@ const (
 )
 
 // syncDir is the default Hooks.SyncDir.
-func syncDir(dir string) error {
+func syncDir(dir string) error { return SyncDir(dir) }
+
+// SyncDir syncs the directory dir, so that the names created, renamed or
+// removed in it survive a crash. A file system that cannot sync a
+// directory (EINVAL, ENOTSUP) is taken as one that needs no sync.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
