@@ -18,6 +18,7 @@ import (
 	"github.com/ckpt/ckpt/internal/jobdir"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/storage/local"
 	"github.com/ckpt/ckpt/internal/transparent"
 	"github.com/ckpt/ckpt/internal/units"
 )
@@ -68,6 +69,11 @@ func checkCRIU(ctx context.Context) (criu.Info, error) {
 	info, err := criu.Check(ctx, path, criu.Exec)
 	if err != nil {
 		return criu.Info{}, usageError{err}
+	}
+	if _, set := os.LookupEnv(criu.FaultVar); !set && info.Version.NeedsFault() {
+		// A 4.1.x from PATH rather than scripts/criu.sh's wrapper, which
+		// sets it too: the ranks, and the CRIU they start, inherit it.
+		os.Setenv(criu.FaultVar, criu.FaultNoHWBreakpoints)
 	}
 	return info, nil
 }
@@ -181,7 +187,9 @@ func writeRankStats(dir string, r int, rep transparent.Report) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(path, b, 0o600)
+	// Whole or not at all: a half-written file would be dropped as
+	// unreadable, and the demo's figures with it.
+	return local.WriteFile(path, b, 0o600)
 }
 
 // programEnv is the supervisor's environment less the job's variables,

@@ -125,3 +125,16 @@ func TestFakeRoundTrip(t *testing.T) {
 		t.Fatal("an injected failure did not fail the dump")
 	}
 }
+
+// Only 4.1.x waits for hardware breakpoints that never fire: it alone
+// needs CRIU_FAULT.
+func TestNeedsFault(t *testing.T) {
+	for _, c := range []struct {
+		v    Version
+		want bool
+	}{{Version{4, 1, 0}, true}, {Version{4, 1, 1}, true}, {Version{4, 2, 1}, false}, {Version{5, 1, 0}, false}, {Version{3, 17, 1}, false}} {
+		if got := c.v.NeedsFault(); got != c.want {
+			t.Errorf("%s.NeedsFault() = %v, want %v", c.v, got, c.want)
+		}
+	}
+}

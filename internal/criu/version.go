@@ -54,3 +54,16 @@ func ParseVersion(out string) (Version, error) {
 	}
 	return Version{}, fmt.Errorf("criu --version: no \"Version:\" line in %q", strings.TrimSpace(out))
 }
+
+// FaultVar and FaultNoHWBreakpoints are the environment variable and value
+// with which CRIU 4.1.x does without hardware breakpoints: on some virtual
+// machines (this project's among them) they never fire and 4.1's dump
+// waits for them forever. 4.2 finds out by itself.
+const (
+	FaultVar             = "CRIU_FAULT"
+	FaultNoHWBreakpoints = "130"
+)
+
+// NeedsFault says whether CRIU v needs FaultVar set to dump on such
+// machines: 4.1.x does.
+func (v Version) NeedsFault() bool { return v.Major == 4 && v.Minor == 1 }

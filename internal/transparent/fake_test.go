@@ -228,6 +228,13 @@ func (t *fakeTree) Sync() (Stream, Stream, error) {
 	return Stream{Offset: int64(10 * t.rank), Pipe: 100}, Stream{Offset: 1, Pipe: 101}, nil
 }
 func (t *fakeTree) Done() <-chan struct{} { return t.done }
+
+// fakeEnds are where a fakeTree's output files end after it ended: past
+// where Sync said they were.
+func fakeEnds(rank int) (Stream, Stream) {
+	return Stream{Offset: int64(10*rank + 5)}, Stream{Offset: 3}
+}
+func (t *fakeTree) Ends() (Stream, Stream) { <-t.done; return fakeEnds(t.rank) }
 func (t *fakeTree) ExitCode() int {
 	<-t.done
 	t.mu.Lock()

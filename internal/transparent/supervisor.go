@@ -64,6 +64,10 @@ type Tree interface {
 	// files; ExitCode is then its exit status (128+N after signal N).
 	Done() <-chan struct{}
 	ExitCode() int
+	// Ends says, once Done is closed, where the output files end: a
+	// checkpoint of a program that ended records it, so that a restart
+	// keeps all it printed.
+	Ends() (stdout, stderr Stream)
 	// Kill ends the tree at once.
 	Kill()
 }
@@ -155,8 +159,11 @@ type supervisor struct {
 	job  Job
 	tree Tree // nil once the program ended (or when it had at the checkpoint)
 	end  status
-	step int64
-	rep  Report
+	// endOut and endErr are where the output files ended when the
+	// program did (end.ended).
+	endOut, endErr Stream
+	step           int64
+	rep            Report
 }
 
 // Run supervises the rank's program from its start (or its restore from
@@ -170,7 +177,10 @@ func Run(ctx context.Context, job Job, cfg Config) (Report, error) {
 	s := &supervisor{cfg: cfg, job: job}
 	defer func() {
 		if s.tree != nil {
+			// Killed, and waited for: its output is all in the files
+			// when Run returns, for the caller to read.
 			s.tree.Kill()
+			<-s.tree.Done()
 		}
 	}()
 	if err := s.begin(ctx); err != nil {
@@ -239,6 +249,7 @@ func Run(ctx context.Context, job Job, cfg Config) (Report, error) {
 
 // ended records the program's end.
 func (s *supervisor) ended(code int) {
+	s.endOut, s.endErr = s.tree.Ends()
 	s.tree = nil
 	s.end = status{ended: true, code: code}
 	s.rep.ExitCode = code
@@ -263,6 +274,7 @@ func (s *supervisor) begin(ctx context.Context) error {
 	s.step, s.rep.Restored = m.Step, res.Name()
 	if m.Exited {
 		s.end = status{ended: true, code: m.ExitCode}
+		s.endOut, s.endErr = m.Stdout, m.Stderr
 		return s.cfg.Runner.Ended(m)
 	}
 	dir, err := s.fetch(res, m)
@@ -380,6 +392,7 @@ func (s *supervisor) save(ctx context.Context, name string, f Files) error {
 	}
 	if s.tree == nil {
 		m.Exited, m.ExitCode = true, s.end.code
+		m.Stdout, m.Stderr = s.endOut, s.endErr
 	}
 	thaw := func() {
 		if frozen {

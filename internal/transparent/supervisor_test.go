@@ -200,6 +200,10 @@ func TestRankWhoseProgramEnded(t *testing.T) {
 	}
 	if len(rs.runners[1].ended) != 1 || len(rs.runners[1].restored) != 0 || rs.runners[1].tree() != nil {
 		t.Errorf("rank 1: ended %v, restored %v: want its end restored, and no tree", rs.runners[1].ended, rs.runners[1].restored)
+	} else if out, errs := fakeEnds(1); rs.runners[1].ended[0].Stdout.Offset != out.Offset || rs.runners[1].ended[0].Stderr.Offset != errs.Offset {
+		// Its output is kept whole: cut back to where it ended, not to 0.
+		t.Errorf("rank 1's output restored to %+v, %+v: want where it ended, %+v, %+v",
+			rs.runners[1].ended[0].Stdout, rs.runners[1].ended[0].Stderr, out, errs)
 	}
 	if len(rs.runners[0].restored) != 1 {
 		t.Errorf("rank 0: %d restores, want 1", len(rs.runners[0].restored))

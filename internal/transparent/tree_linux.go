@@ -216,9 +216,16 @@ func newTree(proc *os.Process, o *outputs) *tree {
 	return t
 }
 
-func (t *tree) Pid() int                     { return t.proc.Pid }
-func (t *tree) Done() <-chan struct{}        { return t.done }
-func (t *tree) ExitCode() int                { <-t.done; return t.code }
+func (t *tree) Pid() int              { return t.proc.Pid }
+func (t *tree) Done() <-chan struct{} { return t.done }
+func (t *tree) ExitCode() int         { <-t.done; return t.code }
+
+// Ends implements Tree: both copiers have reached their pipe's end and
+// written all of it before done is closed.
+func (t *tree) Ends() (Stream, Stream) {
+	<-t.done
+	return Stream{Offset: t.out.off}, Stream{Offset: t.err.off}
+}
 func (t *tree) Kill()                        { t.proc.Kill() }
 func (t *tree) Thaw() error                  { return t.signal(t.stopped, syscall.SIGCONT) }
 func (t *tree) signalAll(sig syscall.Signal) { t.signal(descendants(t.proc.Pid), sig) }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/criu/criutest"
 	"github.com/ckpt/ckpt/internal/testwait"
 )
 
@@ -19,9 +20,7 @@ import (
 // file holds exactly what Sync says; thawed, it finishes with all of its
 // output, nothing lost or doubled by the pause.
 func TestFreezeSyncThaw(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED: the program's PID namespace needs root")
-	}
+	criutest.Root(t, "the program's PID namespace needs root")
 	script := `i=0; while [ $i -lt 300 ]; do echo "line $i $(echo x)"; i=$((i+1)); done; echo done >&2`
 	var want strings.Builder
 	for i := range 300 {
@@ -79,9 +78,7 @@ func TestFreezeSyncThaw(t *testing.T) {
 // stopped such a child before its exec would wait forever for its parent;
 // every freeze must instead end with the whole tree stopped.
 func TestFreezeVforkingProgram(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED: the program's PID namespace needs root")
-	}
+	criutest.Root(t, "the program's PID namespace needs root")
 	dir := t.TempDir()
 	p := &Processes{Program: "/bin/sh", Args: []string{"-c", "while :; do /bin/true; done"},
 		Stdout: filepath.Join(dir, "out"), Stderr: filepath.Join(dir, "err")}

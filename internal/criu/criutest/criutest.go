@@ -32,6 +32,20 @@ func Path(t testing.TB) string {
 	return path
 }
 
+// Root skips the test, loudly, unless it runs as root (what a program's
+// PID namespace needs), or fails it under CKPT_REQUIRE_CRIU=1: the
+// transparent mode's tests must not vanish in CI for want of root.
+func Root(t testing.TB, why string) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv(RequireVar) == "1" {
+		t.Fatalf("%s=1 and not root: %s", RequireVar, why)
+	}
+	t.Skipf("SKIPPED: not root: %s", why)
+}
+
 // ForkingProgram is a shell program (for /bin/sh -c PROGRAM sh GATE) that
 // forks children at every step (a command substitution, a background job
 // it waits for) and keeps its state in the shell's memory; after step 20
