@@ -724,7 +724,13 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 	for r := range a.procHosts {
 		if v, ok := coord.Value(jobenv.KeyProc(r)); ok {
 			if p, err := jobenv.DecodeProc(v); err == nil {
-				a.procHosts[r] = p.Where()
+				// Slurm's node name is what srun's --exclude takes; any
+				// other launcher (mpirun inside an allocation too) knows
+				// hosts by their host names.
+				a.procHosts[r] = p.Host
+				if cfg.Launcher.Name() == LauncherSrun {
+					a.procHosts[r] = p.Where()
+				}
 			}
 		}
 		// A rank publishes its host once the whole job joined: the
