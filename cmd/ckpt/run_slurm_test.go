@@ -135,15 +135,15 @@ func TestRunInSlurmAllocationHaltsBeforeItsEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Three minutes (salloc -t 3), the halt asked for 150 s before
-	// their end: about 30 s into the job (time enough to start on a busy
-	// machine: an end nearer than the margin is refused), far from its
-	// end (ten million iterations), whatever the machine's load.
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	// Five minutes (salloc -t 5), the halt asked for 240 s before
+	// their end: about a minute into the job (time enough to start on a
+	// busy machine: an end nearer than the margin is refused), far from
+	// its end (ten million iterations), whatever the machine's load.
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
-	cmd := c.Command(ctx, "salloc", "-N", "2", "-t", "3", "-J", "ckpt-test", "--",
+	cmd := c.Command(ctx, "salloc", "-N", "2", "-t", "5", "-J", "ckpt-test", "--",
 		exe, "run", "--launcher", "srun", "-n", "2", "--nodes", "2", "--redundancy", "xor:2", "--interval", "5steps",
-		"--halt-before", "150s", "--json", "--cache-root", filepath.Join(t.TempDir(), "job"),
+		"--halt-before", "240s", "--json", "--cache-root", filepath.Join(t.TempDir(), "job"),
 		"--", exe, "example", "himeno", "--size", "xs", "--iterations", "10000000")
 	cmd.Env = append(cmd.Env, asCkpt+"=1")
 	var stdout, stderr strings.Builder

@@ -45,7 +45,7 @@ const EnvRequire = jobenv.VarRequireSlurm
 func Required() bool { return os.Getenv(EnvRequire) == "1" }
 
 // Programs are the Slurm and MUNGE programs the cluster needs.
-var Programs = []string{"munged", "slurmctld", "slurmd", "slurmstepd", "srun", "salloc", "sinfo", "squeue", "scontrol"}
+var Programs = []string{"munged", "slurmctld", "slurmd", "slurmstepd", "srun", "salloc", "sinfo", "squeue", "scontrol", "scancel"}
 
 // StartTimeout bounds the cluster's start (its nodes idle) on a busy
 // machine; it only has to end a start that will not happen.
