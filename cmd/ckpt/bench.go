@@ -219,12 +219,14 @@ writers take to write what the synced checkpoint writes, each rank's data
 and its XOR parity (ceil(B/3) for xor:4; scenario_floor_bytes in all),
 each file fsync'd, into DIR, with the fastest of the three raw patterns
 (scenario_floor_pattern), taking turns with the synced checkpoint;
-scenario_floor_ratio is scenario_checkpoint_seconds over it. The same
+scenario_floor_ratio is it over scenario_checkpoint_seconds (1: the
+checkpoint at its floor). The same
 again on tmpfs (--shm-dir, default /dev/shm): scenario_shm_floor_seconds,
 and scenario_shm_checkpoint_seconds, the checkpoint with the 4 node caches
 there (default durability: fsync costs tmpfs nothing), with
 scenario_shm_floor_ratio. Where the tmpfs is missing or has too little
-room (its free space or the memory available, below about 1.4 × 4 × B),
+room (its free space or the memory available, below 1.1 × the floor's
+bytes plus 8 MiB, about 1.5 × 4 × B),
 those three are null and scenario_shm_status says why (else "ok"), and
 the text output says so in a WARNING line.
 

@@ -110,7 +110,7 @@ func TestBenchStoreJSON(t *testing.T) {
 		t.Errorf("scenario_floor_pattern = %v", p)
 	}
 	floor := func(r, ckpt, limit string) {
-		checkRel(t, r, getNum(t, obj, r), getNum(t, obj, ckpt)/getNum(t, obj, limit), 1e-9)
+		checkRel(t, r, getNum(t, obj, r), getNum(t, obj, limit)/getNum(t, obj, ckpt), 1e-9)
 	}
 	floor("scenario_floor_ratio", "scenario_checkpoint_seconds", "scenario_floor_seconds")
 	floor("scenario_shm_floor_ratio", "scenario_shm_checkpoint_seconds", "scenario_shm_floor_seconds")

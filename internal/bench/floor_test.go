@@ -94,8 +94,8 @@ func TestSetRatios(t *testing.T) {
 		"restart (cold)":     {r.RestartRatio, 0.75},
 		"rebuild throughput": {r.Rebuild, 2 << 20},
 		"rebuild":            {r.RebuildRatio, float64(2<<20) / 4},
-		"floor":              {r.ScenarioFloorRatio, 1.2},
-		"shm floor":          {r.ShmFloorRatio, 2},
+		"floor":              {r.ScenarioFloorRatio, 2.5 / 3},
+		"shm floor":          {r.ShmFloorRatio, 0.5},
 	}
 	for name, v := range want {
 		if v[0] != v[1] {

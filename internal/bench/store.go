@@ -89,14 +89,15 @@ type StoreResult struct {
 	// the seconds 4 writers take to write the scenario's data and parity
 	// (FloorBytes), each file fsync'd, into Dir, with the fastest write
 	// pattern (ScenarioFloorPattern), measured beside the checkpoint.
-	// ScenarioFloorRatio is ScenarioCheckpoint over it.
+	// ScenarioFloorRatio is it over ScenarioCheckpoint: at most 1, the
+	// share of the floor a checkpoint reaches (1: at the floor).
 	ScenarioFloor, ScenarioFloorRatio float64
 	ScenarioFloorPattern              string
 	// ScenarioFloorBytes is the bytes the floor writes: 4 × (data + parity).
 	ScenarioFloorBytes int64
 	// The same on tmpfs (ShmDir): the checkpoint with the caches there
 	// (default cache durability; fsync costs tmpfs nothing), its floor and
-	// their ratio. NaN, with ShmStatus saying why, where ShmDir is missing
+	// their ratio (the floor over the checkpoint). NaN, with ShmStatus saying why, where ShmDir is missing
 	// or too small.
 	ShmCheckpoint, ShmFloor, ShmFloorRatio float64
 	ShmStatus                              string
@@ -206,8 +207,8 @@ func (r *StoreResult) setRatios(scenarioRank int64) {
 	r.RebuildRatio = r.Rebuild / r.RawWrite
 	// The checkpoints over their floors: seconds over seconds, so at
 	// least 1 unless the checkpoint wrote fewer bytes than the floor.
-	r.ScenarioFloorRatio = r.ScenarioCheckpoint / r.ScenarioFloor
-	r.ShmFloorRatio = r.ShmCheckpoint / r.ShmFloor
+	r.ScenarioFloorRatio = r.ScenarioFloor / r.ScenarioCheckpoint
+	r.ShmFloorRatio = r.ShmFloor / r.ShmCheckpoint
 	data, parity, _ := FloorBytes(scenarioRank, scenarioMembers)
 	r.ScenarioFloorBytes = scenarioMembers * (data + parity)
 }
