@@ -20,6 +20,12 @@ import (
 // at its first read, and read with pread: Encode and Rebuild read a block
 // at a time, and an open per block cost more than the read of a block in
 // the page cache. Close closes them.
+//
+// Like Checkpoint.Path, this reads the files beneath any decorator that
+// chose to expose its backend's Locator (storage.Unwrapper): retry and
+// throttle, and the test cluster's node caches. A fault such a decorator
+// would inject on Open is not seen by these reads; the cluster's node
+// loss is still seen by the ranks, which end with their node.
 type objectsReaderAt struct {
 	ctx   context.Context
 	b     storage.Backend
