@@ -19,7 +19,8 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure ckpt against this machine's own limits",
 	}
-	c.AddCommand(newBenchStoreCmd(), newBenchCoordCmd(), newBenchCoordWorkerCmd(), newBenchOverheadCmd(), newBenchStageCmd())
+	c.AddCommand(newBenchStoreCmd(), newBenchCoordCmd(), newBenchCoordWorkerCmd(), newBenchOverheadCmd(), newBenchStageCmd(),
+		newBenchTransparentCmd(), newBenchTransparentHolderCmd())
 	return c
 }
 

@@ -31,8 +31,12 @@
 // After a failure the launcher relaunches every rank; each supervisor
 // restarts from the checkpoint Job.Restart recovered (every byte checked
 // against its hash), truncates its output files to where they ended at
-// the checkpoint, and has CRIU restore the tree as its child, with new
-// pipes for its output in place of the old (CRIU's --inherit-fd).
+// the checkpoint, and the files the program had open for writing to their
+// sizes then (Meta.Files: CRIU refuses a file whose size changed), and has
+// CRIU restore the tree as its child, with new pipes for its output in
+// place of the old (CRIU's --inherit-fd). A supervisor starts by removing
+// the half-written dumps a crashed one left in its scratch directory; a
+// dump is never part of a checkpoint before every rank's dump succeeded.
 //
 // The process side (Processes: trees in PID namespaces of their own, the
 // pipes, freezing) is Linux only; the loop itself runs against the Job,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 )
 
@@ -32,6 +33,18 @@ type Meta struct {
 	// Compressed are the images stored as zstd frames (compress.go); the
 	// others are stored as CRIU wrote them.
 	Compressed []string `json:"compressed,omitempty"`
+	// Files are the regular files the program had open for writing, with
+	// their sizes: a restore cuts each back to its size (CRIU refuses to
+	// restore a file whose size changed since the dump, and what the
+	// program wrote after the checkpoint is written again).
+	Files []OpenFile `json:"files,omitempty"`
+}
+
+// OpenFile is a regular file a program had open for writing at a
+// checkpoint.
+type OpenFile struct {
+	Path string `json:"path"`
+	Size int64  `json:"size"`
 }
 
 // Stream is one output stream at a checkpoint: the length of its file,
@@ -76,6 +89,11 @@ func (m Meta) validate() error {
 		return fmt.Errorf("%w: a running program without its output pipes", ErrBadMeta)
 	case slices.Contains(m.Images, MetaFile):
 		return fmt.Errorf("%w: an image named %s", ErrBadMeta, MetaFile)
+	}
+	for _, f := range m.Files {
+		if !filepath.IsAbs(f.Path) || f.Size < 0 {
+			return fmt.Errorf("%w: open file %q of size %d", ErrBadMeta, f.Path, f.Size)
+		}
 	}
 	for _, c := range m.Compressed {
 		if !slices.Contains(m.Images, c) {

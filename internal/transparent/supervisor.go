@@ -72,6 +72,13 @@ type Tree interface {
 	Kill()
 }
 
+// fileLister is a Tree that can say which regular files its processes
+// have open for writing (frozen): their sizes go into the checkpoint's
+// Meta, for the restore to cut them back to.
+type fileLister interface {
+	OpenFiles() ([]OpenFile, error)
+}
+
 // ErrExited is returned by Tree.Freeze when the program ended before it
 // could be frozen.
 var ErrExited = errors.New("the program ended")
@@ -93,7 +100,8 @@ type Config struct {
 	Tool   criu.Tool
 	// Scratch is a directory of the rank's own where dumps are written
 	// before they enter the checkpoint, and restored images are put
-	// together for CRIU.
+	// together for CRIU. A supervisor starts by removing what one that
+	// crashed there left (dump-*, restore-*).
 	Scratch string
 	// Tick is how often the supervisor looks at its program and asks
 	// whether to checkpoint (default 50ms): a step of the job's policy.
@@ -258,6 +266,9 @@ func (s *supervisor) ended(code int) {
 // begin restores the rank's program from the newest checkpoint the job
 // can recover, or starts it.
 func (s *supervisor) begin(ctx context.Context) error {
+	if err := s.clearScratch(); err != nil {
+		return err
+	}
 	res, err := s.job.Restart(ctx)
 	if err != nil {
 		return err
@@ -286,6 +297,28 @@ func (s *supervisor) begin(ctx context.Context) error {
 		return fmt.Errorf("restoring checkpoint %s: %w", res.Name(), err)
 	}
 	s.rep.RestoreTime = time.Since(start)
+	return nil
+}
+
+// clearScratch removes what a supervisor that died in a dump or a restore
+// (its node lost, killed) left in the rank's scratch directory: a
+// half-written dump is not a checkpoint (its images enter one only once
+// every rank's dump succeeded), only garbage that would stay forever.
+func (s *supervisor) clearScratch() error {
+	if s.cfg.Scratch == "" {
+		return nil // nothing of the rank's own to clear
+	}
+	for _, pattern := range []string{"dump-*", "restore-*"} {
+		left, err := filepath.Glob(filepath.Join(s.cfg.Scratch, pattern))
+		if err != nil {
+			return err
+		}
+		for _, dir := range left {
+			if err := os.RemoveAll(dir); err != nil {
+				return fmt.Errorf("removing what a crashed supervisor left: %w", err)
+			}
+		}
+	}
 	return nil
 }
 
@@ -388,6 +421,9 @@ func (s *supervisor) save(ctx context.Context, name string, f Files) error {
 		case err == nil:
 			frozen = true
 			m.Stdout, m.Stderr, err = s.tree.Sync()
+			if fl, ok := s.tree.(fileLister); ok && err == nil {
+				m.Files, err = fl.OpenFiles()
+			}
 		}
 	}
 	if s.tree == nil {

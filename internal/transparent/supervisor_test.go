@@ -3,6 +3,8 @@ package transparent
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -223,5 +225,52 @@ func TestProgramFailureEndsTheRank(t *testing.T) {
 	var pe *ProgramError
 	if !errors.As(rs.errs[0], &pe) || pe.Code != 3 {
 		t.Fatalf("error %v: want the program's status 3", rs.errs[0])
+	}
+}
+
+// TestCrashedDumpLeftoversRemoved: a supervisor that died in the middle
+// of a dump (its node lost, killed with CRIU at work) leaves a
+// half-written dump in its scratch directory; the relaunched supervisor
+// removes it before anything else, and restores the newest committed
+// checkpoint, never the half dump.
+func TestCrashedDumpLeftoversRemoved(t *testing.T) {
+	w := newWorld(1, 2)
+	ctx, cancel := context.WithCancel(t.Context())
+	rs := startRanks(t, ctx, w, nil)
+	waitCommits(t, w, 1)
+	cancel()
+	w.wake()
+	rs.wait(t)
+	name := w.names[len(w.names)-1]
+	scratch := t.TempDir()
+	for _, d := range []string{"dump-123", "restore-456"} {
+		if err := os.MkdirAll(filepath.Join(scratch, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(scratch, d, "pages-1.img"), []byte("half"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.seq, w.gathers = make([]int, 1), map[int][][]byte{}
+	r := &fakeRunner{w: w, rank: 0}
+	done := make(chan error, 1)
+	var rep Report
+	go func() {
+		var err error
+		rep, err = Run(t.Context(), fakeJob{w: w, rank: 0}, Config{Runner: r, Tool: fakeTool(w), Scratch: scratch, Tick: time.Millisecond})
+		done <- err
+	}()
+	for r.tree() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	r.tree().end(0)
+	if err := testwait.Recv(t, done, "the relaunched supervisor's end"); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Restored != name {
+		t.Errorf("restored %q, want %q", rep.Restored, name)
+	}
+	if left, _ := filepath.Glob(filepath.Join(scratch, "*-*")); len(left) != 0 {
+		t.Errorf("left in the scratch directory: %v", left)
 	}
 }

@@ -67,6 +67,14 @@ func (p *Processes) Start(ctx context.Context) (Tree, error) {
 
 // Restore implements Runner.
 func (p *Processes) Restore(ctx context.Context, dir string, m Meta) (Tree, error) {
+	// The files the program had open for writing go back to their size at
+	// the checkpoint, as its output does: CRIU refuses a file whose size
+	// changed, and the restored program writes again what it wrote after.
+	for _, f := range m.Files {
+		if err := cutBack(f); err != nil {
+			return nil, err
+		}
+	}
 	outs, err := p.outputs(m.Stdout.Offset, m.Stderr.Offset)
 	if err != nil {
 		return nil, err
@@ -103,6 +111,23 @@ func (p *Processes) Ended(m Meta) error {
 		}
 	}
 	return nil
+}
+
+// cutBack truncates a file the program had open for writing to its size
+// at the checkpoint. A file now shorter lost what the checkpoint counted
+// on: that is an error, not something to paper over with zeros.
+func cutBack(f OpenFile) error {
+	fi, err := os.Stat(f.Path)
+	if err != nil {
+		return fmt.Errorf("a file the program had open for writing: %w", err)
+	}
+	if fi.Size() < f.Size {
+		return fmt.Errorf("%s: %d bytes, shorter than the %d it had at the checkpoint", f.Path, fi.Size(), f.Size)
+	}
+	if fi.Size() == f.Size {
+		return nil
+	}
+	return os.Truncate(f.Path, f.Size)
 }
 
 // outputs are a tree's output files and the pipes into them.
@@ -317,6 +342,57 @@ func (t *tree) Sync() (Stream, Stream, error) {
 		return Stream{}, Stream{}, fmt.Errorf("stderr: %w", err)
 	}
 	return out, errs, nil
+}
+
+// OpenFiles implements fileLister: the regular files the tree's processes
+// have open for writing (/proc/PID/fdinfo's flags), each once, with its
+// size. The tree must be frozen, so that the sizes hold until the dump.
+// Deleted files are left out: CRIU saves those itself.
+func (t *tree) OpenFiles() ([]OpenFile, error) {
+	var out []OpenFile
+	seen := map[string]bool{}
+	for _, pid := range descendants(t.proc.Pid) {
+		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		if err != nil {
+			continue // it ended
+		}
+		for _, fd := range fds {
+			link := fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())
+			path, err := os.Readlink(link)
+			if err != nil || !filepath.IsAbs(path) || seen[path] || strings.HasSuffix(path, " (deleted)") {
+				continue
+			}
+			if !writable(fmt.Sprintf("/proc/%d/fdinfo/%s", pid, fd.Name())) {
+				continue
+			}
+			fi, err := os.Stat(link)
+			if err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			seen[path] = true
+			out = append(out, OpenFile{Path: path, Size: fi.Size()})
+		}
+	}
+	slices.SortFunc(out, func(a, b OpenFile) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// writable says whether the descriptor whose fdinfo is at path was opened
+// for writing (its flags' access mode, in octal, is not O_RDONLY).
+func writable(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		v, ok := strings.CutPrefix(l, "flags:")
+		if !ok {
+			continue
+		}
+		flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
+		return err == nil && flags&syscall.O_ACCMODE != syscall.O_RDONLY
+	}
+	return false
 }
 
 // descendants lists pid and every process below it (through

@@ -104,3 +104,49 @@ func TestFreezeVforkingProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenFiles: the files a frozen tree's processes have open for
+// writing (a child's too), each once with its size, and only those: not a
+// file open read-only, not the output pipes, not /dev/null.
+func TestOpenFiles(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED: the program's PID namespace needs root")
+	}
+	dir := t.TempDir()
+	w1, w2, ro, ready := filepath.Join(dir, "w1"), filepath.Join(dir, "w2"), filepath.Join(dir, "ro"), filepath.Join(dir, "ready")
+	os.WriteFile(ro, []byte("read only"), 0o600)
+	// The shell writes w1 (appending) and reads ro; its child writes w2;
+	// both wait, their files open, once ready exists.
+	script := `exec 3>>"$1" 4<"$3"; echo abc >&3
+(exec 5>"$2"; echo hello >&5; touch "$4"; while :; do sleep 1; done) &
+while :; do sleep 1; done`
+	p := &Processes{Program: "/bin/sh", Args: []string{"-c", script, "sh", w1, w2, ro, ready},
+		Stdout: filepath.Join(dir, "out"), Stderr: filepath.Join(dir, "err")}
+	tr, err := p.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Kill()
+	deadline := time.Now().Add(testwait.Bound)
+	for {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the program never got ready")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := tr.Freeze(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Thaw()
+	got, err := tr.(*tree).OpenFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []OpenFile{{Path: w1, Size: 4}, {Path: w2, Size: 6}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("open files %+v, want %+v", got, want)
+	}
+}
