@@ -109,9 +109,7 @@ func TestFreezeVforkingProgram(t *testing.T) {
 // writing (a child's too), each once with its size, and only those: not a
 // file open read-only, not the output pipes, not /dev/null.
 func TestOpenFiles(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED: the program's PID namespace needs root")
-	}
+	criutest.Root(t, "the program's PID namespace needs root")
 	dir := t.TempDir()
 	w1, w2, ro, ready := filepath.Join(dir, "w1"), filepath.Join(dir, "w2"), filepath.Join(dir, "ro"), filepath.Join(dir, "ready")
 	os.WriteFile(ro, []byte("read only"), 0o600)
