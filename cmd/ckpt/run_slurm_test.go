@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -23,7 +24,13 @@ import (
 // clients on PATH and pointed at it (SLURM_CONF) for the rest of t.
 func slurmCluster(t *testing.T) *slurmtest.Cluster {
 	t.Helper()
-	c := slurmtest.Start(t, slurmtest.Options{Nodes: 3, CPUs: 2})
+	return slurmClusterOf(t, 3)
+}
+
+// slurmClusterOf is slurmCluster with nodes nodes.
+func slurmClusterOf(t *testing.T, nodes int) *slurmtest.Cluster {
+	t.Helper()
+	c := slurmtest.Start(t, slurmtest.Options{Nodes: nodes, CPUs: 2})
 	for _, kv := range c.Env() {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
@@ -162,4 +169,106 @@ func TestRunInSlurmAllocationHaltsBeforeItsEnd(t *testing.T) {
 		t.Errorf("the time limit came from neither squeue nor SLURM_JOB_END_TIME: %s", msg)
 	}
 	t.Logf("the allocation's end came from: %s", msg)
+}
+
+// slurmAllocations are the node lists slurmctld gave the jobs it ran, in
+// the order of their ids, as its log says (the first "JobId=N
+// NodeList=n1,n[3-5]" of each job), each expanded by scontrol.
+func slurmAllocations(t *testing.T, c *slurmtest.Cluster) [][]string {
+	t.Helper()
+	var out [][]string
+	seen := map[string]bool{}
+	for _, m := range regexp.MustCompile(`JobId=(\d+) NodeList=(n[^\s]*)`).FindAllStringSubmatch(c.Log("slurmctld.log"), -1) {
+		if seen[m[1]] {
+			continue
+		}
+		seen[m[1]] = true
+		b, err := c.Command(t.Context(), "scontrol", "show", "hostnames", m[2]).Output()
+		if err != nil {
+			t.Fatalf("scontrol show hostnames %s: %v", m[2], err)
+		}
+		out = append(out, strings.Fields(string(b)))
+	}
+	return out
+}
+
+// ckpt demo --launcher srun on a real Slurm cluster of five nodes, the
+// demo's four and a spare: every run of the demo goes through srun, each
+// of its nodes one Slurm node. The node lost at the start of the run with
+// failures (TestDemoJSON's schedule) goes to the spare, its Slurm node is
+// left out of the relaunch, which Slurm runs on the spare Slurm node n5,
+// and the result matches the failure-free reference.
+func TestDemoUnderSlurm(t *testing.T) {
+	c := slurmClusterOf(t, 5)
+	t.Setenv(asCkpt, "1")
+	code, stdout, stderr := runCLI(t, "demo", "--launcher", "srun", "--spares", "1", "--size", "xs", "--iterations", "150",
+		"--mtti", "20s", "--seed", "474644", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\nslurmctld.log:\n%s", code, stderr, c.Log("slurmctld.log"))
+	}
+	var obj struct {
+		Match    bool               `json:"result_matches_reference"`
+		Injected int                `json:"failures_injected"`
+		Launcher string             `json:"launcher"`
+		Excluded []launch.Exclusion `json:"excluded_nodes"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &obj); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if !obj.Match || obj.Launcher != "srun" || obj.Injected < 1 || len(obj.Excluded) < 1 {
+		t.Errorf("%+v\n%s", obj, stderr)
+	}
+	if !strings.Contains(stderr, "its ranks go to spare node node4") {
+		t.Errorf("no spare used:\n%s", stderr)
+	}
+	// The references and the first launch on n1 to n4; a relaunch on
+	// four nodes that are not those: the lost node's Slurm node out,
+	// the spare n5 in.
+	// The first launch of the run put node K on Slurm node n(K+1).
+	var lost string
+	if len(obj.Excluded) > 0 {
+		k, err := strconv.Atoi(strings.TrimPrefix(obj.Excluded[0].Node, "node"))
+		if err != nil {
+			t.Fatalf("excluded node %q", obj.Excluded[0].Node)
+		}
+		lost = slurmtest.NodeName(k)
+	}
+	allocs := slurmAllocations(t, c)
+	relaunched := false
+	for _, a := range allocs {
+		if len(a) != 4 {
+			t.Errorf("a launch on Slurm nodes %v, want 4 (one per node of the demo)", a)
+		}
+		if slices.Contains(a, "n5") && !relaunched {
+			relaunched = true
+			if slices.Contains(a, lost) {
+				t.Errorf("the relaunch ran on Slurm nodes %v, with %s, where the lost %s ran", a, lost, obj.Excluded[0].Node)
+			}
+		}
+	}
+	if !relaunched {
+		t.Errorf("no launch ran on the spare Slurm node n5: %v\n%s\nslurmctld.log:\n%s", allocs, stderr, c.Log("slurmctld.log"))
+	}
+	t.Logf("Slurm's allocations: %v", allocs)
+}
+
+// Issue 15's relaunch goal under the real srun (measureRelaunch): the
+// relaunch after a node loss runs on the spare's Slurm node with the lost
+// one excluded, the restart alone on the first two; both rebuild the lost
+// node's part and end with the failure-free result.
+func TestSlurmRelaunchAgainstRestart(t *testing.T) {
+	c := slurmCluster(t)
+	spec, log := jobSpec(t)
+	underLauncher(t, &spec, launch.LauncherSrun)
+	measureRelaunch(t, spec, log)
+	if t.Failed() {
+		t.Logf("slurmctld.log:\n%s", c.Log("slurmctld.log"))
+	}
+	// The job with the node loss: two launches, the relaunch without n2
+	// (node1's) and with n3 (the spare's); then the job halted and the
+	// restart alone, both on n1 and n2.
+	want := [][]string{{"n1", "n2"}, {"n1", "n3"}, {"n1", "n2"}, {"n1", "n2"}}
+	if got := slurmAllocations(t, c); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("Slurm's allocations %v, want %v", got, want)
+	}
 }
