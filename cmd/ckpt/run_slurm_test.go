@@ -81,26 +81,32 @@ func TestRunUnderSlurmExcludesLostNode(t *testing.T) {
 	c := slurmCluster(t)
 	t.Run("own allocation", func(t *testing.T) { slurmNodeLoss(t, c) })
 	t.Run("in an allocation", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-		defer cancel()
-		out, err := c.Command(ctx, "salloc", "--no-shell", "-N", "3", "--exclusive", "-t", "10", "-J", "ckpt-test").CombinedOutput()
-		m := regexp.MustCompile(`Granted job allocation (\d+)`).FindSubmatch(out)
-		if err != nil || m == nil {
-			t.Fatalf("salloc: %v\n%s", err, out)
-		}
-		id := string(m[1])
-		t.Cleanup(func() {
-			if out, err := c.Command(context.Background(), "scancel", id).CombinedOutput(); err != nil {
-				t.Errorf("scancel %s: %v\n%s", id, err, out)
-			}
-		})
-		// What a batch script of the allocation has: srun then runs
-		// steps in it, and would ask for all three nodes
-		// (SLURM_NNODES) without ckpt's --nodes.
-		t.Setenv("SLURM_JOB_ID", id)
-		t.Setenv("SLURM_NNODES", "3")
+		inAllocation(t, c)
 		slurmNodeLoss(t, c)
 	})
+}
+
+// inAllocation makes an allocation of the cluster's three nodes (salloc
+// --no-shell), cancelled when t ends, and puts t where a batch script of
+// it would be: srun then runs steps in it (SLURM_JOB_ID), and would ask
+// for all three nodes (SLURM_NNODES) without ckpt's --nodes.
+func inAllocation(t *testing.T, c *slurmtest.Cluster) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	out, err := c.Command(ctx, "salloc", "--no-shell", "-N", "3", "--exclusive", "-t", "10", "-J", "ckpt-test").CombinedOutput()
+	m := regexp.MustCompile(`Granted job allocation (\d+)`).FindSubmatch(out)
+	if err != nil || m == nil {
+		t.Fatalf("salloc: %v\n%s", err, out)
+	}
+	id := string(m[1])
+	t.Cleanup(func() {
+		if out, err := c.Command(context.Background(), "scancel", id).CombinedOutput(); err != nil {
+			t.Errorf("scancel %s: %v\n%s", id, err, out)
+		}
+	})
+	t.Setenv("SLURM_JOB_ID", id)
+	t.Setenv("SLURM_NNODES", "3")
 }
 
 func slurmNodeLoss(t *testing.T, c *slurmtest.Cluster) {
@@ -252,23 +258,37 @@ func TestDemoUnderSlurm(t *testing.T) {
 	t.Logf("Slurm's allocations: %v", allocs)
 }
 
-// Issue 15's relaunch goal under the real srun (measureRelaunch): the
-// relaunch after a node loss runs on the spare's Slurm node with the lost
-// one excluded, the restart alone on the first two; both rebuild the lost
-// node's part and end with the failure-free result.
+// Issue 15's relaunch goal under the real srun (measureRelaunch), once
+// with each srun its own allocation (a job per launch) and once inside
+// one allocation (a step per launch, as SCR's scr_srun loop runs in a
+// batch script): the relaunch after a node loss runs on the spare's
+// Slurm node with the lost one excluded, the restart alone on the first
+// two; both rebuild the lost node's part and end with the failure-free
+// result.
 func TestSlurmRelaunchAgainstRestart(t *testing.T) {
 	c := slurmCluster(t)
-	spec, log := jobSpec(t)
-	underLauncher(t, &spec, launch.LauncherSrun)
-	measureRelaunch(t, spec, log)
-	if t.Failed() {
-		t.Logf("slurmctld.log:\n%s", c.Log("slurmctld.log"))
-	}
-	// The job with the node loss: two launches, the relaunch without n2
-	// (node1's) and with n3 (the spare's); then the job halted and the
-	// restart alone, both on n1 and n2.
-	want := [][]string{{"n1", "n2"}, {"n1", "n3"}, {"n1", "n2"}, {"n1", "n2"}}
-	if got := slurmAllocations(t, c); !slices.EqualFunc(got, want, slices.Equal) {
-		t.Errorf("Slurm's allocations %v, want %v", got, want)
-	}
+	t.Run("own allocation", func(t *testing.T) {
+		spec, log := jobSpec(t)
+		underLauncher(t, &spec, launch.LauncherSrun)
+		measureRelaunch(t, spec, log)
+		if t.Failed() {
+			t.Logf("slurmctld.log:\n%s", c.Log("slurmctld.log"))
+		}
+		// The job with the node loss: two launches, the relaunch
+		// without n2 (node1's) and with n3 (the spare's); then the job
+		// halted and the restart alone, both on n1 and n2.
+		want := [][]string{{"n1", "n2"}, {"n1", "n3"}, {"n1", "n2"}, {"n1", "n2"}}
+		if got := slurmAllocations(t, c); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("Slurm's allocations %v, want %v", got, want)
+		}
+	})
+	t.Run("in an allocation", func(t *testing.T) {
+		inAllocation(t, c)
+		spec, log := jobSpec(t)
+		underLauncher(t, &spec, launch.LauncherSrun)
+		measureRelaunch(t, spec, log)
+		if t.Failed() {
+			t.Logf("slurmctld.log:\n%s", c.Log("slurmctld.log"))
+		}
+	})
 }
