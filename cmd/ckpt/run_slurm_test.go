@@ -292,3 +292,101 @@ func TestSlurmRelaunchAgainstRestart(t *testing.T) {
 		}
 	})
 }
+
+// The failures of issue 15 under the real srun: a launcher that fails on
+// its own arguments is not launched again; ranks that never join time
+// the launch out naming them; and a job whose every launch loses a node
+// runs out of Slurm nodes, each lost one excluded, and says what it
+// tried.
+func TestSlurmLaunchFailures(t *testing.T) {
+	c := slurmCluster(t)
+	t.Run("bad arguments", func(t *testing.T) {
+		spec, log := jobSpec(t)
+		spec.nodes, spec.redundancy = 2, "xor:2"
+		l, err := launch.NewExternal(launch.LauncherSrun, []string{"--no-such-option-of-ckpt"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.launcher = l
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
+		res, err := spec.run(ctx)
+		if !errors.Is(err, launch.ErrGaveUp) || len(res.Attempts) != 1 || res.Class != launch.ClassConfig {
+			t.Fatalf("error %v, %d attempts, class %q: want one attempt, given up as a configuration error\n%s", err, len(res.Attempts), res.Class, log)
+		}
+		if !strings.Contains(err.Error(), "srun failed before any rank joined") || !strings.Contains(err.Error(), "no-such-option-of-ckpt") {
+			t.Errorf("the error does not say what failed: %v", err)
+		}
+	})
+	t.Run("ranks never join", func(t *testing.T) {
+		spec, log := jobSpec(t)
+		spec.nodes, spec.redundancy, spec.retries = 2, "xor:2", 0
+		spec.joinTimeout = 4 * time.Second
+		spec.program = neverJoins(t)
+		l, err := launch.NewExternal(launch.LauncherSrun, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.launcher = l
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
+		res, err := spec.run(ctx)
+		if !errors.Is(err, launch.ErrRetriesExhausted) || len(res.Attempts) != 1 {
+			t.Fatalf("error %v, %d attempts: want the one launch timed out\n%s", err, len(res.Attempts), log)
+		}
+		if f := res.Attempts[0].Failure; !strings.Contains(f, "did not join within the join timeout") ||
+			!strings.Contains(f, "rank 1 (node node0, host unknown: placed by srun") {
+			t.Errorf("the failure %q does not name rank 1, its node and that srun placed it", f)
+		}
+	})
+	// 2 nodes and a spare, XOR across the 2, on three Slurm nodes: each
+	// launch loses its first node. Node0 goes to the spare and its Slurm
+	// node is excluded from every later launch; then no spare is left
+	// and one node cannot hold the sets of 2, so the lost node is kept
+	// (with an empty cache) until the retries run out, and the error
+	// says what each launch ran on and how it ended.
+	t.Run("every node fails", func(t *testing.T) {
+		spec, log := jobSpec(t)
+		underLauncher(t, &spec, launch.LauncherSrun)
+		spec.retries, spec.spares = 3, 1
+		cfg, coords, err := spec.config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		inject := make(chan []int, 8)
+		cfg.Inject, cfg.NodeFailures = inject, true
+		event := cfg.Event
+		cfg.Event = func(e launch.Event) {
+			if e.Kind == "launch" {
+				inject <- []int{0} // the first node of this launch
+			}
+			event(e)
+		}
+		before := len(slurmAllocations(t, c))
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+		defer cancel()
+		res, err := spec.launch(ctx, cfg, coords)
+		if !errors.Is(err, launch.ErrRetriesExhausted) || len(res.Attempts) != 4 {
+			t.Fatalf("error %v, %d attempts: want the retries exhausted after 4\n%s", err, len(res.Attempts), log)
+		}
+		for _, want := range []string{
+			"launch 0 on node0,node1: injected failure: node 0 lost",
+			"launch 1 on node2,node1: injected failure: node 2 lost",
+			"launch 3 on node2,node1: injected failure: node 2 lost",
+			"excluded: node0 (lost in launch 0, from launch 1)",
+		} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("the error lacks %q:\n%v", want, err)
+			}
+		}
+		allocs := slurmAllocations(t, c)[before:]
+		if len(allocs) != 4 || !slices.Equal(allocs[0], []string{"n1", "n2"}) {
+			t.Fatalf("Slurm's allocations %v, want 4, the first on n1 and n2\n%s", allocs, log)
+		}
+		for _, a := range allocs[1:] {
+			if slices.Contains(a, "n1") {
+				t.Errorf("a relaunch on Slurm nodes %v, with n1, where the lost node0 ran", a)
+			}
+		}
+	})
+}
