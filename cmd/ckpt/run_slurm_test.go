@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -23,7 +24,13 @@ import (
 // clients on PATH and pointed at it (SLURM_CONF) for the rest of t.
 func slurmCluster(t *testing.T) *slurmtest.Cluster {
 	t.Helper()
-	c := slurmtest.Start(t, slurmtest.Options{Nodes: 3, CPUs: 2})
+	return slurmClusterOf(t, 3)
+}
+
+// slurmClusterOf is slurmCluster with nodes nodes.
+func slurmClusterOf(t *testing.T, nodes int) *slurmtest.Cluster {
+	t.Helper()
+	c := slurmtest.Start(t, slurmtest.Options{Nodes: nodes, CPUs: 2})
 	for _, kv := range c.Env() {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
@@ -74,26 +81,32 @@ func TestRunUnderSlurmExcludesLostNode(t *testing.T) {
 	c := slurmCluster(t)
 	t.Run("own allocation", func(t *testing.T) { slurmNodeLoss(t, c) })
 	t.Run("in an allocation", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-		defer cancel()
-		out, err := c.Command(ctx, "salloc", "--no-shell", "-N", "3", "--exclusive", "-t", "10", "-J", "ckpt-test").CombinedOutput()
-		m := regexp.MustCompile(`Granted job allocation (\d+)`).FindSubmatch(out)
-		if err != nil || m == nil {
-			t.Fatalf("salloc: %v\n%s", err, out)
-		}
-		id := string(m[1])
-		t.Cleanup(func() {
-			if out, err := c.Command(context.Background(), "scancel", id).CombinedOutput(); err != nil {
-				t.Errorf("scancel %s: %v\n%s", id, err, out)
-			}
-		})
-		// What a batch script of the allocation has: srun then runs
-		// steps in it, and would ask for all three nodes
-		// (SLURM_NNODES) without ckpt's --nodes.
-		t.Setenv("SLURM_JOB_ID", id)
-		t.Setenv("SLURM_NNODES", "3")
+		inAllocation(t, c)
 		slurmNodeLoss(t, c)
 	})
+}
+
+// inAllocation makes an allocation of the cluster's three nodes (salloc
+// --no-shell), cancelled when t ends, and puts t where a batch script of
+// it would be: srun then runs steps in it (SLURM_JOB_ID), and would ask
+// for all three nodes (SLURM_NNODES) without ckpt's --nodes.
+func inAllocation(t *testing.T, c *slurmtest.Cluster) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	out, err := c.Command(ctx, "salloc", "--no-shell", "-N", "3", "--exclusive", "-t", "10", "-J", "ckpt-test").CombinedOutput()
+	m := regexp.MustCompile(`Granted job allocation (\d+)`).FindSubmatch(out)
+	if err != nil || m == nil {
+		t.Fatalf("salloc: %v\n%s", err, out)
+	}
+	id := string(m[1])
+	t.Cleanup(func() {
+		if out, err := c.Command(context.Background(), "scancel", id).CombinedOutput(); err != nil {
+			t.Errorf("scancel %s: %v\n%s", id, err, out)
+		}
+	})
+	t.Setenv("SLURM_JOB_ID", id)
+	t.Setenv("SLURM_NNODES", "3")
 }
 
 func slurmNodeLoss(t *testing.T, c *slurmtest.Cluster) {
@@ -162,4 +175,218 @@ func TestRunInSlurmAllocationHaltsBeforeItsEnd(t *testing.T) {
 		t.Errorf("the time limit came from neither squeue nor SLURM_JOB_END_TIME: %s", msg)
 	}
 	t.Logf("the allocation's end came from: %s", msg)
+}
+
+// slurmAllocations are the node lists slurmctld gave the jobs it ran, in
+// the order of their ids, as its log says (the first "JobId=N
+// NodeList=n1,n[3-5]" of each job), each expanded by scontrol.
+func slurmAllocations(t *testing.T, c *slurmtest.Cluster) [][]string {
+	t.Helper()
+	var out [][]string
+	seen := map[string]bool{}
+	for _, m := range regexp.MustCompile(`JobId=(\d+) NodeList=(n[^\s]*)`).FindAllStringSubmatch(c.Log("slurmctld.log"), -1) {
+		if seen[m[1]] {
+			continue
+		}
+		seen[m[1]] = true
+		b, err := c.Command(t.Context(), "scontrol", "show", "hostnames", m[2]).Output()
+		if err != nil {
+			t.Fatalf("scontrol show hostnames %s: %v", m[2], err)
+		}
+		out = append(out, strings.Fields(string(b)))
+	}
+	return out
+}
+
+// ckpt demo --launcher srun on a real Slurm cluster of five nodes, the
+// demo's four and a spare: every run of the demo goes through srun, each
+// of its nodes one Slurm node. The node lost at the start of the run with
+// failures (TestDemoJSON's schedule) goes to the spare, its Slurm node is
+// left out of the relaunch, which Slurm runs on the spare Slurm node n5,
+// and the result matches the failure-free reference.
+func TestDemoUnderSlurm(t *testing.T) {
+	c := slurmClusterOf(t, 5)
+	t.Setenv(asCkpt, "1")
+	code, stdout, stderr := runCLI(t, "demo", "--launcher", "srun", "--spares", "1", "--size", "xs", "--iterations", "150",
+		"--mtti", "20s", "--seed", "474644", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\nslurmctld.log:\n%s", code, stderr, c.Log("slurmctld.log"))
+	}
+	var obj struct {
+		Match    bool               `json:"result_matches_reference"`
+		Injected int                `json:"failures_injected"`
+		Launcher string             `json:"launcher"`
+		Excluded []launch.Exclusion `json:"excluded_nodes"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &obj); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if !obj.Match || obj.Launcher != "srun" || obj.Injected < 1 || len(obj.Excluded) < 1 {
+		t.Errorf("%+v\n%s", obj, stderr)
+	}
+	if !strings.Contains(stderr, "its ranks go to spare node node4") {
+		t.Errorf("no spare used:\n%s", stderr)
+	}
+	// The references and the first launch on n1 to n4; a relaunch on
+	// four nodes that are not those: the lost node's Slurm node out,
+	// the spare n5 in.
+	// The first launch of the run put node K on Slurm node n(K+1).
+	var lost string
+	if len(obj.Excluded) > 0 {
+		k, err := strconv.Atoi(strings.TrimPrefix(obj.Excluded[0].Node, "node"))
+		if err != nil {
+			t.Fatalf("excluded node %q", obj.Excluded[0].Node)
+		}
+		lost = slurmtest.NodeName(k)
+	}
+	allocs := slurmAllocations(t, c)
+	relaunched := false
+	for _, a := range allocs {
+		if len(a) != 4 {
+			t.Errorf("a launch on Slurm nodes %v, want 4 (one per node of the demo)", a)
+		}
+		if slices.Contains(a, "n5") && !relaunched {
+			relaunched = true
+			if slices.Contains(a, lost) {
+				t.Errorf("the relaunch ran on Slurm nodes %v, with %s, where the lost %s ran", a, lost, obj.Excluded[0].Node)
+			}
+		}
+	}
+	if !relaunched {
+		t.Errorf("no launch ran on the spare Slurm node n5: %v\n%s\nslurmctld.log:\n%s", allocs, stderr, c.Log("slurmctld.log"))
+	}
+	t.Logf("Slurm's allocations: %v", allocs)
+}
+
+// Issue 15's relaunch goal under the real srun (measureRelaunch), once
+// with each srun its own allocation (a job per launch) and once inside
+// one allocation (a step per launch, as SCR's scr_srun loop runs in a
+// batch script): the relaunch after a node loss runs on the spare's
+// Slurm node with the lost one excluded, the restart alone on the first
+// two; both rebuild the lost node's part and end with the failure-free
+// result.
+func TestSlurmRelaunchAgainstRestart(t *testing.T) {
+	c := slurmCluster(t)
+	t.Run("own allocation", func(t *testing.T) {
+		spec, log := jobSpec(t)
+		underLauncher(t, &spec, launch.LauncherSrun)
+		measureRelaunch(t, spec, log)
+		if t.Failed() {
+			t.Logf("slurmctld.log:\n%s", c.Log("slurmctld.log"))
+		}
+		// The job with the node loss: two launches, the relaunch
+		// without n2 (node1's) and with n3 (the spare's); then the job
+		// halted and the restart alone, both on n1 and n2.
+		want := [][]string{{"n1", "n2"}, {"n1", "n3"}, {"n1", "n2"}, {"n1", "n2"}}
+		if got := slurmAllocations(t, c); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("Slurm's allocations %v, want %v", got, want)
+		}
+	})
+	t.Run("in an allocation", func(t *testing.T) {
+		inAllocation(t, c)
+		spec, log := jobSpec(t)
+		underLauncher(t, &spec, launch.LauncherSrun)
+		measureRelaunch(t, spec, log)
+		if t.Failed() {
+			t.Logf("slurmctld.log:\n%s", c.Log("slurmctld.log"))
+		}
+	})
+}
+
+// The failures of issue 15 under the real srun: a launcher that fails on
+// its own arguments is not launched again; ranks that never join time
+// the launch out naming them; and a job whose every launch loses a node
+// runs out of Slurm nodes, each lost one excluded, and says what it
+// tried.
+func TestSlurmLaunchFailures(t *testing.T) {
+	c := slurmCluster(t)
+	t.Run("bad arguments", func(t *testing.T) {
+		spec, log := jobSpec(t)
+		spec.nodes, spec.redundancy = 2, "xor:2"
+		l, err := launch.NewExternal(launch.LauncherSrun, []string{"--no-such-option-of-ckpt"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.launcher = l
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
+		res, err := spec.run(ctx)
+		if !errors.Is(err, launch.ErrGaveUp) || len(res.Attempts) != 1 || res.Class != launch.ClassConfig {
+			t.Fatalf("error %v, %d attempts, class %q: want one attempt, given up as a configuration error\n%s", err, len(res.Attempts), res.Class, log)
+		}
+		if !strings.Contains(err.Error(), "srun failed before any rank joined") || !strings.Contains(err.Error(), "no-such-option-of-ckpt") {
+			t.Errorf("the error does not say what failed: %v", err)
+		}
+	})
+	t.Run("ranks never join", func(t *testing.T) {
+		spec, log := jobSpec(t)
+		spec.nodes, spec.redundancy, spec.retries = 2, "xor:2", 0
+		spec.joinTimeout = 4 * time.Second
+		spec.program = neverJoins(t)
+		l, err := launch.NewExternal(launch.LauncherSrun, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.launcher = l
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
+		res, err := spec.run(ctx)
+		if !errors.Is(err, launch.ErrRetriesExhausted) || len(res.Attempts) != 1 {
+			t.Fatalf("error %v, %d attempts: want the one launch timed out\n%s", err, len(res.Attempts), log)
+		}
+		if f := res.Attempts[0].Failure; !strings.Contains(f, "did not join within the join timeout") ||
+			!strings.Contains(f, "rank 1 (node node0, host unknown: placed by srun") {
+			t.Errorf("the failure %q does not name rank 1, its node and that srun placed it", f)
+		}
+	})
+	// 2 nodes and a spare, XOR across the 2, on three Slurm nodes: each
+	// launch loses its first node. Node0 goes to the spare and its Slurm
+	// node is excluded from every later launch; then no spare is left
+	// and one node cannot hold the sets of 2, so the lost node is kept
+	// (with an empty cache) until the retries run out, and the error
+	// says what each launch ran on and how it ended.
+	t.Run("every node fails", func(t *testing.T) {
+		spec, log := jobSpec(t)
+		underLauncher(t, &spec, launch.LauncherSrun)
+		spec.retries, spec.spares = 3, 1
+		cfg, coords, err := spec.config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		inject := make(chan []int, 8)
+		cfg.Inject, cfg.NodeFailures = inject, true
+		event := cfg.Event
+		cfg.Event = func(e launch.Event) {
+			if e.Kind == "launch" {
+				inject <- []int{0} // the first node of this launch
+			}
+			event(e)
+		}
+		before := len(slurmAllocations(t, c))
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+		defer cancel()
+		res, err := spec.launch(ctx, cfg, coords)
+		if !errors.Is(err, launch.ErrRetriesExhausted) || len(res.Attempts) != 4 {
+			t.Fatalf("error %v, %d attempts: want the retries exhausted after 4\n%s", err, len(res.Attempts), log)
+		}
+		for _, want := range []string{
+			"launch 0 on node0,node1: injected failure: node 0 lost",
+			"launch 1 on node2,node1: injected failure: node 2 lost",
+			"launch 3 on node2,node1: injected failure: node 2 lost",
+			"excluded: node0 (lost in launch 0, from launch 1)",
+		} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("the error lacks %q:\n%v", want, err)
+			}
+		}
+		allocs := slurmAllocations(t, c)[before:]
+		if len(allocs) != 4 || !slices.Equal(allocs[0], []string{"n1", "n2"}) {
+			t.Fatalf("Slurm's allocations %v, want 4, the first on n1 and n2\n%s", allocs, log)
+		}
+		for _, a := range allocs[1:] {
+			if slices.Contains(a, "n1") {
+				t.Errorf("a relaunch on Slurm nodes %v, with n1, where the lost node0 ran", a)
+			}
+		}
+	})
 }

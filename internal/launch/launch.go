@@ -924,6 +924,18 @@ func (p *prefixWriter) last() string {
 	return t
 }
 
+// saysNothing reports whether a line of output cannot be a failure's
+// cause: empty, a rule of dashes (mpirun frames its messages in them), or
+// a pointer to the help (srun ends its complaint about an option with
+// `Try "srun --help" for more information`, after the line that names
+// the option).
+func saysNothing(line string) bool {
+	if strings.Trim(line, "-") == "" {
+		return true
+	}
+	return strings.HasPrefix(line, "Try ") && strings.Contains(line, "--help") && strings.HasSuffix(line, "for more information")
+}
+
 func (p *prefixWriter) Write(b []byte) (int, error) {
 	p.lastMu.Lock()
 	defer p.lastMu.Unlock()
@@ -943,9 +955,7 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 		io.WriteString(p.w, p.prefix)
 		p.w.Write(p.buf[:i+1])
 		p.mu.Unlock()
-		// A rule of dashes (mpirun frames its messages in them) says
-		// nothing.
-		if t := strings.TrimSpace(string(p.buf[:i])); strings.Trim(t, "-") != "" {
+		if t := strings.TrimSpace(string(p.buf[:i])); !saysNothing(t) {
 			p.lastLn = t
 		}
 		p.buf = p.buf[i+1:]

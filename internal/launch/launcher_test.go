@@ -3,7 +3,9 @@ package launch
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -73,5 +75,29 @@ func TestRunInjectionImpossible(t *testing.T) {
 	}
 	if len(rep.Attempts) != 1 {
 		t.Errorf("%d attempts, want the one that could not be injected into", len(rep.Attempts))
+	}
+}
+
+// The last line of a launcher's output that can say why it failed:
+// neither mpirun's rules of dashes nor srun's pointer to its help, which
+// follows the line naming the bad option.
+func TestPrefixWriterLast(t *testing.T) {
+	var mu sync.Mutex
+	var out strings.Builder
+	p := &prefixWriter{mu: &mu, w: &out, prefix: "[srun] "}
+	io.WriteString(p, "srun: unrecognized option '--bogus'\nTry \"srun --help\" for more information\n")
+	if got := p.last(); got != "srun: unrecognized option '--bogus'" {
+		t.Errorf("last %q, want srun's line naming the option", got)
+	}
+	io.WriteString(p, "---------\nmpirun: an error\n------------\n")
+	if got := p.last(); got != "mpirun: an error" {
+		t.Errorf("last %q, want mpirun's message inside its rules", got)
+	}
+	io.WriteString(p, "a partial line")
+	if got := p.last(); got != "a partial line" {
+		t.Errorf("last %q, want the partial line", got)
+	}
+	if !strings.Contains(out.String(), "[srun] Try \"srun --help\" for more information\n") {
+		t.Errorf("the help line was not passed on:\n%s", out.String())
 	}
 }
