@@ -39,23 +39,25 @@ func (f *benchCoordFlags) runSimulate(c *cobra.Command) error {
 		return writeJSON(w, coordSimJSON(r, *f.perNode))
 	}
 	t := newTable(w)
-	t.row("MODE", "RANKS", "CONNS", "EVENTS", "NS/EVENT", "JOIN", "ROUND", "LEAVE", "TICK NS/CONN", "HEAP/RANK")
+	t.row("MODE", "RANKS", "CONNS", "EVENTS", "NS/EVENT", "FLOOR", "RATIO", "JOIN", "ROUND", "LEAVE", "TICK NS/CONN", "HEAP/RANK")
 	for _, p := range r.Points {
 		t.row(p.Mode, fmt.Sprint(p.Ranks), fmt.Sprint(p.Conns), fmt.Sprint(p.Events),
-			fmt.Sprintf("%.0f", p.NsPerEvent), fmt.Sprintf("%.0f", p.JoinNsPerEvent), fmt.Sprintf("%.0f", p.RoundNsPerEvent),
+			fmt.Sprintf("%.0f", p.NsPerEvent), fmt.Sprintf("%.0f", p.FloorNsPerEvent), fmt.Sprintf("%.2f", p.EventCostRatio),
+			fmt.Sprintf("%.0f", p.JoinNsPerEvent), fmt.Sprintf("%.0f", p.RoundNsPerEvent),
 			fmt.Sprintf("%.0f", p.LeaveNsPerEvent), fmt.Sprintf("%.1f", p.TickNsPerConn), units.FormatSize(p.HeapBytesPerRank))
 	}
 	t.flush()
-	fmt.Fprintf(w, "\nslopes of log(cost per event) and log(heap) against log(ranks) (bounds %.2f and %.2f):\n",
+	fmt.Fprintf(w, "\nslopes against log(ranks) of log(ratio of ns per event to the floor) and of log(heap) (bounds %.2f and %.2f),\nand of the ns per event and the floor alone:\n",
 		bench.MaxEventCostSlope, bench.MaxMemorySlope)
 	t = newTable(w)
-	t.row("MODE", "RANKS", "EVENT COST SLOPE", "MEMORY SLOPE", "")
+	t.row("MODE", "RANKS", "EVENT COST SLOPE", "MEMORY SLOPE", "NS/EVENT", "FLOOR", "")
 	for _, s := range r.Slopes {
 		verdict := "ok"
 		if !s.OK {
 			verdict = "OUT OF BOUNDS"
 		}
-		t.row(s.Mode, fmt.Sprintf("%d → %d", s.FromRanks, s.ToRanks), fmt.Sprintf("%+.3f", s.EventCostSlope), fmt.Sprintf("%.3f", s.MemorySlope), verdict)
+		t.row(s.Mode, fmt.Sprintf("%d → %d", s.FromRanks, s.ToRanks), fmt.Sprintf("%+.3f", s.EventCostSlope), fmt.Sprintf("%.3f", s.MemorySlope),
+			fmt.Sprintf("%+.3f", s.NsPerEventSlope), fmt.Sprintf("%+.3f", s.FloorSlope), verdict)
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -88,6 +90,8 @@ func coordSimJSON(r bench.CoordSimResult, perNode int) object {
 			{"tick_ns_per_conn", num(p.TickNsPerConn)},
 			{"heap_bytes", num(p.HeapBytes)},
 			{"heap_bytes_per_rank", num(p.HeapBytesPerRank)},
+			{"floor_ns_per_event", num(p.FloorNsPerEvent)},
+			{"event_cost_ratio", num(p.EventCostRatio)},
 			{"runs", p.Runs},
 		}
 	}
@@ -99,6 +103,8 @@ func coordSimJSON(r bench.CoordSimResult, perNode int) object {
 			{"to_ranks", s.ToRanks},
 			{"event_cost_slope", num(s.EventCostSlope)},
 			{"memory_slope", num(s.MemorySlope)},
+			{"ns_per_event_slope", num(s.NsPerEventSlope)},
+			{"floor_slope", num(s.FloorSlope)},
 			{"ok", s.OK},
 		}
 	}
@@ -128,10 +134,19 @@ garbage collection included, so that other work on a busy machine does
 not count (the elapsed time is beside it; the fastest of several runs;
 building the messages, a driver's decoding, is not counted),
 the tick's nanoseconds per connection, and the live heap after a
-collection with every rank joined and the round done, per rank. Between
-consecutive sizes it computes the slopes of log(ns per event) and of
-log(heap) against log(ranks): the work per event must not grow with the
-ranks (slope at most 0.5; an O(ranks) scan per event gives 1) and the
-memory must be linear (at most 1.25). scaling_ok says whether all are
+collection with every rank joined and the round done, per rank.
+
+Beside each size it measures a floor in the same run: the CPU time per
+event of the least a coordinator keyed by connection does, a record per
+connection in a map, found and touched per event (floor_ns_per_event);
+event_cost_ratio is ns_per_event over it. Beyond the caches (about a
+million records) every access waits for memory and both grow with the
+size together; the ratio grows only if the state machine does more work
+per event at a larger size. Between consecutive sizes of a mode it
+computes the slopes against log(ranks) of log(event_cost_ratio)
+(event_cost_slope, at most 0.5: work per event that does not grow with
+the ranks; an O(ranks) scan per event gives about 1) and of log(heap)
+(memory_slope, at most 1.25: linear memory), and, for reading, those of
+ns_per_event and of the floor alone. scaling_ok says whether all are
 within bounds; the text output warns when one is not. 1M ranks need
 about 1 GB of memory.`

@@ -26,7 +26,7 @@ func TestBenchCoordSimulateJSON(t *testing.T) {
 	for i, p := range points {
 		checkKeys(t, p, []string{"ranks", "conns", "events", "coord_events", "cpu_seconds", "wall_seconds", "ns_per_event",
 			"join_events", "join_ns_per_event", "round_events", "round_ns_per_event", "leave_events", "leave_ns_per_event",
-			"tick_ns_per_conn", "heap_bytes", "heap_bytes_per_rank", "runs", "mode"}, nil, "mode")
+			"tick_ns_per_conn", "heap_bytes", "heap_bytes_per_rank", "runs", "floor_ns_per_event", "event_cost_ratio", "mode"}, nil, "mode")
 		mode, n := []string{"flat", "flat", "tree", "tree"}[i], []float64{300, 3000, 300, 3000}[i]
 		if p["mode"] != mode || getNum(t, p, "ranks") != n {
 			t.Fatalf("point %d: %v, want %s at %v ranks", i, p, mode, n)
@@ -39,6 +39,7 @@ func TestBenchCoordSimulateJSON(t *testing.T) {
 			t.Errorf("point %v: want %v connections", p, conns)
 		}
 		checkRel(t, "ns_per_event", getNum(t, p, "ns_per_event"), getNum(t, p, "cpu_seconds")*1e9/getNum(t, p, "events"), 1e-9)
+		checkRel(t, "event_cost_ratio", getNum(t, p, "event_cost_ratio"), getNum(t, p, "ns_per_event")/getNum(t, p, "floor_ns_per_event"), 1e-9)
 		checkRel(t, "heap_bytes_per_rank", getNum(t, p, "heap_bytes_per_rank"), getNum(t, p, "heap_bytes")/n, 1e-9)
 		for _, k := range []string{"cpu_seconds", "wall_seconds", "heap_bytes", "join_ns_per_event", "round_ns_per_event", "leave_ns_per_event"} {
 			if !(getNum(t, p, k) > 0) {
@@ -54,14 +55,16 @@ func TestBenchCoordSimulateJSON(t *testing.T) {
 	all := true
 	for k, s := range slopes {
 		a, b := points[2*k], points[2*k+1]
-		checkKeys(t, s, []string{"from_ranks", "to_ranks", "event_cost_slope", "memory_slope", "mode", "ok"}, nil, "mode", "ok")
+		checkKeys(t, s, []string{"from_ranks", "to_ranks", "event_cost_slope", "memory_slope", "ns_per_event_slope", "floor_slope", "mode", "ok"}, nil, "mode", "ok")
 		if s["mode"] != a["mode"] || getNum(t, s, "from_ranks") != 300 || getNum(t, s, "to_ranks") != 3000 {
 			t.Errorf("slope %v: want %v from 300 to 3000 ranks", s, a["mode"])
 		}
 		x := math.Log(10)
-		cost := math.Log(getNum(t, b, "ns_per_event")/getNum(t, a, "ns_per_event")) / x
-		mem := math.Log(getNum(t, b, "heap_bytes")/getNum(t, a, "heap_bytes")) / x
+		slope := func(p string) float64 { return math.Log(getNum(t, b, p)/getNum(t, a, p)) / x }
+		cost, mem := slope("event_cost_ratio"), slope("heap_bytes")
 		checkRel(t, "event_cost_slope", getNum(t, s, "event_cost_slope"), cost, 1e-9)
+		checkRel(t, "ns_per_event_slope", getNum(t, s, "ns_per_event_slope"), slope("ns_per_event"), 1e-9)
+		checkRel(t, "floor_slope", getNum(t, s, "floor_slope"), slope("floor_ns_per_event"), 1e-9)
 		checkRel(t, "memory_slope", getNum(t, s, "memory_slope"), mem, 1e-9)
 		ok := cost <= maxCost && mem <= maxMem
 		if s["ok"] != ok {

@@ -39,13 +39,13 @@ func TestCoordSim(t *testing.T) {
 		if mode == "tree" && p.CoordEvents >= 2*n {
 			t.Errorf("tree point %+v: the coordinator handles per-node events, not per-rank", p)
 		}
-		for _, f := range []float64{p.Seconds, p.NsPerEvent, p.JoinNsPerEvent, p.RoundNsPerEvent, p.LeaveNsPerEvent, p.TickNsPerConn, p.HeapBytes, p.WallSeconds} {
+		for _, f := range []float64{p.Seconds, p.NsPerEvent, p.JoinNsPerEvent, p.RoundNsPerEvent, p.LeaveNsPerEvent, p.TickNsPerConn, p.HeapBytes, p.WallSeconds, p.FloorNsPerEvent} {
 			if !(f > 0) || math.IsInf(f, 0) {
 				t.Errorf("point %+v: want every figure finite and positive", p)
 			}
 		}
 		if math.Abs(p.NsPerEvent-p.Seconds*1e9/float64(p.Events)) > 1e-6*p.NsPerEvent ||
-			p.HeapBytesPerRank != p.HeapBytes/float64(n) || p.Runs < 2 {
+			p.HeapBytesPerRank != p.HeapBytes/float64(n) || p.Runs < 2 || p.EventCostRatio != p.NsPerEvent/p.FloorNsPerEvent {
 			t.Errorf("point %+v: figures disagree", p)
 		}
 	}
@@ -57,7 +57,9 @@ func TestCoordSim(t *testing.T) {
 		a, b := r.Points[2*k], r.Points[2*k+1]
 		x := math.Log(10)
 		if s.Mode != a.Mode || s.FromRanks != 200 || s.ToRanks != 2000 ||
-			math.Abs(s.EventCostSlope-math.Log(b.NsPerEvent/a.NsPerEvent)/x) > 1e-9 ||
+			math.Abs(s.EventCostSlope-math.Log(b.EventCostRatio/a.EventCostRatio)/x) > 1e-9 ||
+			math.Abs(s.NsPerEventSlope-math.Log(b.NsPerEvent/a.NsPerEvent)/x) > 1e-9 ||
+			math.Abs(s.FloorSlope-math.Log(b.FloorNsPerEvent/a.FloorNsPerEvent)/x) > 1e-9 ||
 			math.Abs(s.MemorySlope-math.Log(b.HeapBytes/a.HeapBytes)/x) > 1e-9 ||
 			s.OK != (s.EventCostSlope <= MaxEventCostSlope && s.MemorySlope <= MaxMemorySlope) {
 			t.Errorf("slope %+v does not follow from %+v and %+v", s, a, b)
@@ -79,7 +81,12 @@ func TestCoordSimSlopes(t *testing.T) {
 	pts := func(cost func(n float64) float64, mem func(n float64) float64) []CoordSimPoint {
 		var out []CoordSimPoint
 		for _, n := range []int{1000, 10000, 100000} {
-			out = append(out, CoordSimPoint{Mode: "flat", Ranks: n, NsPerEvent: cost(float64(n)), HeapBytes: mem(float64(n))})
+			// A floor that grows with the size, as beyond the caches:
+			// the check is on the ratio.
+			floor := 20 * math.Pow(float64(n)/1000, 0.3)
+			c := cost(float64(n)) * floor / 20
+			out = append(out, CoordSimPoint{Mode: "flat", Ranks: n, NsPerEvent: c, FloorNsPerEvent: floor,
+				EventCostRatio: c / floor, HeapBytes: mem(float64(n))})
 		}
 		return out
 	}
