@@ -32,9 +32,8 @@ type CoordSimConfig struct {
 // touching it, the records holding as much memory as the simulation's
 // state machines per rank (simFloor). Beyond the caches, at about a million records,
 // every such access waits for memory, so the cost in nanoseconds grows
-// with the size whatever the algorithm (3.8 × from 100K to 1M ranks flat
-// on the machine of docs/PERFORMANCE.md, with the floor growing as
-// much); the ratio does not, unless the state machine does more work per
+// with the size whatever the algorithm (2.7 × from 100K to 1M ranks flat
+// in docs/PERFORMANCE.md, the floor 2.8 ×); the ratio does not, unless the state machine does more work per
 // event at a larger size. The slope of log(ratio) against log(ranks)
 // must stay at most MaxEventCostSlope (0 is work per event that does not
 // grow; an O(ranks) scan per event gives about 1), and that of log(heap)
