@@ -66,7 +66,7 @@ func TestBenchCoordSimulateJSON(t *testing.T) {
 		checkRel(t, "ns_per_event_slope", getNum(t, s, "ns_per_event_slope"), slope("ns_per_event"), 1e-9)
 		checkRel(t, "floor_slope", getNum(t, s, "floor_slope"), slope("floor_ns_per_event"), 1e-9)
 		checkRel(t, "memory_slope", getNum(t, s, "memory_slope"), mem, 1e-9)
-		ok := cost <= maxCost && mem <= maxMem
+		ok := cost <= maxCost && mem <= maxMem && min(getNum(t, a, "heap_bytes"), getNum(t, b, "heap_bytes")) > 0
 		if s["ok"] != ok {
 			t.Errorf("slope %v: ok should be %v", s, ok)
 		}

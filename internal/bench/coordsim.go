@@ -149,8 +149,11 @@ func CoordSimSlopes(points []CoordSimPoint) ([]CoordSimSlope, bool) {
 			MemorySlope:     math.Log(b.HeapBytes/a.HeapBytes) / x,
 			NsPerEventSlope: math.Log(b.NsPerEvent/a.NsPerEvent) / x,
 			FloorSlope:      math.Log(b.FloorNsPerEvent/a.FloorNsPerEvent) / x}
-		// NaN (a zero measurement) fails both comparisons: not OK.
-		s.OK = s.EventCostSlope <= MaxEventCostSlope && s.MemorySlope <= MaxMemorySlope
+		// A measurement that is not positive (a heap within a
+		// collection's noise at a few ranks) proves nothing; NaN fails
+		// both comparisons.
+		s.OK = s.EventCostSlope <= MaxEventCostSlope && s.MemorySlope <= MaxMemorySlope &&
+			min(a.HeapBytes, b.HeapBytes, a.EventCostRatio, b.EventCostRatio) > 0
 		ok = ok && s.OK
 		out = append(out, s)
 	}
@@ -186,7 +189,7 @@ func simPoint(mode string, n, perNode, runs int) (CoordSimPoint, error) {
 // The same memory makes the same trips beyond the caches. It runs until
 // about 300K events went through, so that small sizes are measured too.
 func simFloor(n, perRank int) float64 {
-	perRank = max(perRank, 16)
+	perRank = min(max(perRank, 16), 1<<20)
 	reps := max(1, 300_000/(6*n))
 	clk := startClock()
 	for range reps {
@@ -424,7 +427,8 @@ func simOnce(mode string, n, perNode int) (CoordSimPoint, error) {
 
 	// The memory of the job at rest: every rank joined, the round done.
 	j.queue = nil
-	p.HeapBytes = float64(heapNow() - base)
+	// Signed: at a few ranks, the noise of a collection may exceed them.
+	p.HeapBytes = float64(heapNow()) - float64(base)
 	p.HeapBytesPerRank = p.HeapBytes / float64(n)
 
 	// A tick of every machine, each connection due a heartbeat.
@@ -495,6 +499,7 @@ func processCPU() float64 {
 
 // heapNow is the bytes of live heap objects after a collection.
 func heapNow() uint64 {
+	runtime.GC() // twice: the first may leave objects freed by finalizers
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

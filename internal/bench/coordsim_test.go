@@ -61,7 +61,7 @@ func TestCoordSim(t *testing.T) {
 			math.Abs(s.NsPerEventSlope-math.Log(b.NsPerEvent/a.NsPerEvent)/x) > 1e-9 ||
 			math.Abs(s.FloorSlope-math.Log(b.FloorNsPerEvent/a.FloorNsPerEvent)/x) > 1e-9 ||
 			math.Abs(s.MemorySlope-math.Log(b.HeapBytes/a.HeapBytes)/x) > 1e-9 ||
-			s.OK != (s.EventCostSlope <= MaxEventCostSlope && s.MemorySlope <= MaxMemorySlope) {
+			s.OK != (s.EventCostSlope <= MaxEventCostSlope && s.MemorySlope <= MaxMemorySlope && min(a.HeapBytes, b.HeapBytes) > 0) {
 			t.Errorf("slope %+v does not follow from %+v and %+v", s, a, b)
 		}
 		ok = ok && s.OK
@@ -101,6 +101,7 @@ func TestCoordSimSlopes(t *testing.T) {
 		{"O(n) scan per event", func(n float64) float64 { return 300 + n }, linear, false},
 		{"quadratic memory", constant, func(n float64) float64 { return n * n }, false},
 		{"zero measurement", func(float64) float64 { return 0 }, linear, false},
+		{"no heap measured (noise at a few ranks)", constant, func(float64) float64 { return -100 }, false},
 	} {
 		slopes, ok := CoordSimSlopes(pts(c.cost, c.mem))
 		if ok != c.ok || len(slopes) != 2 {
