@@ -20,7 +20,7 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure ckpt against this machine's own limits",
 	}
-	c.AddCommand(newBenchStoreCmd(), newBenchCoordCmd(), newBenchCoordWorkerCmd(), newBenchOverheadCmd(), newBenchStageCmd())
+	c.AddCommand(newBenchStoreCmd(), newBenchCoordCmd(), newBenchCoordWorkerCmd(), newBenchOverheadCmd(), newBenchStageCmd(), newBenchAllCmd())
 	return c
 }
 
