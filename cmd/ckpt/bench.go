@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,7 +21,7 @@ func newBenchCmd() *cobra.Command {
 		Short: "Measure ckpt against this machine's own limits",
 	}
 	c.AddCommand(newBenchStoreCmd(), newBenchCoordCmd(), newBenchCoordWorkerCmd(), newBenchOverheadCmd(), newBenchStageCmd(),
-		newBenchTransparentCmd(), newBenchTransparentHolderCmd())
+		newBenchTransparentCmd(), newBenchTransparentHolderCmd(), newBenchAllCmd())
 	return c
 }
 
@@ -240,11 +241,14 @@ survives the processes' crash; a crashed node is rebuilt from redundancy).
 DIR needs about 5 × 512 MiB free; everything written is removed.`
 
 func newBenchCoordCmd() *cobra.Command {
-	c := leaf("coord [--clients N] [--per-node P] [--netns H] [--json]", "Coordinator scale: N ranks join and complete one checkpoint round, flat and as a tree", benchCoordLong, "")
+	c := leaf("coord [--clients N] [--per-node P] [--netns H] [--json]\n  ckpt bench coord --simulate [--ranks N,N,...] [--per-node P] [--json]", "Coordinator scale: N ranks join and complete one checkpoint round, flat and as a tree", benchCoordLong+benchCoordSimLong, "")
 	f := &benchCoordFlags{clients: c.Flags().Int("clients", 16384, "ranks (client connections)"),
-		perNode: c.Flags().Int("per-node", 256, "ranks per node in tree mode"),
-		netns:   c.Flags().Int("netns", 0, "also measure with the clients spread over H hosts of their own (network namespaces; needs root and iproute2), and report both"),
+		perNode:  c.Flags().Int("per-node", 256, "ranks per node in tree mode"),
+		netns:    c.Flags().Int("netns", 0, "also measure with the clients spread over H hosts of their own (network namespaces; needs root and iproute2), and report both"),
+		simulate: c.Flags().Bool("simulate", false, "drive the coordinator's state machines without sockets at each rank count of --ranks (see below)"),
+		ranks:    &intList{v: slices.Clone(defaultSimRanks)},
 	}
+	c.Flags().Var(f.ranks, "ranks", "with --simulate: the rank counts, comma-separated")
 	f.asJSON = jsonFlag(c)
 	return runs(c, f)
 }
@@ -252,10 +256,17 @@ func newBenchCoordCmd() *cobra.Command {
 // benchCoordFlags are the flags of the command newBenchCoordCmd builds.
 type benchCoordFlags struct {
 	clients, perNode, netns *int
-	asJSON                  *bool
+	asJSON, simulate        *bool
+	ranks                   *intList
 }
 
 func (f *benchCoordFlags) run(c *cobra.Command) error {
+	if *f.simulate {
+		return f.runSimulate(c)
+	}
+	if f.ranks.set {
+		return usagef("--ranks: only with --simulate")
+	}
 	clients, perNode, asJSON := f.clients, f.perNode, f.asJSON
 	if *clients < 1 || *clients > 1<<20 {
 		return usagef("--clients %d: want 1 to %d", *clients, 1<<20)

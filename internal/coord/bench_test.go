@@ -2,6 +2,7 @@ package coord
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/wire"
@@ -210,5 +211,92 @@ func BenchmarkMachineAllGather16K(b *testing.B) {
 	for b.Loop() {
 		seq++
 		barrierRound(b, m, msgs, seq)
+	}
+}
+
+// Forgetting a connection costs O(1), not a shift of every later one: a
+// job of one connection per rank whose ranks leave and disconnect one
+// after the other (in any order) does work linear in the ranks, counted
+// as the slots compaction copies, at most one per connection forgotten.
+// Before issue 17 each disconnect shifted the connections after it, so
+// the job's end took O(ranks²): hours at 1M ranks.
+func TestForgetIsConstantWork(t *testing.T) {
+	for _, order := range []string{"connect", "reverse", "interleaved"} {
+		for _, size := range []int{1000, 100000} {
+			m, _ := flat(t, size, size)
+			ids := make([]int, size)
+			for i := range ids {
+				ids[i] = i
+			}
+			switch order {
+			case "reverse":
+				slices.Reverse(ids)
+			case "interleaved": // evens first, then odds: holes everywhere
+				slices.SortStableFunc(ids, func(a, b int) int { return a%2 - b%2 })
+			}
+			for k, c := range ids {
+				m.Receive(ConnID(c), &wire.Leave{Ranks: []int32{int32(c)}}, 0)
+				m.Disconnect(ConnID(c), nil, 0)
+				if got, want := m.Status().Conns, size-k-1; got != want {
+					t.Fatalf("%s order, %d ranks: %d live connections after %d disconnects, want %d", order, size, got, k+1, want)
+				}
+			}
+			if st := m.Status(); st.Phase != Finished {
+				t.Fatalf("%s order, %d ranks: %+v, want finished", order, size, st)
+			}
+			if m.compacted > size {
+				t.Errorf("%s order, %d ranks: compaction copied %d slots for %d disconnects, want at most one each",
+					order, size, m.compacted, size)
+			}
+		}
+	}
+}
+
+// Holes left by forgotten connections change nothing of the order in
+// which the others are served: a broadcast still goes in connect order,
+// before and after the compaction.
+func TestConnOrderWithHoles(t *testing.T) {
+	const size = 8
+	m, err := New(Config{Size: size, Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Connections 100..115 connect; the odd ones drop before saying
+	// Hello, leaving 8 holes beside 8 live ones, which the next event
+	// compacts away; then 4 more connect (200..203).
+	for c := range ConnID(16) {
+		m.Connect(100+c, 0)
+	}
+	for c := ConnID(1); c < 16; c += 2 {
+		m.Disconnect(100+c, nil, 0)
+	}
+	var want []ConnID
+	rank := int32(0)
+	hello := func(c ConnID) Ready {
+		rd := m.Receive(c, &wire.Hello{Token: "t", Ranks: []int32{rank}}, 0)
+		rank++
+		return rd
+	}
+	for c := ConnID(0); c < 8; c += 2 {
+		want = append(want, 100+c)
+		hello(100 + c)
+	}
+	if m.compacted == 0 {
+		t.Fatal("no compaction with as many holes as live connections")
+	}
+	for c := range ConnID(4) {
+		m.Connect(200+c, 0)
+		want = append(want, 200+c)
+	}
+	var rd Ready
+	for _, c := range want[4:] {
+		rd = hello(c)
+	}
+	var got []ConnID
+	for _, s := range rd.Sends {
+		got = append(got, s.Conn)
+	}
+	if !slices.Equal(got, want) || m.Status().Conns != 12 {
+		t.Fatalf("Welcome went to %v (%d live), want %v in connect order", got, m.Status().Conns, want)
 	}
 }

@@ -19,10 +19,20 @@ type front struct {
 	now   time.Duration // the latest time seen
 	// conns are the live connections, in the order they connected: every
 	// loop over connections follows it, which keeps the actions
-	// deterministic (a map would not).
+	// deterministic (a map would not). A connection forgotten leaves a
+	// nil in its slot (conn.pos), so that forgetting one costs O(1)
+	// rather than a shift of every later connection: with one connection
+	// per rank, a job's ranks disconnecting one after the other cost
+	// O(ranks²) with the shift (issue 17's simulation: 1M ranks would
+	// take hours). begin compacts the slice when half of it is holes,
+	// never in the middle of a loop over it; live counts the others.
 	conns []*conn
-	byID  map[ConnID]*conn
-	t     *table // ranks and the open collective
+	live  int
+	// compacted counts the slots compactions copied: amortized, at most
+	// one per connection ever forgotten (TestForgetIsConstantWork).
+	compacted int
+	byID      map[ConnID]*conn
+	t         *table // ranks and the open collective
 	// reason is why the job (or the node) aborted; every later request
 	// gets it.
 	reason string
@@ -51,6 +61,25 @@ func newFront(s side, t *table) front {
 func (f *front) begin(now time.Duration) {
 	f.rd.reset()
 	f.now = max(f.now, now)
+	if holes := len(f.conns) - f.live; holes > 0 && holes >= f.live {
+		f.compact()
+	}
+}
+
+// compact removes the holes forgotten connections left in conns, keeping
+// the order. It runs when at least half the slots are holes, so its cost
+// is at most the number of connections forgotten since the last one.
+func (f *front) compact() {
+	kept := f.conns[:0]
+	for _, c := range f.conns {
+		if c != nil {
+			c.pos = len(kept)
+			kept = append(kept, c)
+		}
+	}
+	f.compacted += len(kept)
+	clear(f.conns[len(kept):])
+	f.conns = kept
 }
 
 func (f *front) send(c *conn, msg wire.Msg) {
@@ -66,8 +95,9 @@ func (f *front) connect(c ConnID, who string) {
 	if _, ok := f.byID[c]; ok {
 		panic(fmt.Sprintf("coord: %s(%v): connection already live", who, c))
 	}
-	cn := &conn{id: c, opened: f.now, lastSeen: f.now, lastSent: f.now}
+	cn := &conn{id: c, opened: f.now, lastSeen: f.now, lastSent: f.now, pos: len(f.conns)}
 	f.conns = append(f.conns, cn)
+	f.live++
 	f.byID[c] = cn
 }
 
@@ -97,12 +127,16 @@ func (f *front) disconnect(c ConnID, err error) {
 // timed out before its Hello is told why (Refused), so that its client
 // can say it.
 func (f *front) tickSilent(timeout time.Duration) {
-	for i := 0; i < len(f.conns); {
+	// Losing a connection leaves a hole in its slot (or, when the job
+	// aborts, empties f.conns), so the index stays valid.
+	for i := 0; i < len(f.conns); i++ {
 		cn := f.conns[i]
+		if cn == nil {
+			continue
+		}
 		limit := timeout
 		if f.phase == Joining {
 			if cn.joined {
-				i++
 				continue
 			}
 			limit = helloSilence * timeout
@@ -111,7 +145,6 @@ func (f *front) tickSilent(timeout time.Duration) {
 		case cn.joined:
 			if silent := f.now - cn.lastSeen; silent > limit {
 				f.side.lose(cn, silentCause(silent), true) // removes cn from f.conns
-				continue
 			}
 		case f.now-cn.opened > limit:
 			cause := silentCause(f.now - cn.opened)
@@ -122,9 +155,7 @@ func (f *front) tickSilent(timeout time.Duration) {
 			}
 			f.send(cn, &wire.Refused{Reason: refused})
 			f.side.lose(cn, cause, true) // removes cn from f.conns
-			continue
 		}
-		i++
 	}
 }
 
@@ -137,7 +168,7 @@ const helloSilence = 2
 // (older clients died of a Heartbeat there).
 func (f *front) tickHeartbeats(interval time.Duration) {
 	for _, cn := range f.conns {
-		if cn.joined && f.phase != Joining && f.now-cn.lastSent >= interval {
+		if cn != nil && cn.joined && f.phase != Joining && f.now-cn.lastSent >= interval {
 			f.send(cn, f.heartbeat)
 		}
 	}
@@ -229,7 +260,7 @@ func (f *front) protocolError(cn *conn, req uint64, why string) {
 // broadcast sends msg to every joined connection.
 func (f *front) broadcast(msg wire.Msg) {
 	for _, c := range f.conns {
-		if c.joined {
+		if c != nil && c.joined {
 			f.send(c, msg)
 		}
 	}
@@ -240,7 +271,7 @@ func (f *front) broadcast(msg wire.Msg) {
 // expected to say it.
 func (f *front) welcomed() {
 	for _, c := range f.conns {
-		if c.joined {
+		if c != nil && c.joined {
 			c.lastSeen = f.now
 		}
 	}
@@ -256,7 +287,10 @@ func (f *front) closeConn(cn *conn, reason string) {
 // decides what their loss means.
 func (f *front) forget(cn *conn) {
 	delete(f.byID, cn.id)
-	f.conns = removeConn(f.conns, cn)
+	if cn.pos < len(f.conns) && f.conns[cn.pos] == cn {
+		f.conns[cn.pos] = nil
+		f.live--
+	}
 	f.side.forgot(cn)
 }
 
@@ -266,6 +300,9 @@ func (f *front) abortConns(reason string, last wire.Msg, toAll bool) {
 	f.phase = Aborted
 	f.reason = reason
 	for _, c := range f.conns {
+		if c == nil {
+			continue
+		}
 		if toAll || c.joined {
 			f.send(c, last)
 		}
@@ -274,4 +311,5 @@ func (f *front) abortConns(reason string, last wire.Msg, toAll bool) {
 	clear(f.byID)
 	clear(f.conns)
 	f.conns = f.conns[:0]
+	f.live = 0
 }

@@ -96,7 +96,7 @@ type Status struct {
 
 // Status reports the machine's state.
 func (m *Machine) Status() Status {
-	return Status{Phase: m.phase, Conns: len(m.conns), Joined: m.t.joined, Left: m.t.leftN,
+	return Status{Phase: m.phase, Conns: m.live, Joined: m.t.joined, Left: m.t.leftN,
 		Seq: m.t.seq, Reason: m.reason, Committed: m.commitName, CommitSeq: m.commitSeq}
 }
 

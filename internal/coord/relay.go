@@ -110,7 +110,7 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 
 // Status reports the relay's state; Seq is the node's open collective.
 func (r *Relay) Status() Status {
-	return Status{Phase: r.phase, Conns: len(r.conns), Joined: r.t.joined, Left: r.t.leftN,
+	return Status{Phase: r.phase, Conns: r.live, Joined: r.t.joined, Left: r.t.leftN,
 		Seq: r.t.seq, Reason: r.reason}
 }
 
@@ -497,7 +497,9 @@ func (r *Relay) fromUpstream(msg wire.Msg) {
 		r.broadcast(x)
 		for _, c := range r.conns {
 			// Silence counts from now, as on the coordinator.
-			c.lastSeen = r.now
+			if c != nil {
+				c.lastSeen = r.now
+			}
 		}
 		r.notice(Notice{Kind: NoticeStarted})
 	case *wire.Refused:

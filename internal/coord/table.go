@@ -13,6 +13,7 @@ import (
 // conn is a downstream connection of a Machine or a Relay.
 type conn struct {
 	id       ConnID
+	pos      int           // its slot in front.conns
 	joined   bool          // its Hello was accepted
 	node     string        // from its Hello
 	ranks    []int32       // from its Hello, in its order
@@ -271,18 +272,6 @@ func lostCause(err error) string {
 
 func silentCause(d time.Duration) string {
 	return fmt.Sprintf("heartbeat timeout: silent for %v", d)
-}
-
-// removeConn deletes c from conns, keeping the order.
-func removeConn(conns []*conn, c *conn) []*conn {
-	for i, x := range conns {
-		if x == c {
-			copy(conns[i:], conns[i+1:])
-			conns[len(conns)-1] = nil
-			return conns[:len(conns)-1]
-		}
-	}
-	return conns
 }
 
 // reqOf returns the request id of a key–value request, or 0.
