@@ -153,13 +153,10 @@ func TestRunUnderFakeSrunNodeLossUsesSpare(t *testing.T) {
 	}
 }
 
-// Every launch loses a node at once. The job shrinks while its sets of 2
-// fit (3 nodes, then 2), then keeps the last nodes; the retries run out
-// and the error says what each launch ran on and how it ended, and which
-// nodes were excluded.
-func TestRunEveryNodeFails(t *testing.T) {
-	spec, log := jobSpec(t)
-	spec.redundancy, spec.retries = "xor:2", 3
+// everyLaunchLosesANode is spec's launch configuration with the first
+// node of every launch lost as soon as the launch starts.
+func everyLaunchLosesANode(t *testing.T, spec runSpec) (launch.Config, *launch.Coordinators) {
+	t.Helper()
 	cfg, coords, err := spec.config()
 	if err != nil {
 		t.Fatal(err)
@@ -173,6 +170,17 @@ func TestRunEveryNodeFails(t *testing.T) {
 		}
 		event(e)
 	}
+	return cfg, coords
+}
+
+// Every launch loses a node at once. The job shrinks while its sets of 2
+// fit (3 nodes, then 2), then keeps the last nodes; the retries run out
+// and the error says what each launch ran on and how it ended, and which
+// nodes were excluded.
+func TestRunEveryNodeFails(t *testing.T) {
+	spec, log := jobSpec(t)
+	spec.redundancy, spec.retries = "xor:2", 3
+	cfg, coords := everyLaunchLosesANode(t, spec)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	res, err := spec.launch(ctx, cfg, coords)

@@ -349,19 +349,7 @@ func TestSlurmLaunchFailures(t *testing.T) {
 		spec, log := jobSpec(t)
 		underLauncher(t, &spec, launch.LauncherSrun)
 		spec.retries, spec.spares = 3, 1
-		cfg, coords, err := spec.config()
-		if err != nil {
-			t.Fatal(err)
-		}
-		inject := make(chan []int, 8)
-		cfg.Inject, cfg.NodeFailures = inject, true
-		event := cfg.Event
-		cfg.Event = func(e launch.Event) {
-			if e.Kind == "launch" {
-				inject <- []int{0} // the first node of this launch
-			}
-			event(e)
-		}
+		cfg, coords := everyLaunchLosesANode(t, spec)
 		before := len(slurmAllocations(t, c))
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 		defer cancel()

@@ -97,9 +97,9 @@ func injectAfter(c *launch.Config, coords *launch.Coordinators, targets ...int) 
 	afterCommits(coords, 2, func() { ch <- targets })
 }
 
-// runScripted runs spec with the scripted failures and checks that the
-// result is the failure-free one.
-func runScripted(t *testing.T, spec runSpec, log *bytes.Buffer, mod func(*launch.Config, *launch.Coordinators)) runResult {
+// launchScripted runs spec once; mod scripts its failures. Its deadline
+// only bounds a hang.
+func launchScripted(t *testing.T, spec runSpec, log *bytes.Buffer, mod func(*launch.Config, *launch.Coordinators), deadline time.Duration) runResult {
 	t.Helper()
 	cfg, coords, err := spec.config()
 	if err != nil {
@@ -108,12 +108,20 @@ func runScripted(t *testing.T, spec runSpec, log *bytes.Buffer, mod func(*launch
 	if mod != nil {
 		mod(&cfg, coords)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), deadline)
 	defer cancel()
 	res, err := spec.launch(ctx, cfg, coords)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
+	return res
+}
+
+// runScripted runs spec with the scripted failures and checks that the
+// result is the failure-free one.
+func runScripted(t *testing.T, spec runSpec, log *bytes.Buffer, mod func(*launch.Config, *launch.Coordinators)) runResult {
+	t.Helper()
+	res := launchScripted(t, spec, log, mod, 3*time.Minute)
 	want, err := reference()
 	if err != nil {
 		t.Fatal(err)

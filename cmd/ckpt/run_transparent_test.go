@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -82,20 +81,7 @@ func transparentTestJob(t *testing.T, ranks int, program string, args func(gate 
 // programs' gates and the interval in steps, not by the clock.
 func launchTransparent(t *testing.T, spec runSpec, log *bytes.Buffer, mod func(*launch.Config, *launch.Coordinators)) runResult {
 	t.Helper()
-	cfg, coords, err := spec.config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if mod != nil {
-		mod(&cfg, coords)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
-	defer cancel()
-	res, err := spec.launch(ctx, cfg, coords)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, log)
-	}
-	return res
+	return launchScripted(t, spec, log, mod, 15*time.Minute)
 }
 
 // openGateOnRestore opens the gate once a relaunch has restored the job.

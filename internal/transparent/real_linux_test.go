@@ -100,13 +100,25 @@ func TestRealCheckpointRestart(t *testing.T) {
 	}
 	// What the lost program printed after the checkpoint: the restart
 	// must cut it.
-	f, err := os.OpenFile(p.Stdout, os.O_WRONLY|os.O_APPEND, 0)
+	restartAfterLoss(t, w, cfg, gate, p.Stdout, "lost line\n")
+	gotOut, _ := os.ReadFile(p.Stdout)
+	gotErr, _ := os.ReadFile(p.Stderr)
+	if string(gotOut) != wantOut || string(gotErr) != wantErr {
+		t.Errorf("output after a restart:\n%s\nstderr:\n%s\nwant:\n%s\nstderr:\n%s", gotOut, gotErr, wantOut, wantErr)
+	}
+}
+
+// restartAfterLoss plays what the lost program did after the checkpoint
+// (lost appended to the file path), opens the program's gate and runs the
+// rank again: it must restore from the checkpoint and the program succeed.
+func restartAfterLoss(t *testing.T, w *world, cfg Config, gate, path, lost string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString("lost line\n")
+	f.WriteString(lost)
 	f.Close()
-
 	os.WriteFile(gate, nil, 0o600)
 	w.seq, w.gathers = make([]int, 1), map[int][][]byte{}
 	rep, err := Run(t.Context(), fakeJob{w: w, rank: 0}, cfg)
@@ -115,11 +127,6 @@ func TestRealCheckpointRestart(t *testing.T) {
 	}
 	if rep.Restored == "" || rep.ExitCode != 0 {
 		t.Errorf("report %+v: want a restore and the program's success", rep)
-	}
-	gotOut, _ := os.ReadFile(p.Stdout)
-	gotErr, _ := os.ReadFile(p.Stderr)
-	if string(gotOut) != wantOut || string(gotErr) != wantErr {
-		t.Errorf("output after a restart:\n%s\nstderr:\n%s\nwant:\n%s\nstderr:\n%s", gotOut, gotErr, wantOut, wantErr)
 	}
 }
 
@@ -319,22 +326,7 @@ func TestRealOpenFileAfterRestore(t *testing.T) {
 				t.Fatalf("the checkpoint recorded open files %+v; want %s at %d bytes", m.Files, data, atCheckpoint)
 			}
 			// What the lost program wrote to its file after the checkpoint.
-			f, err := os.OpenFile(data, os.O_WRONLY|os.O_APPEND, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.WriteString("line 21\nline 22 lost\n")
-			f.Close()
-
-			os.WriteFile(gate, nil, 0o600)
-			w.seq, w.gathers = make([]int, 1), map[int][][]byte{}
-			rep, err := Run(t.Context(), fakeJob{w: w, rank: 0}, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rep.Restored == "" || rep.ExitCode != 0 {
-				t.Errorf("report %+v: want a restore and the program's success", rep)
-			}
+			restartAfterLoss(t, w, cfg, gate, data, "line 21\nline 22 lost\n")
 			gotData, _ := os.ReadFile(data)
 			gotOut, _ := os.ReadFile(p.Stdout)
 			if string(gotData) != string(wantData) || string(gotOut) != string(wantOut) {
