@@ -3,9 +3,11 @@ package capitest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -95,5 +97,51 @@ func TestCkptRunLauncherMPIRunNodeMapping(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(j.cache, "ckpt."+jobID)); err == nil {
 		t.Errorf("caches under SCR_CACHE_BASE: %s", listing(j.cache))
+	}
+}
+
+// A Python SCR application (mpi4py) under `ckpt run --launcher mpirun`:
+// one MPI job of two ranks writes its checkpoints and its OUTPUT dataset,
+// then a second `ckpt run` restarts it; the program checks every byte it
+// reads back and aborts on a difference (testdata/scr_py.py).
+func TestCkptRunLauncherMPIRunPython(t *testing.T) {
+	mpitest.RequireTools(t, "mpirun")
+	ckpt := ckptBinary(t)
+	prefix := mpitest.Install(t)
+	var p bindingProgram
+	for _, b := range bindingPrograms {
+		if b.name == "python" {
+			p = b
+		}
+	}
+	argv, env := p.argv(t, prefix)
+	dir := t.TempDir()
+	env = append(append(env, p.env...), "SCR_PREFIX="+dir, "SCR_CACHE_BASE="+t.TempDir(), "SCR_JOB_ID=pylauncher",
+		jobenv.VarSCRNodes+"=2", "OMPI_MCA_mpi_yield_when_idle=1")
+	for _, step := range []struct{ mode, line string }{{"start", p.wrote}, {"restart", p.restarted}} {
+		ctx, cancel := context.WithTimeout(context.Background(), mpitest.Timeout)
+		args := append([]string{"run", "--launcher", "mpirun", "-n", "2", "--nodes", "2",
+			"--cache-root", filepath.Join(t.TempDir(), "job"), "--json", "--"}, append(argv, step.mode)...)
+		cmd := exec.CommandContext(ctx, ckpt, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), env...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		cancel()
+		if err != nil {
+			t.Fatalf("ckpt %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(stdout.String()), &obj); err != nil || obj["launcher"] != "mpirun" || obj["attempts"] != 1.0 {
+			t.Fatalf("%s run: report %v (%v), want one launch by mpirun\n%s", step.mode, obj, err, stdout.String())
+		}
+		everyRank(t, step.mode+" run under ckpt run --launcher mpirun", stderr.String(), 2, step.line)
+	}
+	for r := range 2 {
+		path := filepath.Join(dir, p.outDir, "rank_"+strconv.Itoa(r)+".txt")
+		if data, err := os.ReadFile(path); err != nil || string(data) != fmt.Sprintf(p.outLine, r, 2) {
+			t.Errorf("the OUTPUT dataset's %s: %q, %v", path, data, err)
+		}
 	}
 }
