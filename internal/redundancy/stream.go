@@ -433,7 +433,7 @@ func (r *run) rebuildLost(ctx context.Context, isLost []bool, local Local) error
 	}
 	decoded := make(chan staged, pipelineDepth)
 	werr := make(chan error, 1)
-	go func() { werr <- r.writeRebuilt(decoded, free, local, cancel) }()
+	go func() { werr <- r.writeRebuilt(decoded, free, local) }()
 	err := r.decodeLost(ctx, isLost, local, free, decoded)
 	close(decoded)
 	// The writer's error comes first: the decoder's is then only the
@@ -445,10 +445,12 @@ func (r *run) rebuildLost(ctx context.Context, isLost []bool, local Local) error
 }
 
 // writeRebuilt writes the decoded blocks in order and returns each buffer
-// to free. A failed write stops the decoding at once (stop), since nothing
-// it decodes afterwards can be written; the writer then drains what is
-// still coming without writing, so that the decoder never blocks.
-func (r *run) writeRebuilt(decoded <-chan staged, free chan<- []byte, local Local, stop func()) error {
+// to free. After a failed write it drains the rest without writing: the
+// decoding goes on to the end of the set, so that the survivors finish
+// their sends and every member reports the one true cause (the write's
+// error), not a broken connection. The cost is decoding a set whose
+// result is thrown away, on a path that is failing anyway.
+func (r *run) writeRebuilt(decoded <-chan staged, free chan<- []byte, local Local) error {
 	var err error
 	for it := range decoded {
 		if err == nil {
@@ -458,9 +460,6 @@ func (r *run) writeRebuilt(decoded <-chan staged, free chan<- []byte, local Loca
 				}
 			} else if e := write(local.DataOut, it.buf[:it.n]); e != nil {
 				err = r.errf("write data: %w", e)
-			}
-			if err != nil {
-				stop()
 			}
 		}
 		free <- it.buf
