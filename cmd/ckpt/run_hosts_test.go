@@ -219,23 +219,33 @@ func TestRunLauncherBadArguments(t *testing.T) {
 			if tc.kind == launch.LauncherMPIRun {
 				mpitest.RequireTools(t, "mpirun")
 			}
-			spec, log := jobSpec(t)
-			spec.nodes, spec.redundancy = 2, "xor:2"
-			l, err := launch.NewExternal(tc.kind, []string{tc.arg})
-			if err != nil {
-				t.Fatal(err)
-			}
-			spec.launcher = l
-			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-			defer cancel()
-			res, err := spec.run(ctx)
-			if !errors.Is(err, launch.ErrGaveUp) || len(res.Attempts) != 1 || res.Class != launch.ClassConfig {
-				t.Fatalf("error %v, %d attempts, class %q: want one attempt, given up as a configuration error\n%s", err, len(res.Attempts), res.Class, log)
-			}
-			if !strings.Contains(err.Error(), "failed before any rank joined") || !strings.Contains(err.Error(), tc.says) {
-				t.Errorf("the error does not say what failed: %v", err)
-			}
+			launchGivesUpOnItsArguments(t, tc.kind, tc.arg, "failed before any rank joined", tc.says)
 		})
+	}
+}
+
+// launchGivesUpOnItsArguments runs a job whose launcher (kind) is given
+// arg, which it refuses: one attempt, given up as a configuration error
+// whose message holds each of says.
+func launchGivesUpOnItsArguments(t *testing.T, kind, arg string, says ...string) {
+	t.Helper()
+	spec, log := jobSpec(t)
+	spec.nodes, spec.redundancy = 2, "xor:2"
+	l, err := launch.NewExternal(kind, []string{arg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.launcher = l
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	res, err := spec.run(ctx)
+	if !errors.Is(err, launch.ErrGaveUp) || len(res.Attempts) != 1 || res.Class != launch.ClassConfig {
+		t.Fatalf("error %v, %d attempts, class %q: want one attempt, given up as a configuration error\n%s", err, len(res.Attempts), res.Class, log)
+	}
+	for _, s := range says {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("the error does not say what failed (%q): %v", s, err)
+		}
 	}
 }
 

@@ -301,22 +301,7 @@ func TestSlurmRelaunchAgainstRestart(t *testing.T) {
 func TestSlurmLaunchFailures(t *testing.T) {
 	c := slurmCluster(t)
 	t.Run("bad arguments", func(t *testing.T) {
-		spec, log := jobSpec(t)
-		spec.nodes, spec.redundancy = 2, "xor:2"
-		l, err := launch.NewExternal(launch.LauncherSrun, []string{"--no-such-option-of-ckpt"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec.launcher = l
-		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-		defer cancel()
-		res, err := spec.run(ctx)
-		if !errors.Is(err, launch.ErrGaveUp) || len(res.Attempts) != 1 || res.Class != launch.ClassConfig {
-			t.Fatalf("error %v, %d attempts, class %q: want one attempt, given up as a configuration error\n%s", err, len(res.Attempts), res.Class, log)
-		}
-		if !strings.Contains(err.Error(), "srun failed before any rank joined") || !strings.Contains(err.Error(), "no-such-option-of-ckpt") {
-			t.Errorf("the error does not say what failed: %v", err)
-		}
+		launchGivesUpOnItsArguments(t, launch.LauncherSrun, "--no-such-option-of-ckpt", "srun failed before any rank joined", "no-such-option-of-ckpt")
 	})
 	t.Run("ranks never join", func(t *testing.T) {
 		spec, log := jobSpec(t)

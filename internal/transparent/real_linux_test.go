@@ -68,12 +68,6 @@ func TestRealCheckpointRestart(t *testing.T) {
 	// least): the program progresses between dumps however slow they are.
 	w := newWorld(1, 50)
 
-	ctx, cancel := context.WithCancel(t.Context())
-	first := make(chan error, 1)
-	go func() {
-		_, err := Run(ctx, fakeJob{w: w, rank: 0}, cfg)
-		first <- err
-	}()
 	// The program waits at its gate after step 20. A checkpoint whose
 	// freeze came before step 20 may commit after step 20 is printed, so
 	// the test waits for a commit that recorded step 20 in its output:
@@ -82,13 +76,7 @@ func TestRealCheckpointRestart(t *testing.T) {
 	if atGate < 0 {
 		t.Fatalf("no step 21 in the reference output:\n%s", wantOut)
 	}
-	waitFor(t, "checkpoint at the gate", func() bool {
-		m, ok := w.lastMeta(0)
-		return ok && m.Stdout.Offset >= int64(atGate)
-	})
-	cancel()
-	w.wake()
-	testwait.Recv(t, first, "the first run's end")
+	runToGate(t, w, cfg, atGate)
 	m, err := readMeta(memRestored{files: w.commits[len(w.commits)-1][0]})
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +94,26 @@ func TestRealCheckpointRestart(t *testing.T) {
 	if string(gotOut) != wantOut || string(gotErr) != wantErr {
 		t.Errorf("output after a restart:\n%s\nstderr:\n%s\nwant:\n%s\nstderr:\n%s", gotOut, gotErr, wantOut, wantErr)
 	}
+}
+
+// runToGate runs the rank until a checkpoint has recorded the program's
+// output up to atGate bytes (the program waits at its gate there), then
+// ends the run, as a failure would.
+func runToGate(t *testing.T, w *world, cfg Config, atGate int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	first := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, fakeJob{w: w, rank: 0}, cfg)
+		first <- err
+	}()
+	waitFor(t, "checkpoint at the gate", func() bool {
+		m, ok := w.lastMeta(0)
+		return ok && m.Stdout.Offset >= int64(atGate)
+	})
+	cancel()
+	w.wake()
+	testwait.Recv(t, first, "the first run's end")
 }
 
 // restartAfterLoss plays what the lost program did after the checkpoint
@@ -306,20 +314,7 @@ func TestRealOpenFileAfterRestore(t *testing.T) {
 				Stdout: filepath.Join(dir, "out", "rank-0.out"), Stderr: filepath.Join(dir, "out", "rank-0.err"), Tool: tool}
 			cfg := Config{Runner: p, Tool: tool, Scratch: filepath.Join(dir, "scratch"), Tick: 10 * time.Millisecond}
 			w := newWorld(1, 50)
-			ctx, cancel := context.WithCancel(t.Context())
-			first := make(chan error, 1)
-			go func() {
-				_, err := Run(ctx, fakeJob{w: w, rank: 0}, cfg)
-				first <- err
-			}()
-			atGate := strings.Index(string(wantOut), "step 21\n")
-			waitFor(t, "checkpoint at the gate", func() bool {
-				m, ok := w.lastMeta(0)
-				return ok && m.Stdout.Offset >= int64(atGate)
-			})
-			cancel()
-			w.wake()
-			testwait.Recv(t, first, "the first run's end")
+			runToGate(t, w, cfg, strings.Index(string(wantOut), "step 21\n"))
 			m, _ := w.lastMeta(0)
 			atCheckpoint := int64(strings.Index(string(wantData), "line 21\n"))
 			if len(m.Files) != 1 || m.Files[0].Path != data || m.Files[0].Size != atCheckpoint {
