@@ -11,18 +11,23 @@
 //   - Send numbers the message (msglog.Sender) and queues it to the peer's
 //     outbox; a message the peer already has durable (a restarted rank
 //     re-executing) is not sent at all.
-//   - A reader per peer hands every frame read to the Receiver; the records
-//     it gives to log are appended to the protector's log, which returns
-//     once they are durable, and only then are their messages delivered
-//     to the application's receive queues (pessimistic logging: the
-//     application never sees a message a failure could lose, so no other
-//     rank ever rolls back). The acknowledgements go back to the senders
-//     through their outboxes, coalesced.
+//   - A reader per peer hands every frame read to the Receiver. The
+//     records it gives to log go to one persister, which appends all that
+//     came while its previous append ran in one (one sync for all: group
+//     commit) and, once they are durable, tells the Receiver; only then
+//     are their messages delivered to the application (pessimistic
+//     logging: the application never sees a message a failure could lose,
+//     so no other rank ever rolls back). Recv takes the oldest delivered
+//     message of a rank, RecvAny the oldest of all (MPI_ANY_SOURCE): a
+//     replay gives the same sequence. The acknowledgements go back to the
+//     senders through their outboxes, coalesced; an outbox sends its
+//     frames in order, and waits for a failed peer to come back rather
+//     than drop them.
 //   - Checkpoint is local to the rank: it snapshots, between events, the
 //     Receiver's delivery point, the Sender's state and the messages
-//     delivered and not yet received by the application (Snapshot). Once
-//     the runtime has saved the snapshot with the application's state,
-//     Protected truncates the log behind it.
+//     delivered and not yet received by the application, in delivery
+//     order (Snapshot). Once the runtime has saved the snapshot with the
+//     application's state, Protected truncates the log behind it.
 //   - Start with Restarted replays: a rank that restarts from a snapshot
 //     (or from the beginning, when it had none) replays the records its
 //     log holds after the snapshot's point, in their delivery order, then
@@ -54,6 +59,11 @@
 //	hello (3) seq: the restarted sender holds the channel up to seq
 //	reply (4) seq: answer to hello, what the receiver of it holds
 //	refuse(5): answer to hello when the log cannot serve
+//
+// Protectors is the seam to the log's storage at a rank's protector
+// (ProtectorOf picks it: the next rank in another failure domain);
+// FileProtectors keeps the logs as files in the protector node's cache,
+// which is right when every node shares a machine.
 //
 // A Rank's calls may be made from any goroutine. Peers' failures are seen
 // by Net as errors wrapping redundancy.ErrPeerClosed: the reader tries

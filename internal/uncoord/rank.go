@@ -76,14 +76,23 @@ type Rank struct {
 	wg     sync.WaitGroup
 	out    []*outbox
 
+	// storeMu serialises the log's users: the persister's appends, the
+	// replay's reads and truncations. It is never held while taking mu.
+	storeMu sync.Mutex
+	pwake   chan struct{} // records wait in persist
+
 	mu      sync.Mutex
+	persist []msglog.Record // records to append, in order
 	recv    *msglog.Receiver
 	send    *msglog.Sender
-	queues  map[int][][]byte
-	err     error
-	replied map[int]bool
-	resent  uint64
-	changed chan struct{} // closed and replaced at every change a waiter may want
+	// delivered are the messages delivered and not yet received, in
+	// delivery order: a receive from a rank takes its oldest, a receive
+	// from any rank the oldest of all.
+	delivered []Message
+	err       error
+	replied   map[int]bool
+	resent    uint64
+	changed   chan struct{} // closed and replaced at every change a waiter may want
 }
 
 // Start starts the driver of cfg.Rank. With cfg.Restarted it replays the
@@ -101,7 +110,7 @@ func Start(ctx context.Context, cfg Config) (*Rank, error) {
 	if cfg.Retry <= 0 {
 		cfg.Retry = 10 * time.Millisecond
 	}
-	snap := Snapshot{Pending: map[int][][]byte{}}
+	var snap Snapshot
 	if cfg.Saved != nil {
 		var err error
 		if snap, err = DecodeSnapshot(cfg.Saved, cfg.Rank); err != nil {
@@ -111,16 +120,18 @@ func Start(ctx context.Context, cfg Config) (*Rank, error) {
 	rctx, cancel := context.WithCancel(context.Background())
 	r := &Rank{cfg: cfg, ctx: rctx, cancel: cancel,
 		recv: msglog.NewReceiver(snap.Point), send: msglog.NewSender(snap.Sender),
-		queues: snap.Pending, replied: map[int]bool{}, changed: make(chan struct{})}
+		delivered: snap.Pending, replied: map[int]bool{}, changed: make(chan struct{}), pwake: make(chan struct{}, 1)}
 	r.out = make([]*outbox, cfg.Size)
 	for p := range cfg.Size {
 		if p != cfg.Rank {
 			r.out[p] = &outbox{wake: make(chan struct{}, 1)}
 		}
 	}
+	r.wg.Add(1)
+	go r.persister()
 	if cfg.Restarted {
 		if err := r.replay(snap.Point.Index); err != nil {
-			cancel()
+			r.Close()
 			return nil, err
 		}
 	}
@@ -146,11 +157,13 @@ func (r *Rank) replay(after uint64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.recv.BeginReplay(r.cfg.Clock())
+	r.storeMu.Lock()
 	err := r.cfg.Log.ReadAfter(after, func(rec msglog.Record) error {
 		rd, err := r.recv.Replay(rec, r.cfg.Clock())
-		r.apply(rd)
+		r.deliver(rd)
 		return err
 	})
+	r.storeMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("%w: rank %d: replay: %w", ErrCannotServe, r.cfg.Rank, err)
 	}
@@ -205,41 +218,72 @@ func (r *Rank) fail(err error) {
 	}
 }
 
-// apply carries out a Ready in msglog's order: persist, acks, deliver,
-// truncate; then the Ready that Persisted returns. r.mu is held: the
-// store is used by one goroutine at a time.
+// apply carries out a Ready in msglog's order: persist (handed to the
+// persister), acks, deliver, truncate. r.mu is held.
 func (r *Rank) apply(rd msglog.Ready) {
+	if len(rd.Persist) > 0 {
+		r.persist = append(r.persist, rd.Persist...)
+		select {
+		case r.pwake <- struct{}{}:
+		default:
+		}
+	}
+	r.deliver(rd)
+	if rd.Truncate > 0 {
+		r.storeMu.Lock()
+		err := r.cfg.Log.Truncate(rd.Truncate)
+		r.storeMu.Unlock()
+		if err != nil {
+			r.fail(fmt.Errorf("uncoord: rank %d: truncating the log: %w", r.cfg.Rank, err))
+		}
+	}
+}
+
+// deliver carries out a Ready's acks and deliveries; r.mu is held.
+func (r *Rank) deliver(rd msglog.Ready) {
+	for _, a := range rd.Acks {
+		if a.To >= 0 && a.To < len(r.out) && r.out[a.To] != nil {
+			r.out[a.To].setAck(a.Seq)
+		}
+	}
+	for _, rec := range rd.Deliver {
+		r.delivered = append(r.delivered, Message{From: rec.From, Data: rec.Data})
+	}
+	if len(rd.Deliver) > 0 {
+		r.notify()
+	}
+}
+
+// persister appends the records waiting to the protector's log, all that
+// came while the previous append ran in one (one sync for all: group
+// commit), and then tells the receiver they are durable (msglog's
+// obligation 2).
+func (r *Rank) persister() {
+	defer r.wg.Done()
 	for {
-		var next *msglog.Ready
-		if len(rd.Persist) > 0 {
-			if err := r.cfg.Log.Append(rd.Persist); err != nil {
-				r.fail(fmt.Errorf("uncoord: rank %d: logging at the protector: %w", r.cfg.Rank, err))
-				return
-			}
-			n := r.recv.Persisted(rd.Persist[len(rd.Persist)-1].Index, r.cfg.Clock())
-			next = &n
-		}
-		for _, a := range rd.Acks {
-			if a.To >= 0 && a.To < len(r.out) && r.out[a.To] != nil {
-				r.out[a.To].setAck(a.Seq)
-			}
-		}
-		for _, rec := range rd.Deliver {
-			r.queues[rec.From] = append(r.queues[rec.From], rec.Data)
-		}
-		if len(rd.Deliver) > 0 {
-			r.notify()
-		}
-		if rd.Truncate > 0 {
-			if err := r.cfg.Log.Truncate(rd.Truncate); err != nil {
-				r.fail(fmt.Errorf("uncoord: rank %d: truncating the log: %w", r.cfg.Rank, err))
-				return
-			}
-		}
-		if next == nil {
+		select {
+		case <-r.pwake:
+		case <-r.ctx.Done():
 			return
 		}
-		rd = *next
+		r.mu.Lock()
+		recs := r.persist
+		r.persist = nil
+		r.mu.Unlock()
+		if len(recs) == 0 {
+			continue
+		}
+		r.storeMu.Lock()
+		err := r.cfg.Log.Append(recs)
+		r.storeMu.Unlock()
+		r.mu.Lock()
+		if err != nil {
+			r.fail(fmt.Errorf("uncoord: rank %d: logging at the protector: %w", r.cfg.Rank, err))
+		} else if r.err == nil {
+			r.apply(r.recv.Persisted(recs[len(recs)-1].Index, r.cfg.Clock()))
+			r.notify()
+		}
+		r.mu.Unlock()
 	}
 }
 
@@ -379,21 +423,31 @@ func (r *Rank) Recv(ctx context.Context, from int) ([]byte, error) {
 	if from < 0 || from >= r.cfg.Size || from == r.cfg.Rank {
 		return nil, fmt.Errorf("uncoord: rank %d: receive from rank %d of %d", r.cfg.Rank, from, r.cfg.Size)
 	}
+	m, err := r.take(ctx, from)
+	return m.Data, err
+}
+
+// RecvAny returns the oldest message delivered from any rank: a replay
+// gives the same sequence (MPI_ANY_SOURCE).
+func (r *Rank) RecvAny(ctx context.Context) (Message, error) { return r.take(ctx, -1) }
+
+// take removes and returns the oldest delivered message from rank from
+// (any rank if from < 0), waiting for one.
+func (r *Rank) take(ctx context.Context, from int) (Message, error) {
 	for {
 		r.mu.Lock()
 		if r.err != nil {
 			err := r.err
 			r.mu.Unlock()
-			return nil, err
+			return Message{}, err
 		}
-		if q := r.queues[from]; len(q) > 0 {
-			m := q[0]
-			q[0] = nil
-			if len(q) == 1 {
-				delete(r.queues, from)
-			} else {
-				r.queues[from] = q[1:]
-			}
+		i := 0
+		for i < len(r.delivered) && from >= 0 && r.delivered[i].From != from {
+			i++
+		}
+		if i < len(r.delivered) {
+			m := r.delivered[i]
+			r.delivered = slices.Delete(r.delivered, i, i+1)
 			r.mu.Unlock()
 			return m, nil
 		}
@@ -402,7 +456,7 @@ func (r *Rank) Recv(ctx context.Context, from int) ([]byte, error) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("uncoord: rank %d: receive from rank %d: %w", r.cfg.Rank, from, ctx.Err())
+			return Message{}, fmt.Errorf("uncoord: rank %d: receive from rank %d: %w", r.cfg.Rank, from, ctx.Err())
 		}
 	}
 }
@@ -412,11 +466,7 @@ func (r *Rank) Recv(ctx context.Context, from int) ([]byte, error) {
 func (r *Rank) Checkpoint() Snapshot {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	pend := make(map[int][][]byte, len(r.queues))
-	for from, q := range r.queues {
-		pend[from] = slices.Clone(q)
-	}
-	return Snapshot{Point: r.recv.Point(), Sender: r.send.State(), Pending: pend}
+	return Snapshot{Point: r.recv.Point(), Sender: r.send.State(), Pending: slices.Clone(r.delivered)}
 }
 
 // Protected says s is saved where a restart finds it: the log behind its

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/ckpt/ckpt/internal/fields"
 	"github.com/ckpt/ckpt/internal/msglog"
@@ -14,12 +12,19 @@ import (
 // Snapshot is the driver's part of a rank's checkpoint, taken between
 // events (msglog's obligation 5): the Receiver's delivery point, the
 // Sender's state, and the messages delivered to the application and not
-// yet received by it (they are behind the point, so the log will not
-// replay them, and the application's state does not hold them yet).
+// yet received by it, in their delivery order (they are behind the point,
+// so the log will not replay them, and the application's state does not
+// hold them yet).
 type Snapshot struct {
 	Point   msglog.Point
 	Sender  msglog.SenderState
-	Pending map[int][][]byte
+	Pending []Message
+}
+
+// Message is a message delivered to the application: its sender and data.
+type Message struct {
+	From int
+	Data []byte
 }
 
 const snapMagic = "ckU1"
@@ -29,24 +34,10 @@ func (s Snapshot) Bytes() []byte {
 	b := []byte(snapMagic)
 	b = fields.AppendBytes(b, msglog.AppendPoint(nil, s.Point))
 	b = fields.AppendBytes(b, msglog.AppendSenderState(nil, s.Sender))
-	froms := slices.Sorted(maps.Keys(s.Pending))
-	n := 0
-	for _, f := range froms {
-		if len(s.Pending[f]) > 0 {
-			n++
-		}
-	}
-	b = binary.AppendUvarint(b, uint64(n))
-	for _, f := range froms {
-		q := s.Pending[f]
-		if len(q) == 0 {
-			continue
-		}
-		b = binary.AppendUvarint(b, uint64(f))
-		b = binary.AppendUvarint(b, uint64(len(q)))
-		for _, m := range q {
-			b = fields.AppendBytes(b, m)
-		}
+	b = binary.AppendUvarint(b, uint64(len(s.Pending)))
+	for _, m := range s.Pending {
+		b = binary.AppendUvarint(b, uint64(m.From))
+		b = fields.AppendBytes(b, m.Data)
 	}
 	return b
 }
@@ -69,19 +60,14 @@ func DecodeSnapshot(b []byte, self int) (Snapshot, error) {
 			return Snapshot{}, err
 		}
 	}
-	s.Pending = map[int][][]byte{}
-	n := d.Count("sources", 2)
+	n := d.Count("messages", 2)
 	for range n {
 		from := int(d.Uvarint("rank", 1<<30))
-		k := d.Count("messages", 1)
+		data := d.Bytes("message", maxData)
 		if d.Err() != nil {
 			break
 		}
-		q := make([][]byte, 0, k)
-		for range k {
-			q = append(q, bytes.Clone(d.Bytes("message", maxData)))
-		}
-		s.Pending[from] = q
+		s.Pending = append(s.Pending, Message{From: from, Data: bytes.Clone(data)})
 	}
 	if err := d.End(); err != nil {
 		return Snapshot{}, fmt.Errorf("uncoord: snapshot: %w", err)
