@@ -60,6 +60,7 @@ type crashFn func(j *job, rank, step int, where string, r *Rank) bool
 const (
 	midStep       = "mid-step"
 	midCheckpoint = "mid-checkpoint"
+	afterReplay   = "after-replay" // recovered (step is the checkpoint's), not yet re-executing
 )
 
 // job is one run of the application, with the runtime's part played by
@@ -222,6 +223,9 @@ func (j *job) runRank(ctx context.Context, r int, restarted bool) error {
 		j.alone++
 	}
 	j.mu.Unlock()
+	if restarted && j.crashes(r, from.step, afterReplay, d) {
+		return errCrashed
+	}
 	right, down, left, up := neighbours(r)
 	v := from.v
 	if from.snap == nil {
@@ -534,6 +538,31 @@ func TestRankKilledAgainDuringReexecutionRecoversAlone(t *testing.T) {
 	const victim = 4
 	first := crashOnce(victim, 25, nil)
 	second := crashOnce(victim, 23, nil)
+	fired := 0
+	j := newJob(t, func(j *job, r, s int, w string, d *Rank) bool {
+		if r != victim { // fired is the victim's goroutine's
+			return false
+		}
+		if fired == 0 && first(j, r, s, w, d) || fired == 1 && second(j, r, s, w, d) {
+			fired++
+			return true
+		}
+		return false
+	})
+	same(t, j.run(testCtx(t)), sequential())
+	if fired != 2 || j.whole != 0 || j.alone != 2 || j.starts[victim] != 3 {
+		t.Fatalf("%d failures, %d whole-job restarts (%v), %d recovered alone, victim started %d times; want 2, 0, 2, 3", fired, j.whole, j.cannot, j.alone, j.starts[victim])
+	}
+}
+
+func TestRankKilledAgainRightAfterItsReplayRecoversAlone(t *testing.T) {
+	// Rank 4 fails in step 25 and again as soon as its recovery is done:
+	// its peers have sent again what it lost, which its log now holds
+	// behind the first replay's records; the second replay gives them in
+	// the same order.
+	const victim = 4
+	first := crashOnce(victim, 25, nil)
+	second := crashAt(victim, 21, afterReplay, nil)
 	fired := 0
 	j := newJob(t, func(j *job, r, s int, w string, d *Rank) bool {
 		if r != victim { // fired is the victim's goroutine's
