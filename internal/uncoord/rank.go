@@ -152,7 +152,7 @@ func Start(ctx context.Context, cfg Config) (*Rank, error) {
 }
 
 // replay hands the log's records after index to the receiver (msglog's
-// obligation 6). Nothing runs concurrently yet.
+// obligation 6). Only the persister runs yet, with nothing to append.
 func (r *Rank) replay(after uint64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
