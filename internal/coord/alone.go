@@ -45,11 +45,25 @@ func (m *Machine) vacate(cn *conn, ranks []int32, cause string) {
 // with the job's credentials, joins them; any other is refused as after
 // the start.
 func (m *Machine) rejoin(cn *conn, h *wire.Hello) {
-	why := ""
-	switch {
-	case cn.joined:
+	if cn.joined {
 		m.protocolError(cn, 0, "second Hello")
 		return
+	}
+	if checkHello(h, m.cfg.Token, m.cfg.Incarnation) == "" {
+		if old := m.replaced(h); old != nil {
+			// The rank's process died and the launcher started the
+			// next one, whose Hello came before the coordinator read
+			// the end of the old one's connection (two readers race).
+			// Only the launcher starts a rank's process, and only after
+			// the last one ended: the old connection is a dead one's.
+			m.lose(old, "replaced by the rank's next process", true)
+			if m.phase != Running {
+				return // a collective needed it: every connection is closed
+			}
+		}
+	}
+	why := ""
+	switch {
 	case len(m.vacant) == 0:
 		why = fmt.Sprintf("the job has started: all %d ranks joined", m.cfg.Size)
 	default:
@@ -78,6 +92,23 @@ func (m *Machine) rejoin(cn *conn, h *wire.Hello) {
 	m.notice(Notice{Kind: NoticeJoined, Conn: cn.id, Ranks: cn.ranks})
 	m.send(cn, &wire.Welcome{Size: int32(m.cfg.Size), Incarnation: m.cfg.Incarnation, Nodes: int32(len(m.nodes))})
 	m.notice(Notice{Kind: NoticeRejoined, Conn: cn.id, Ranks: cn.ranks})
+}
+
+// replaced is the connection that holds exactly h's ranks, none of them
+// left; nil if none does.
+func (m *Machine) replaced(h *wire.Hello) *conn {
+	if len(h.Ranks) == 0 {
+		return nil
+	}
+	i, ok := m.t.idx(h.Ranks[0])
+	if !ok {
+		return nil
+	}
+	old := m.t.owner[i]
+	if old == nil || old.left > 0 || !slices.Equal(old.ranks, h.Ranks) || m.byID[old.id] != old {
+		return nil
+	}
+	return old
 }
 
 // collectiveAlone aborts the job, and says so, when a collective cannot be

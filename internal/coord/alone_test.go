@@ -11,12 +11,14 @@ import (
 
 // TestAloneRandomized drives a Config.Uncoordinated coordinator through
 // seeded sequences of rank losses (end of stream, error, Fail, silence),
-// Hellos of the lost ranks' next processes, Hellos for ranks that are not
-// lost, key–value traffic and Leaves, with no collective. Checked after
-// every event: the job never aborts; every rank is either held or vacant
-// (Joined + Recovering = Size); the notices say exactly who was lost and
-// who rejoined; a Hello for a rank that is not vacant is refused. At the
-// end the vacant ranks rejoin, every rank leaves, and the job finishes.
+// Hellos of the lost ranks' next processes (also before the old
+// connection's end, which they replace), Hellos for ranks that no
+// connection holds alone, key–value traffic and Leaves, with no
+// collective. Checked after every event: the job never aborts; every rank
+// is either held or vacant (Joined + Recovering = Size); the notices say
+// exactly who was lost and who rejoined; a Hello for a held rank and
+// another is refused. At the end the vacant ranks rejoin, every rank
+// leaves, and the job finishes.
 func TestAloneRandomized(t *testing.T) {
 	lost, rejoined := 0, 0
 	for seed := range uint64(200) {
@@ -105,10 +107,22 @@ func aloneSim(t *testing.T, seed uint64) (lost, rejoined int) {
 			}
 			holder[r] = 0
 			lost++
-		case op == 3:
+		case op == 3 && rng.IntN(2) == 0:
+			// The next process's Hello before the old connection's end
+			// replaces it.
 			rd := hello(r)
-			if len(rd.Sends) != 1 || rd.Sends[0].Msg.Type() != wire.TypeRefused {
-				fatalf("a Hello for rank %d, which is held, was not refused: %v", r, rd.Sends)
+			expect(rd, NoticeLost, r)
+			expect(rd, NoticeRejoined, r)
+			holder[r] = next
+			lost++
+			rejoined++
+		case op == 3:
+			q := (r + 1) % int32(size)
+			next++
+			m.Connect(next, now)
+			rd := m.Receive(next, &wire.Hello{Token: "t", Incarnation: 1, Node: "n", Ranks: []int32{r, q}}, now)
+			if len(rd.Sends) != 1 || rd.Sends[0].Msg.Type() != wire.TypeRefused || len(rd.Notices) != 0 {
+				fatalf("a Hello for ranks %d and %d, which no connection holds alone, was not refused: %v %v", r, q, rd.Sends, rd.Notices)
 			}
 		case op == 4:
 			m.Receive(holder[r], &wire.Publish{Req: 1, Key: "addr", Value: []byte{byte(r)}}, now)

@@ -143,10 +143,14 @@
 // others go on, so the loss of a rank while the job runs does not abort it.
 // Its slot is freed instead (the rank is vacant), the launcher hears of it
 // (NoticeLost) and starts the rank's next process, and that process's Hello
-// for exactly the vacant ranks joins the running job (NoticeRejoined). Its
-// peers find it again through the address it publishes anew in the
-// key–value service (a later Publish of a key replaces the value; package
-// peer re-dials it).
+// for exactly the vacant ranks joins the running job (NoticeRejoined). A
+// Hello with the job's credentials for exactly the ranks of a live
+// connection, none of them left, replaces that connection as lost: the
+// coordinator may read the new process's Hello before the end of the dead
+// one's connection, and only the launcher starts a rank's process, after
+// the last one ended. Its peers find it again through the address it
+// publishes anew in the key–value service (a later Publish of a key
+// replaces the value; package peer re-dials it).
 //
 // What a lone recovery cannot serve still aborts the job, which the
 // launcher answers with a whole-job restart:
