@@ -179,7 +179,8 @@ type Config struct {
 	// when it cannot: a rank that exits with ExitCannotServe, any other
 	// failure, the coordinator's abort, or a launcher that starts every
 	// rank in one process (mpirun, srun), which is said at the launch
-	// (Event "fallback").
+	// (Event "fallback"). Not with HangFailures (yet): a stopped process
+	// does not end, so it would never be restarted.
 	Uncoordinated bool
 }
 
@@ -315,6 +316,11 @@ func (cfg *Config) check() error {
 		return errors.New("launch: no coordinator")
 	case cfg.Retries < 0:
 		return fmt.Errorf("launch: %d retries: need ≥ 0", cfg.Retries)
+	case cfg.Uncoordinated && cfg.HangFailures:
+		// The coordinator vacates a hung rank at its heartbeat timeout,
+		// but its process neither ends nor is killed: the job would wait
+		// for the join timeout, then fall back.
+		return errors.New("launch: hang failures with the uncoordinated strategy are not supported yet: the launcher restarts a rank alone only when its process ends")
 	case cfg.Spares < 0 || cfg.ReadmitAfter < 0:
 		return fmt.Errorf("launch: %d spares, re-admission after %d launches: need ≥ 0", cfg.Spares, cfg.ReadmitAfter)
 	}

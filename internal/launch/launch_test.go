@@ -565,6 +565,19 @@ func TestRunRecoverAloneFallbacks(t *testing.T) {
 	}
 }
 
+// A hung rank is vacated by the coordinator, but its process does not end:
+// the launcher would never restart it, so the combination is refused.
+func TestRunRefusesHangFailuresUncoordinated(t *testing.T) {
+	f := newFixture(t, "ok", 2, 1)
+	f.cfg.Uncoordinated, f.cfg.HangFailures = true, true
+	if _, err := Run(t.Context(), f.cfg); err == nil || !strings.Contains(err.Error(), "hang failures") {
+		t.Fatalf("Run: %v, want a refusal of hang failures", err)
+	}
+	if k := f.kinds(); len(k) != 0 {
+		t.Errorf("events %v: something was launched", k)
+	}
+}
+
 // togetherLauncher starts ranks as Local does, but cannot restart one
 // (as mpirun and srun).
 type togetherLauncher struct{}
