@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/coordnet"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/policy"
 )
@@ -105,6 +106,48 @@ func fakeRank(mode string) int {
 			return failAfterEnv()
 		}
 		return leave()
+	case "coord-alone":
+		// Over the real coordinator (Coordinators.Uncoordinated): rank
+		// 1's first process joins and is killed; its next process
+		// rejoins the running job and says so; the others wait for that,
+		// then leave.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		size, _ := strconv.Atoi(os.Getenv(jobenv.VarSize))
+		c, err := coordnet.Dial(ctx, coordnet.ClientConfig{Addr: os.Getenv(jobenv.VarCoord), Token: os.Getenv(jobenv.VarToken),
+			Incarnation: uint64(inc), Node: os.Getenv(jobenv.VarNode), Rank: rank, Size: size})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 5
+		}
+		defer c.Close()
+		f, _ := os.OpenFile(filepath.Join(dir, fmt.Sprintf("starts.%d.%d", inc, rank)), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		fmt.Fprintln(f, os.Getenv(jobenv.VarRecoverAlone))
+		f.Close()
+		switch {
+		case rank == 1 && os.Getenv(jobenv.VarRecoverAlone) == "":
+			self, _ := os.FindProcess(os.Getpid())
+			self.Kill()
+			time.Sleep(time.Minute)
+		case rank == 1:
+			if err := c.Publish(ctx, "back", []byte("1")); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 5
+			}
+		default:
+			if _, _, err := c.Lookup(ctx, "back", true); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 5
+			}
+		}
+		if rank == 0 {
+			c.Publish(ctx, jobenv.KeyResult, []byte("all back"))
+		}
+		if err := c.Leave(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 5
+		}
+		return 0
 	case "die-once-alone", "cannot-serve":
 		// Uncoordinated: rank 1's first process is killed; the others
 		// run on until its process restarted alone says it is back.
@@ -501,6 +544,31 @@ func TestRunRecoversRankAlone(t *testing.T) {
 	for _, e := range f.events {
 		if e.Kind == "recover" && (!slices.Equal(e.Ranks, []int{1}) || !strings.Contains(e.Reason, "SIGKILL")) {
 			t.Errorf("recover event %+v", e)
+		}
+	}
+}
+
+// Uncoordinated, over the real coordinator and the local launcher: rank
+// 1's process is killed after it joined; only it is started again, its
+// next process rejoins the running attempt (however the coordinator orders
+// the old connection's end and the new Hello), and the job finishes in
+// one attempt with every rank's result.
+func TestRunRecoversRankAloneWithCoordinator(t *testing.T) {
+	f := newFixture(t, "coord-alone", 3, 2)
+	co := &Coordinators{Ranks: 3, Nodes: 2, Uncoordinated: true, HeartbeatTimeout: time.Minute}
+	f.cfg.NewCoordinator = co.New
+	f.cfg.Uncoordinated = true
+	rep, err := Run(t.Context(), f.cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, f.out.String())
+	}
+	if len(rep.Attempts) != 1 || rep.RanksRecoveredAlone != 1 || rep.WholeJobRestarts != 0 || rep.Result != "all back" {
+		t.Fatalf("report %+v\n%s", rep, f.out.String())
+	}
+	for r, want := range []string{"\n", "\n1\n", "\n"} {
+		b, _ := os.ReadFile(filepath.Join(f.dir, fmt.Sprintf("starts.0.%d", r)))
+		if string(b) != want {
+			t.Errorf("rank %d's starts: %q, want %q", r, b, want)
 		}
 	}
 }
