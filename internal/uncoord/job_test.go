@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -91,6 +94,10 @@ type job struct {
 	ckptEvery func(rank int) int
 	// afterCrash, if set, runs once the failed rank's driver is closed.
 	afterCrash func(j *job, d *Rank)
+	// files, if set, keeps the ranks' checkpoints as a runtime does
+	// (Checkpoints): a restarted rank loads its own from them, not from
+	// saved.
+	files *Checkpoints
 }
 
 func newJob(t *testing.T, crash crashFn) *job {
@@ -202,12 +209,25 @@ func (j *job) runRank(ctx context.Context, r int, restarted bool) error {
 	net, log := j.net, j.logs[r]
 	var from saved
 	var snap []byte
-	if restarted && j.saved[r] != nil {
+	if restarted && j.saved[r] != nil && j.files == nil {
 		from = *j.saved[r]
 		snap = from.snap
 	}
 	j.starts[r]++
 	j.mu.Unlock()
+	if restarted && j.files != nil {
+		state, sb, err := j.files.Load(r)
+		switch {
+		case errors.Is(err, ErrNoCheckpoint):
+		case err != nil:
+			return err
+		case len(state) != 16:
+			return fmt.Errorf("rank %d: a state of %d bytes", r, len(state))
+		default:
+			from = saved{step: int(binary.LittleEndian.Uint64(state)), v: binary.LittleEndian.Uint64(state[8:]), snap: sb}
+			snap = sb
+		}
+	}
 	ep, err := net.endpoint(r)
 	if err != nil {
 		return err
@@ -260,6 +280,12 @@ func (j *job) runRank(ctx context.Context, r int, restarted bool) error {
 			j.mu.Lock()
 			j.saved[r] = &saved{step: step + 1, v: v, snap: s.Bytes()}
 			j.mu.Unlock()
+			if j.files != nil {
+				state := binary.LittleEndian.AppendUint64(nil, uint64(step+1))
+				if err := j.files.Save(r, binary.LittleEndian.AppendUint64(state, v), s.Bytes()); err != nil {
+					return err
+				}
+			}
 			if j.crashes(r, step, midCheckpoint, d) {
 				return errCrashed
 			}
@@ -473,6 +499,60 @@ func TestRankKilledMidComputationRecoversAlone(t *testing.T) {
 		t.Errorf("victim skipped %d re-sent messages, want 9", skipped)
 	}
 	t.Logf("victim: replayed %d, skipped %d, resent %d; Δ_lp %v, Δ_lr %v", replayed, skipped, resent, st.LogProtect, st.LogReplay)
+}
+
+// As a runtime would: the ranks' checkpoints in files (Checkpoints), two
+// copies each. The victim's node is lost with its cache when it fails: it
+// recovers alone from its protector's copy. A second run damages both of
+// its copies instead: it cannot serve (no wrong byte), and the job falls
+// back to a whole-job restart; either way the result is the failure-free
+// one.
+func TestRankRecoversAloneFromItsOwnCheckpointFiles(t *testing.T) {
+	want := sequential()
+	const victim = 4 // checkpoints every 7 steps: at 21, fails at 25
+	for _, tc := range []struct {
+		name         string
+		damage       func(t *testing.T, node, prot string)
+		alone, whole int
+	}{
+		{"node lost", func(t *testing.T, node, _ string) { os.RemoveAll(node) }, 1, 0},
+		{"both copies damaged", func(t *testing.T, node, prot string) {
+			for _, d := range []string{node, prot} {
+				path := ckptPath(d, victim)
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				b[len(b)/2] ^= 1
+				os.WriteFile(path, b, 0o600)
+			}
+		}, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			node := func(r int) string { return filepath.Join(root, fmt.Sprintf("node%d", r)) }
+			damaged := false
+			j := newJob(t, crashOnce(victim, 25, func(j *job, d *Rank) {
+				tc.damage(t, node(victim), node((victim+1)%j.n))
+				damaged = true
+			}))
+			j.files = &Checkpoints{Dirs: func(r int) ([]string, error) {
+				return []string{node(r), node((r + 1) % j.n)}, nil
+			}}
+			got := j.run(testCtx(t))
+			same(t, got, want)
+			if !damaged {
+				t.Fatal("the victim never failed")
+			}
+			if j.alone != tc.alone || j.whole != tc.whole {
+				t.Errorf("%d ranks recovered alone, %d whole-job restarts (%v); want %d and %d", j.alone, j.whole, j.cannot, tc.alone, tc.whole)
+			}
+			if tc.whole > 0 && (len(j.cannot) != 1 || !strings.Contains(j.cannot[0].Error(), "hash mismatch")) {
+				t.Errorf("fallback for %v, want the victim's damaged checkpoint", j.cannot)
+			}
+		})
+	}
 }
 
 func TestCorruptLogRecordFallsBackToWholeJob(t *testing.T) {
