@@ -6,6 +6,7 @@ import (
 	"github.com/ckpt/ckpt/internal/group"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/redundancy"
+	"github.com/ckpt/ckpt/internal/uncoord"
 )
 
 // ErrConfig is wrapped by the errors of a job's configuration that no
@@ -29,7 +30,10 @@ const (
 
 // ExitStatus is the status a rank program should exit with after err:
 // 0 for nil, ExitConfig for a configuration error, ExitJobFailed when the
-// job failed elsewhere, else 1. Under 'ckpt run' it lets the launcher give
+// job failed elsewhere, jobenv.ExitCannotServe when a rank restarted alone
+// under uncoordinated checkpointing cannot recover from its own checkpoint
+// and message log (uncoord.ErrCannotServe: the launcher relaunches the
+// whole job; the strategy is not offered by 'ckpt run' yet), else 1. Under 'ckpt run' it lets the launcher give
 // up at once on what a relaunch cannot fix, and name the rank that failed
 // first rather than the others that only saw the job fail.
 func ExitStatus(err error) int {
@@ -38,6 +42,10 @@ func ExitStatus(err error) int {
 		return 0
 	case errors.Is(err, ErrConfig):
 		return ExitConfig
+	case errors.Is(err, uncoord.ErrCannotServe):
+		// Before the job's failure: a peer lost meanwhile is not the
+		// cause.
+		return jobenv.ExitCannotServe
 	case errors.Is(err, group.ErrFailed), errors.Is(err, redundancy.ErrPeerClosed):
 		return ExitJobFailed
 	}

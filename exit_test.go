@@ -16,6 +16,7 @@ import (
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/redundancy"
 	"github.com/ckpt/ckpt/internal/storage/location"
+	"github.com/ckpt/ckpt/internal/uncoord"
 )
 
 // A rank's configuration errors exit with ExitConfig, so that 'ckpt run'
@@ -86,6 +87,9 @@ func TestExitStatus(t *testing.T) {
 		{fmt.Errorf("send: %w", redundancy.ErrPeerClosed), ExitJobFailed},
 		{configError(errors.New("bad")), ExitConfig},
 		{fmt.Errorf("himeno: %w: too many ranks", ErrConfig), ExitConfig},
+		{fmt.Errorf("restart: %w: %w", uncoord.ErrCannotServe, errors.New("record 7: hash mismatch")), jobenv.ExitCannotServe},
+		// The log cannot serve, whatever else the error says.
+		{fmt.Errorf("hello: %w: %w", uncoord.ErrCannotServe, redundancy.ErrPeerClosed), jobenv.ExitCannotServe},
 	} {
 		if got := ExitStatus(tc.err); got != tc.want {
 			t.Errorf("ExitStatus(%v) = %d, want %d", tc.err, got, tc.want)

@@ -97,6 +97,12 @@ type Config struct {
 	// declared them lost (counted from the last message the old
 	// connection brought). See the package documentation, "Resuming".
 	Relays bool
+	// Uncoordinated says the ranks checkpoint on their own and log the
+	// messages they receive (package uncoord): a rank lost while the job
+	// runs is vacated for its next process to rejoin, instead of
+	// aborting the job, unless a collective needs it. See the package
+	// documentation, "Recovering one rank alone". Not with Relays.
+	Uncoordinated bool
 }
 
 // RelayConfig configures a node's sub-coordinator. Zero fields take the
@@ -156,6 +162,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.Decide == nil {
 		c.Decide = DecideRank0
+	}
+	if c.Uncoordinated && c.Relays {
+		return fmt.Errorf("coord: %w: Uncoordinated with Relays is not supported: a relay's lost link stands for a node's ranks, which cannot rejoin one by one", ErrConfig)
 	}
 	return nil
 }

@@ -43,7 +43,8 @@
 //     silent for longer than the heartbeat timeout, breaking the protocol,
 //     or reported by Fail — aborts the job; with Config.Relays the loss of
 //     a relay's connection first waits for the relay to come back (see
-//     Resuming).
+//     Resuming); with Config.Uncoordinated the lost rank's next process
+//     may rejoin (see Recovering one rank alone).
 //   - Aborted: every live connection got Abort naming the rank(s) and the
 //     cause, and was closed (NoticeAborted); every later message gets the
 //     same Abort. A round that loses a rank is aborted, which leaves the
@@ -133,6 +134,43 @@
 // start aborts its node at once, as a silent or misbehaving relay does.
 // Without Config.Relays the coordinator treats a relay's connection as any
 // client's: its loss aborts the job, and a resuming relay is told so.
+//
+// # Recovering one rank alone
+//
+// With Config.Uncoordinated, under uncoordinated checkpointing with
+// pessimistic receiver-based message logging (Fialho et al. 2011, §3.2;
+// package uncoord) a failed rank restarts from its own checkpoint and the
+// others go on, so the loss of a rank while the job runs does not abort it.
+// Its slot is freed instead (the rank is vacant), the launcher hears of it
+// (NoticeLost) and starts the rank's next process, and that process's Hello
+// for exactly the vacant ranks joins the running job (NoticeRejoined). A
+// Hello with the job's credentials for exactly the ranks of a live
+// connection, none of them left, replaces that connection as lost: the
+// coordinator may read the new process's Hello before the end of the dead
+// one's connection, and only the launcher starts a rank's process, after
+// the last one ended. Its peers find it again through the address it
+// publishes anew in the key–value service (a later Publish of a key
+// replaces the value; package peer re-dials it).
+//
+// What a lone recovery cannot serve still aborts the job, which the
+// launcher answers with a whole-job restart:
+//
+//   - a collective open when the rank is lost, or started while a rank is
+//     vacant or after one recovered: a collective needs every rank's
+//     contribution at the same seq, and a restarted process neither has
+//     its predecessor's place in the sequence nor can learn it;
+//   - a vacant rank that does not rejoin within the join timeout of its
+//     loss;
+//   - a connection dropped for breaking the protocol: a bug of its
+//     client, which restarting it would not cure.
+//
+// A connection is the unit of loss: every rank of a lost connection that
+// has not left becomes vacant, even when a Fail names only some of them
+// (the launcher restarts a process whole). A lost rank's address stays in
+// the key–value service until its next process publishes anew: a peer that
+// dials the old one fails and looks it up again. Relays (tree mode) are not
+// supported with this mode: a relay's lost link would stand for a node's
+// ranks, which cannot rejoin one by one.
 //
 // # Clients
 //

@@ -151,7 +151,7 @@ func (e *env) apply(s *server, rd Ready) {
 	}
 	for _, n := range rd.Notices {
 		str := n.String()
-		if n.Kind == NoticeJoined || n.Kind == NoticeDropped {
+		if n.Kind == NoticeJoined || n.Kind == NoticeDropped || n.Kind == NoticeLost || n.Kind == NoticeRejoined {
 			str = strings.Replace(str, " "+n.Conn.String(), " "+e.peer(s, n.Conn), 1)
 		}
 		e.printf("%s: %s", s.name, str)

@@ -254,6 +254,7 @@ func (f *front) running(cn *conn, what string) bool {
 // ranks that have not left.
 func (f *front) protocolError(cn *conn, req uint64, why string) {
 	f.send(cn, &wire.Error{Req: req, Reason: clip(why)})
+	cn.broke = true
 	f.side.lose(cn, "protocol error: "+why, true)
 }
 

@@ -3,10 +3,12 @@ package coord
 import (
 	"bytes"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/wire"
 )
 
 // coord size=N [token=T] [inc=I] [timeout=D] [interval=D] [join=D] [decide=max]
-// [maxvalue=N] [maxstore=N] [maxwaits=N] [maxcontrib=N] [relays]
+// [maxvalue=N] [maxstore=N] [maxwaits=N] [maxcontrib=N] [relays] [uncoordinated]
 //
 // Creates the coordinator, forgetting every relay and client. Token and incarnation become the defaults of
 // every later Hello.
@@ -25,6 +27,7 @@ func (e *env) cmdCoord(c *command) {
 		MaxWaits:          e.int(c, "maxwaits", 0),
 		MaxContrib:        e.int(c, "maxcontrib", 0),
 		Relays:            c.Has("relays"),
+		Uncoordinated:     c.Has("uncoordinated"),
 	}
 	if e.str(c, "decide", "") == "max" {
 		cfg.Decide = decideMax
@@ -107,5 +110,8 @@ func (e *env) cmdStatus(c *command) {
 	}
 	if st.Committed != "" {
 		e.printf("committed: %s at seq %d", st.Committed, st.CommitSeq)
+	}
+	if m, ok := s.sm.(*Machine); ok && st.Recovering+st.Rejoined > 0 {
+		e.printf("recovering=%s rejoined=%d", wire.FormatRanks(m.Recovering()), st.Rejoined)
 	}
 }

@@ -62,6 +62,14 @@ type Machine struct {
 	// which a resumed relay may have missed.
 	detached   []*conn
 	lastResult *wire.Result
+
+	// With Config.Uncoordinated: the ranks lost while the job runs that
+	// have not rejoined, whether any was lost and the first one, and how
+	// many ranks rejoined. See alone.go.
+	vacant    []vacancy
+	lostOnce  bool
+	firstLost int32
+	rejoined  int
 }
 
 var _ StateMachine = (*Machine)(nil)
@@ -92,12 +100,18 @@ type Status struct {
 	// CommitSeq the seq of its commit collective; empty and 0 if none.
 	Committed string
 	CommitSeq uint64
+	// With Config.Uncoordinated: Recovering counts the ranks lost while
+	// the job runs that have not rejoined, Rejoined the ranks that did
+	// (each recovery of a rank alone).
+	Recovering int
+	Rejoined   int
 }
 
 // Status reports the machine's state.
 func (m *Machine) Status() Status {
 	return Status{Phase: m.phase, Conns: m.live, Joined: m.t.joined, Left: m.t.leftN,
-		Seq: m.t.seq, Reason: m.reason, Committed: m.commitName, CommitSeq: m.commitSeq}
+		Seq: m.t.seq, Reason: m.reason, Committed: m.commitName, CommitSeq: m.commitSeq,
+		Recovering: len(m.vacant), Rejoined: m.rejoined}
 }
 
 // Value returns the value published under key, for the launcher and the
@@ -154,6 +168,7 @@ func (m *Machine) Tick(now time.Duration) Ready {
 	m.tickSilent(m.cfg.HeartbeatTimeout)
 	if m.phase == Running {
 		m.tickDetached()
+		m.tickVacant()
 	}
 	m.tickHeartbeats(m.cfg.HeartbeatInterval)
 	return m.rd
@@ -207,6 +222,10 @@ func (m *Machine) hello(cn *conn, h *wire.Hello) {
 	if m.cfg.Relays && m.phase == Running && !cn.joined && m.resume(cn, h) {
 		return
 	}
+	if m.cfg.Uncoordinated && m.phase == Running {
+		m.rejoin(cn, h)
+		return
+	}
 	if !m.join(cn, h, m.cfg.Size, m.cfg.Token, m.cfg.Incarnation, func(r int32) string {
 		return fmt.Sprintf("rank %d out of range [0, %d)", r, m.cfg.Size)
 	}) {
@@ -214,7 +233,8 @@ func (m *Machine) hello(cn *conn, h *wire.Hello) {
 	}
 	m.nodes[cn.node]++
 	if m.t.joined == m.cfg.Size {
-		// The job starts: from now on a lost rank cannot be replaced, and
+		// The job starts: from now on a lost rank cannot be replaced
+		// (but with Config.Uncoordinated, see alone.go), and
 		// Welcome (with the size, which a rank needs before any
 		// collective) goes to every client at once.
 		m.phase = Running
@@ -235,6 +255,9 @@ func (m *Machine) collective(cn *conn, x *wire.Collective) {
 		if x = m.fresh(x); x == nil {
 			return
 		}
+	}
+	if m.cfg.Uncoordinated && m.collectiveAlone(x) {
+		return
 	}
 	p := m.t.contribute(cn, x, m.cfg.MaxContrib, func(r int, d wire.Contrib) {
 		if x.Kind == wire.Barrier {
@@ -364,8 +387,12 @@ func (m *Machine) fail(cn *conn, x *wire.Fail) {
 	}
 	// The client's reason is the cause as it stands: a relay reports a
 	// local rank's failure in the words the relay gave its own ranks.
-	switch m.phase {
-	case Running:
+	switch {
+	case m.phase == Running && m.cfg.Uncoordinated:
+		// The process is restarted whole: every rank of the
+		// connection is vacated (alone.go).
+		m.lose(cn, x.Reason, true)
+	case m.phase == Running:
 		m.abort(failReason(ranks, cn.node, x.Reason))
 	default:
 		m.lose(cn, x.Reason, true)
@@ -391,7 +418,9 @@ func (m *Machine) forgot(cn *conn) {
 
 // lose handles the end of connection cn, closed by the client (close is
 // false) or by the machine: before the job started its ranks are free
-// again; while it runs, the loss of a rank that has not left aborts it.
+// again; while it runs, the loss of a rank that has not left aborts it
+// (but with Config.Uncoordinated it frees the rank for its next process:
+// alone.go).
 func (m *Machine) lose(cn *conn, cause string, close bool) {
 	if close {
 		m.closeConn(cn, cause)
@@ -412,6 +441,8 @@ func (m *Machine) lose(cn *conn, cause string, close bool) {
 		ranks := m.t.unleft(cn)
 		switch {
 		case len(ranks) == 0:
+		case m.cfg.Uncoordinated && !cn.broke:
+			m.vacate(cn, ranks, cause)
 		case m.cfg.Relays && !close:
 			// Lost by the network or the relay, not given up on here:
 			// its ranks wait for it to dial again (tickDetached).

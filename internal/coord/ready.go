@@ -97,10 +97,18 @@ const (
 	NoticeAborted
 	// NoticeFinished: every rank left.
 	NoticeFinished
+	// NoticeLost (Config.Uncoordinated): connection Conn was lost while
+	// the job runs and Ranks are vacant, waiting for their next process;
+	// Reason names them and the cause. The launcher restarts them.
+	NoticeLost
+	// NoticeRejoined (Config.Uncoordinated): connection Conn, a lost
+	// rank's next process, rejoined the running job with Ranks.
+	NoticeRejoined
 )
 
 var noticeNames = [...]string{NoticeJoined: "joined", NoticeDropped: "dropped", NoticeStarted: "started",
-	NoticeCommitted: "committed", NoticeAborted: "aborted", NoticeFinished: "finished"}
+	NoticeCommitted: "committed", NoticeAborted: "aborted", NoticeFinished: "finished",
+	NoticeLost: "lost", NoticeRejoined: "rejoined"}
 
 func (k NoticeKind) String() string {
 	if int(k) < len(noticeNames) && noticeNames[k] != "" {
@@ -123,7 +131,7 @@ type Notice struct {
 func (n Notice) String() string {
 	var b strings.Builder
 	b.WriteString(n.Kind.String())
-	if n.Kind == NoticeJoined || n.Kind == NoticeDropped {
+	if n.Kind == NoticeJoined || n.Kind == NoticeDropped || n.Kind == NoticeLost || n.Kind == NoticeRejoined {
 		fmt.Fprintf(&b, " %v", n.Conn)
 	}
 	if n.Ranks != nil {

@@ -29,6 +29,10 @@ type conn struct {
 	resumed bool
 	maxReq  uint64
 	cause   string
+	// broke says the connection is dropped for breaking the protocol: a
+	// bug of its client, which restarting it alone would not cure
+	// (Config.Uncoordinated aborts the job for it).
+	broke bool
 }
 
 // table is the bookkeeping of ranks shared by Machine (every rank of the

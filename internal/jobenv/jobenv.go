@@ -45,11 +45,15 @@ const (
 
 // Variables ckpt reads that are not part of what a launcher passes a rank.
 const (
-	VarDebug      = "CKPT_DEBUG"       // ranks log their staging client's steps
-	VarS3Endpoint = "CKPT_S3_ENDPOINT" // package s3 spells it itself (a foundation)
-	VarMinio      = "CKPT_MINIO"       // package s3test spells it itself
-	VarRequireS3  = "CKPT_REQUIRE_S3"  // package s3test spells it itself
-	VarRequireMPI = "CKPT_REQUIRE_MPI" // the C API's MPI tests fail rather than skip
+	// A rank's process restarted alone while the job runs (the
+	// uncoordinated strategy, docs/MESSAGE-LOGGING.md): the launcher
+	// sets it on that process only.
+	VarRecoverAlone = "CKPT_RECOVER_ALONE"
+	VarDebug        = "CKPT_DEBUG"       // ranks log their staging client's steps
+	VarS3Endpoint   = "CKPT_S3_ENDPOINT" // package s3 spells it itself (a foundation)
+	VarMinio        = "CKPT_MINIO"       // package s3test spells it itself
+	VarRequireS3    = "CKPT_REQUIRE_S3"  // package s3test spells it itself
+	VarRequireMPI   = "CKPT_REQUIRE_MPI" // the C API's MPI tests fail rather than skip
 	// The tests of nodes as hosts fail rather than skip without network
 	// namespaces (package netnstest).
 	VarRequireNetns = "CKPT_REQUIRE_NETNS"
@@ -104,6 +108,7 @@ var Vars = []Var{
 	{VarTLSCA, "the job's own CA certificate (PEM): the job's traffic is mutual TLS, and only a peer with a certificate it signed takes part", "ckpt run --tls (made at launch, in the job's directory, mode 0600)", "no TLS (plain TCP, token only)", true},
 	{VarTLSCert, "the job's certificate (PEM), which every process of the job presents; with " + VarTLSCA + " and " + VarTLSKey, "ckpt run --tls", "no TLS", true},
 	{VarTLSKey, "the private key of " + VarTLSCert + " (PEM), readable by the job's user only", "ckpt run --tls", "no TLS", true},
+	{VarRecoverAlone, "1: this process restarts a rank lost while its job runs, alone (uncoordinated strategy): it is to recover from its own checkpoint and message log while the other ranks go on. The launcher's side is built, the rank runtime's not yet, and ckpt run does not offer the strategy yet (docs/MESSAGE-LOGGING.md)", "the local launcher under the uncoordinated strategy, on the rank's next process only", "a rank of a new launch", false},
 	{VarDebug, "any value: ranks log their staging client's steps to standard error", "the user", "no log", false},
 	{VarS3Endpoint, "the S3 endpoint of s3:// locations", "the user", "AWS_ENDPOINT_URL_S3, else AWS's", false},
 	{VarMinio, "the minio server binary the S3 tests run", "the user, CI", "minio on PATH", false},

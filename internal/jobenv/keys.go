@@ -86,6 +86,12 @@ const (
 	// failed elsewhere (the coordinator aborted it, or a peer or the
 	// coordinator was lost). It is a symptom, never the cause.
 	ExitJobFailed = 75
+	// ExitCannotServe (EX_NOINPUT): a rank restarted alone under the
+	// uncoordinated strategy found that its own checkpoint or message
+	// log cannot serve its recovery (lost, corrupt, or a peer's log
+	// gone): the launcher falls back to relaunching the whole job from
+	// its newest consistent checkpoints.
+	ExitCannotServe = 66
 )
 
 // Restored is the payload of KeyRestored: where a launch restored from.

@@ -19,6 +19,10 @@ const (
 	// ExitJobFailed: the rank stopped because the job failed elsewhere; a
 	// symptom, never the cause.
 	ExitJobFailed = jobenv.ExitJobFailed
+	// ExitCannotServe: a rank restarted alone (Config.Uncoordinated)
+	// cannot recover from its own checkpoint and log; a failure, which
+	// the whole job's relaunch serves.
+	ExitCannotServe = jobenv.ExitCannotServe
 )
 
 // Classes of an attempt's end.
@@ -139,13 +143,16 @@ type Verdict struct {
 //     is nothing to resume from (no checkpoint committed or restored in
 //     the job) or when the last relaunch ended the same way without a new
 //     checkpoint: give up; else relaunch, from the newer checkpoint.
+//   - A rank restarted alone that exited with ExitCannotServe: its own
+//     checkpoint and log cannot serve (Config.Uncoordinated); a failure,
+//     which the whole job's relaunch serves.
 //   - Otherwise (a hung rank's heartbeat timeout, a lost coordinator,
 //     ranks that only reported the job's failure): a failure; relaunch.
 func Classify(s Seen) Verdict {
 	if s.Stopped {
 		return Verdict{Class: ClassStopped, Cause: s.Symptom, Why: "stopped"}
 	}
-	var external, app *RankExit
+	var external, app, cannot *RankExit
 	for i := range s.Exits {
 		e := &s.Exits[i]
 		switch {
@@ -163,6 +170,10 @@ func Classify(s Seen) Verdict {
 				external = e
 			}
 		case e.Status == ExitJobFailed:
+		case e.Status == ExitCannotServe:
+			if cannot == nil {
+				cannot = e
+			}
 		default:
 			if app == nil {
 				app = e
@@ -183,6 +194,8 @@ func Classify(s Seen) Verdict {
 			v.Relaunch, v.Why = false, "the program failed twice from the same checkpoint without progress"
 		}
 		return v
+	case cannot != nil:
+		return Verdict{Class: ClassFailure, Relaunch: true, Cause: cannot.String() + ": its checkpoint and message log cannot serve a recovery alone"}
 	}
 	return Verdict{Class: ClassFailure, Relaunch: true, Cause: s.Symptom}
 }

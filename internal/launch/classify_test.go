@@ -29,6 +29,13 @@ func TestClassify(t *testing.T) {
 			class: ClassConfig, cause: []string{"rank 1 (node node0)", "status 78", "xor:9"}, notCause: "connection closed", whyNeeded: true,
 		},
 		{
+			// Before any checkpoint too: the whole job's relaunch serves it.
+			name: "a rank restarted alone whose checkpoint and log cannot serve",
+			seen: Seen{Exits: []RankExit{{Rank: 1, Node: "node0", Status: ExitCannotServe, Last: "ckpt: message log of rank 1: hash mismatch"}, aborted(0)},
+				Symptom: "rank 1: exit status 66"},
+			class: ClassFailure, relaunch: true, cause: []string{"rank 1 (node node0)", "status 66", "hash mismatch", "cannot serve a recovery alone"},
+		},
+		{
 			name:  "program that always fails, before any checkpoint",
 			seen:  Seen{Exits: []RankExit{{Rank: 0, Status: 1}, {Rank: 1, Status: 1}}, Symptom: "rank 0: exit status 1"},
 			class: ClassApplication, cause: []string{"rank 0 exited with status 1"}, whyNeeded: true,

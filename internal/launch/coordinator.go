@@ -51,6 +51,10 @@ type Coordinators struct {
 	// TLS, if set, is the job's TLS (Job.TLS): the coordinator and the
 	// relays take only clients with the job's certificate.
 	TLS *jobtls.Config
+	// Uncoordinated makes coordinators that let a rank lost while the job
+	// runs rejoin it (coord.Config.Uncoordinated; Config.Uncoordinated).
+	// Not with Tree.
+	Uncoordinated bool
 
 	mu       sync.Mutex
 	state    policy.State
@@ -84,14 +88,15 @@ func (f *Coordinators) New(inc uint64, token string) (Coordinator, error) {
 	f.mu.Unlock()
 	cfg := coord.Config{Size: f.Ranks, Token: token, Incarnation: inc,
 		HeartbeatTimeout: f.HeartbeatTimeout, JoinTimeout: f.JoinTimeout, Decide: f.decide,
-		Relays: f.Tree} // a relay cut off by the network dials again and resumes
+		Relays:        f.Tree, // a relay cut off by the network dials again and resumes
+		Uncoordinated: f.Uncoordinated}
 	listen := f.Listen
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
 	a := &attemptCoord{f: f, joined: map[int32]bool{}}
 	opts := coordnet.Options{TLS: f.TLS, OnNotice: func(n coord.Notice) {
-		if n.Kind == coord.NoticeJoined || n.Kind == coord.NoticeDropped {
+		if n.Kind == coord.NoticeJoined || n.Kind == coord.NoticeDropped || n.Kind == coord.NoticeLost {
 			a.mu.Lock()
 			for _, r := range n.Ranks {
 				a.joined[r] = n.Kind == coord.NoticeJoined

@@ -153,3 +153,82 @@ func TestCoordinatorAbortsOnBadReport(t *testing.T) {
 		t.Errorf("Err() = %v, want %q", err, want)
 	}
 }
+
+// Uncoordinated: a rank whose connection is lost while the job runs is
+// vacated, its next process rejoins the running attempt, and the attempt
+// finishes when every rank left; tree mode is refused.
+func TestCoordinatorRejoinsRankAlone(t *testing.T) {
+	if _, err := (&Coordinators{Ranks: 2, Nodes: 1, Tree: true, Uncoordinated: true}).New(0, "tok"); err == nil {
+		t.Error("tree mode with Uncoordinated: no error")
+	}
+	notices := make(chan coord.Notice, 16)
+	f := &Coordinators{Ranks: 2, Nodes: 1, Uncoordinated: true,
+		OnNotice: func(_ uint64, n coord.Notice) { notices <- n }}
+	co, err := f.New(0, "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer co.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dial := func(r int) *coordnet.Client {
+		c, err := coordnet.Dial(ctx, coordnet.ClientConfig{Addr: co.Addr(), Token: "tok", Node: fmt.Sprintf("n%d", r), Rank: r, Size: 2})
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+		return c
+	}
+	await := func(kind coord.NoticeKind) {
+		t.Helper()
+		for {
+			select {
+			case n := <-notices:
+				if n.Kind == kind {
+					return
+				}
+			case <-ctx.Done():
+				t.Fatalf("no %v notice", kind)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	cs := make([]*coordnet.Client, 2)
+	for r := range cs {
+		wg.Add(1)
+		go func() { defer wg.Done(); cs[r] = dial(r) }()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	await(coord.NoticeStarted)
+	cs[1].Close() // as a killed process: no Leave
+	await(coord.NoticeLost)
+	j := co.(Joiner)
+	if j.Joined(1) {
+		t.Error("rank 1 still counted as joined after its loss")
+	}
+	cs[1] = dial(1)
+	await(coord.NoticeRejoined)
+	if !j.Joined(1) {
+		t.Error("rank 1 not counted as joined after it rejoined")
+	}
+	select {
+	case <-co.Done():
+		t.Fatalf("the attempt ended: %v", co.Err())
+	default:
+	}
+	for r, c := range cs {
+		if err := c.Leave(); err != nil {
+			t.Fatalf("rank %d: leave: %v", r, err)
+		}
+	}
+	select {
+	case <-co.Done():
+	case <-ctx.Done():
+		t.Fatal("the attempt did not finish after every rank left")
+	}
+	if err := co.Err(); err != nil {
+		t.Errorf("Err() = %v after every rank left", err)
+	}
+}

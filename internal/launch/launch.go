@@ -167,12 +167,31 @@ type Config struct {
 	HaltMargin time.Duration
 	// Event, if set, is told what happens as it happens.
 	Event func(Event)
+	// Uncoordinated: the ranks checkpoint on their own and log what they
+	// receive (docs/MESSAGE-LOGGING.md), and NewCoordinator's
+	// coordinators let a lost rank rejoin (coord.Config.Uncoordinated).
+	// A rank whose process is killed while the attempt runs (by a signal
+	// it did not raise itself: an injected failure, the OOM killer) is
+	// then restarted alone, with jobenv.VarRecoverAlone set, if the
+	// Launcher can (a Restarter: Local) and the coordinator still runs;
+	// the others go on. Each such restart spends one of Retries. The
+	// attempt falls back to today's end, and the whole job's relaunch,
+	// when it cannot: a rank that exits with ExitCannotServe, any other
+	// failure, the coordinator's abort, or a launcher that starts every
+	// rank in one process (mpirun, srun), which is said at the launch
+	// (Event "fallback"). Not with HangFailures (yet): a stopped process
+	// does not end, so it would never be restarted.
+	Uncoordinated bool
 }
 
 // Event is one thing that happened; Kind says which fields are set.
 type Event struct {
-	Kind        string // "launch", "inject", "fail", "restored", "checkpoint", "finish", "halt", "exclude", "readmit"
-	Hang        bool   // inject: the rank was stopped, not killed
+	// "launch", "inject", "fail", "restored", "checkpoint", "finish",
+	// "halt", "exclude", "readmit"; with Config.Uncoordinated, "recover"
+	// (Ranks: the rank restarted alone; Reason: how its process ended)
+	// and "fallback" (Reason: why a failure restarts the whole job).
+	Kind        string
+	Hang        bool // inject: the rank was stopped, not killed
 	At          time.Duration
 	Incarnation uint64
 	Ranks       []int  // inject: the ranks killed
@@ -218,6 +237,9 @@ type Attempt struct {
 	InjectedAt time.Duration
 	// Nodes are the attempt's nodes, in the order of their first rank.
 	Nodes []string
+	// RecoveredAlone are the ranks restarted alone in the attempt
+	// (Config.Uncoordinated), in order.
+	RecoveredAlone []int
 }
 
 // Report is what Run did.
@@ -243,6 +265,11 @@ type Report struct {
 	// TimeLimit: the job was halted, or not launched again, because its
 	// Deadline came near.
 	TimeLimit bool
+	// RanksRecoveredAlone counts the ranks restarted alone while the
+	// others went on (Config.Uncoordinated); WholeJobRestarts the
+	// relaunches of the whole job after a failure.
+	RanksRecoveredAlone int
+	WholeJobRestarts    int
 }
 
 // Joiner is a Coordinator that knows which ranks joined its attempt (the
@@ -289,6 +316,11 @@ func (cfg *Config) check() error {
 		return errors.New("launch: no coordinator")
 	case cfg.Retries < 0:
 		return fmt.Errorf("launch: %d retries: need ≥ 0", cfg.Retries)
+	case cfg.Uncoordinated && cfg.HangFailures:
+		// The coordinator vacates a hung rank at its heartbeat timeout,
+		// but its process neither ends nor is killed: the job would wait
+		// for the join timeout, then fall back.
+		return errors.New("launch: hang failures with the uncoordinated strategy are not supported yet: the launcher restarts a rank alone only when its process ends")
 	case cfg.Spares < 0 || cfg.ReadmitAfter < 0:
 		return fmt.Errorf("launch: %d spares, re-admission after %d launches: need ≥ 0", cfg.Spares, cfg.ReadmitAfter)
 	}
@@ -354,7 +386,10 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		if cfg.AttemptEnv != nil {
 			a.env = append(slices.Clone(cfg.Env), cfg.AttemptEnv(rep.Attempts)...)
 		}
+		// Restarts of one rank alone spend the retries too.
+		a.alone = cfg.Retries - len(rep.Attempts) - rep.RanksRecoveredAlone
 		att, err := a.run(ctx, &nextFailure, &target, &rep.Injected)
+		rep.RanksRecoveredAlone += len(att.RecoveredAlone)
 		rep.Halted = rep.Halted || a.halted
 		rep.TimeLimit = rep.TimeLimit || a.timeLimit
 		att.Nodes = distinct(a.layout)
@@ -400,7 +435,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			rep.Halted, rep.TimeLimit = true, true
 			cfg.Event(Event{Kind: "halt", At: since(), Incarnation: inc, Reason: "time limit: too near the end to launch again; the next run resumes"})
 			return rep, nil
-		case len(rep.Attempts) > cfg.Retries:
+		case len(rep.Attempts)+rep.RanksRecoveredAlone > cfg.Retries:
 			cfg.Event(ev)
 			return rep, fmt.Errorf("launch: the job failed %d times (%w; tried: %s)", len(rep.Attempts), ErrRetriesExhausted, Summary(rep.Attempts, pool.Excluded()))
 		}
@@ -419,6 +454,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			cfg.Event(Event{Kind: "exclude", At: since(), Incarnation: inc, Change: ch})
 		}
 		hosts.add(a.layout, a.procHosts, failed)
+		rep.WholeJobRestarts++
 		select {
 		case <-time.After(ev.Backoff):
 		case <-ctx.Done():
@@ -477,6 +513,9 @@ type attempt struct {
 	joinedRanks []bool
 	// timeLimit: the attempt was asked to halt for the deadline.
 	timeLimit bool
+	// alone is how many ranks may still be restarted alone
+	// (Config.Uncoordinated): the retries left.
+	alone int
 }
 
 // pastHalt reports that the job's deadline is less than its halt margin
@@ -577,6 +616,11 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 		return att, err
 	}
 	a.ranks = ranks
+	restarter, _ := ranks.(Restarter)
+	if cfg.Uncoordinated && restarter == nil {
+		cfg.Event(Event{Kind: "fallback", At: a.since(), Incarnation: a.inc,
+			Reason: "launcher " + cfg.Launcher.Name() + " starts the ranks together and cannot restart one alone: a failure relaunches the whole job"})
+	}
 	exits := ranks.Ended()
 	if a.stopped() {
 		a.halt()
@@ -634,6 +678,9 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 		case e := <-exits:
 			exited++
 			re := a.rankExit(e)
+			if restarter != nil && e.Err != nil && failure == "" && a.recoverAlone(restarter, re, doneC, &att) {
+				break
+			}
 			a.exits = append(a.exits, re)
 			if e.Err != nil {
 				// A rank that only saw the job fail (the cause may still
@@ -758,6 +805,39 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 		return att, fmt.Errorf("launch: %w", a.fatal)
 	}
 	return att, nil
+}
+
+// recoverAlone restarts rank re.Rank alone if Config.Uncoordinated allows
+// (see there), and tells whether it did. done is the coordinator's Done
+// channel, nil once it closed.
+func (a *attempt) recoverAlone(rs Restarter, re RankExit, done <-chan struct{}, att *Attempt) bool {
+	cfg := a.cfg
+	if !cfg.Uncoordinated || re.Rank < 0 || re.Status != -1 || re.crash() || a.halted || done == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return false // the job ended or aborted: nothing to rejoin
+	default:
+	}
+	if a.alone <= 0 {
+		cfg.Event(Event{Kind: "fallback", At: a.since(), Incarnation: a.inc, Ranks: []int{re.Rank},
+			Reason: fmt.Sprintf("%s: the retries are spent", re)})
+		return false
+	}
+	if err := rs.Restart(re.Rank, []string{jobenv.VarRecoverAlone + "=1"}); err != nil {
+		cfg.Event(Event{Kind: "fallback", At: a.since(), Incarnation: a.inc, Ranks: []int{re.Rank},
+			Reason: fmt.Sprintf("%s: restarting it alone: %v", re, err)})
+		return false
+	}
+	a.alone--
+	a.killed[re.Rank] = false
+	// The failure was served: a later one is not this injection's.
+	a.injected = ""
+	a.pending = slices.DeleteFunc(a.pending, func(h pendingHit) bool { return h.rank == re.Rank })
+	att.RecoveredAlone = append(att.RecoveredAlone, re.Rank)
+	cfg.Event(Event{Kind: "recover", At: a.since(), Incarnation: a.inc, Ranks: []int{re.Rank}, Reason: re.String()})
+	return true
 }
 
 // halt asks the attempt's ranks to checkpoint and stop.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/coordnet"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/policy"
 )
@@ -105,6 +106,74 @@ func fakeRank(mode string) int {
 			return failAfterEnv()
 		}
 		return leave()
+	case "coord-alone":
+		// Over the real coordinator (Coordinators.Uncoordinated): rank
+		// 1's first process joins and is killed; its next process
+		// rejoins the running job and says so; the others wait for that,
+		// then leave.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		size, _ := strconv.Atoi(os.Getenv(jobenv.VarSize))
+		c, err := coordnet.Dial(ctx, coordnet.ClientConfig{Addr: os.Getenv(jobenv.VarCoord), Token: os.Getenv(jobenv.VarToken),
+			Incarnation: uint64(inc), Node: os.Getenv(jobenv.VarNode), Rank: rank, Size: size})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 5
+		}
+		defer c.Close()
+		f, _ := os.OpenFile(filepath.Join(dir, fmt.Sprintf("starts.%d.%d", inc, rank)), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		fmt.Fprintln(f, os.Getenv(jobenv.VarRecoverAlone))
+		f.Close()
+		switch {
+		case rank == 1 && os.Getenv(jobenv.VarRecoverAlone) == "":
+			self, _ := os.FindProcess(os.Getpid())
+			self.Kill()
+			time.Sleep(time.Minute)
+		case rank == 1:
+			if err := c.Publish(ctx, "back", []byte("1")); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 5
+			}
+		default:
+			if _, _, err := c.Lookup(ctx, "back", true); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 5
+			}
+		}
+		if rank == 0 {
+			c.Publish(ctx, jobenv.KeyResult, []byte("all back"))
+		}
+		if err := c.Leave(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 5
+		}
+		return 0
+	case "die-once-alone", "cannot-serve":
+		// Uncoordinated: rank 1's first process is killed; the others
+		// run on until its process restarted alone says it is back.
+		f, _ := os.OpenFile(filepath.Join(dir, fmt.Sprintf("starts.%d.%d", inc, rank)), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		fmt.Fprintln(f, os.Getenv(jobenv.VarRecoverAlone))
+		f.Close()
+		back := filepath.Join(dir, fmt.Sprintf("back.%d", inc))
+		switch {
+		case rank == 1 && os.Getenv(jobenv.VarRecoverAlone) == "":
+			self, _ := os.FindProcess(os.Getpid())
+			self.Kill()
+			time.Sleep(time.Minute)
+		case rank == 1 && mode == "cannot-serve" && inc == 0:
+			fmt.Fprintln(os.Stderr, "ckpt: message log of rank 1: hash mismatch")
+			return ExitCannotServe
+		case rank == 1:
+			os.WriteFile(back, nil, 0o644)
+			return leave()
+		}
+		for range 6000 {
+			if _, err := os.Stat(back); err == nil {
+				return leave()
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return 4
 	case "die-always":
 		if rank == 1 {
 			// Killed from outside, as by the kernel's OOM killer.
@@ -445,6 +514,149 @@ func TestRunAttemptEnv(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Uncoordinated: a rank killed while the attempt runs is restarted alone,
+// told so in its environment, while the others run on: one attempt, no
+// rank but the killed one started twice.
+func TestRunRecoversRankAlone(t *testing.T) {
+	f := newFixture(t, "die-once-alone", 3, 2)
+	f.cfg.Uncoordinated = true
+	rep, err := Run(t.Context(), f.cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, f.out.String())
+	}
+	if len(rep.Attempts) != 1 || !slices.Equal(rep.Attempts[0].RecoveredAlone, []int{1}) ||
+		rep.RanksRecoveredAlone != 1 || rep.WholeJobRestarts != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	for r, want := range []string{"\n", "\n1\n", "\n"} {
+		b, _ := os.ReadFile(filepath.Join(f.dir, fmt.Sprintf("starts.0.%d", r)))
+		if string(b) != want {
+			t.Errorf("rank %d's starts (%s each): %q, want %q", r, jobenv.VarRecoverAlone, b, want)
+		}
+	}
+	k := f.kinds()
+	k = slices.DeleteFunc(k, func(s string) bool { return s == "restored" }) // when the poll sees it
+	if !slices.Equal(k, []string{"launch", "recover", "finish"}) {
+		t.Errorf("events %v", f.kinds())
+	}
+	for _, e := range f.events {
+		if e.Kind == "recover" && (!slices.Equal(e.Ranks, []int{1}) || !strings.Contains(e.Reason, "SIGKILL")) {
+			t.Errorf("recover event %+v", e)
+		}
+	}
+}
+
+// Uncoordinated, over the real coordinator and the local launcher: rank
+// 1's process is killed after it joined; only it is started again, its
+// next process rejoins the running attempt (however the coordinator orders
+// the old connection's end and the new Hello), and the job finishes in
+// one attempt with every rank's result.
+func TestRunRecoversRankAloneWithCoordinator(t *testing.T) {
+	f := newFixture(t, "coord-alone", 3, 2)
+	co := &Coordinators{Ranks: 3, Nodes: 2, Uncoordinated: true, HeartbeatTimeout: time.Minute}
+	f.cfg.NewCoordinator = co.New
+	f.cfg.Uncoordinated = true
+	rep, err := Run(t.Context(), f.cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, f.out.String())
+	}
+	if len(rep.Attempts) != 1 || rep.RanksRecoveredAlone != 1 || rep.WholeJobRestarts != 0 || rep.Result != "all back" {
+		t.Fatalf("report %+v\n%s", rep, f.out.String())
+	}
+	for r, want := range []string{"\n", "\n1\n", "\n"} {
+		b, _ := os.ReadFile(filepath.Join(f.dir, fmt.Sprintf("starts.0.%d", r)))
+		if string(b) != want {
+			t.Errorf("rank %d's starts: %q, want %q", r, b, want)
+		}
+	}
+}
+
+// Without Config.Uncoordinated the same death relaunches the whole job.
+func TestRunRecoversAloneOnlyUncoordinated(t *testing.T) {
+	f := newFixture(t, "die-once-alone", 2, 1)
+	f.cfg.AbortGrace = 100 * time.Millisecond
+	rep, err := Run(t.Context(), f.cfg)
+	if err == nil || rep.RanksRecoveredAlone != 0 {
+		// Every launch's rank 1 dies: its first process in each.
+		t.Fatalf("err %v, report %+v", err, rep)
+	}
+	if !errors.Is(err, ErrRetriesExhausted) || rep.WholeJobRestarts != f.cfg.Retries {
+		t.Fatalf("err %v, %d whole-job restarts, want %d", err, rep.WholeJobRestarts, f.cfg.Retries)
+	}
+}
+
+// A rank restarted alone whose checkpoint and log cannot serve exits with
+// ExitCannotServe: the attempt ends and the whole job is relaunched, which
+// the report counts.
+func TestRunFallsBackWhenAloneCannotServe(t *testing.T) {
+	f := newFixture(t, "cannot-serve", 2, 1)
+	f.cfg.Uncoordinated = true
+	rep, err := Run(t.Context(), f.cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, f.out.String())
+	}
+	if len(rep.Attempts) != 2 || rep.RanksRecoveredAlone != 2 || rep.WholeJobRestarts != 1 {
+		// Rank 1 is killed in both launches; the second recovery serves.
+		t.Fatalf("report %+v", rep)
+	}
+	a := rep.Attempts[0]
+	if a.Class != ClassFailure || !strings.Contains(a.Cause, "cannot serve a recovery alone") || !strings.Contains(a.Cause, "hash mismatch") {
+		t.Errorf("first attempt: class %q, cause %q", a.Class, a.Cause)
+	}
+}
+
+// The retries bound the restarts alone too; a launcher that cannot
+// restart one rank says at the launch that failures relaunch the whole
+// job.
+func TestRunRecoverAloneFallbacks(t *testing.T) {
+	f := newFixture(t, "die-once-alone", 2, 1)
+	f.cfg.Uncoordinated, f.cfg.Retries, f.cfg.AbortGrace = true, 0, 100*time.Millisecond
+	rep, err := Run(t.Context(), f.cfg)
+	if !errors.Is(err, ErrRetriesExhausted) || rep.RanksRecoveredAlone != 0 {
+		t.Fatalf("no retries: err %v, report %+v", err, rep)
+	}
+	if !slices.Contains(f.kinds(), "fallback") {
+		t.Errorf("no retries: events %v, want a fallback", f.kinds())
+	}
+
+	g := newFixture(t, "die-once-alone", 2, 1)
+	g.cfg.Uncoordinated, g.cfg.Retries, g.cfg.AbortGrace = true, 1, 100*time.Millisecond
+	g.cfg.Launcher = togetherLauncher{}
+	rep, err = Run(t.Context(), g.cfg)
+	if !errors.Is(err, ErrRetriesExhausted) || rep.RanksRecoveredAlone != 0 || rep.WholeJobRestarts != 1 {
+		t.Fatalf("launcher without restarts: err %v, report %+v", err, rep)
+	}
+	if k := g.kinds(); len(k) < 2 || k[1] != "fallback" || !strings.Contains(g.events[1].Reason, "cannot restart one alone") {
+		t.Errorf("launcher without restarts: events %v", k)
+	}
+}
+
+// A hung rank is vacated by the coordinator, but its process does not end:
+// the launcher would never restart it, so the combination is refused.
+func TestRunRefusesHangFailuresUncoordinated(t *testing.T) {
+	f := newFixture(t, "ok", 2, 1)
+	f.cfg.Uncoordinated, f.cfg.HangFailures = true, true
+	if _, err := Run(t.Context(), f.cfg); err == nil || !strings.Contains(err.Error(), "hang failures") {
+		t.Fatalf("Run: %v, want a refusal of hang failures", err)
+	}
+	if k := f.kinds(); len(k) != 0 {
+		t.Errorf("events %v: something was launched", k)
+	}
+}
+
+// togetherLauncher starts ranks as Local does, but cannot restart one
+// (as mpirun and srun).
+type togetherLauncher struct{}
+
+func (togetherLauncher) Name() string { return "together" }
+func (togetherLauncher) Start(ctx context.Context, s Spec) (Ranks, error) {
+	r, err := Local{}.Start(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return struct{ Ranks }{r}, nil
 }
 
 func TestRunRetriesExhausted(t *testing.T) {

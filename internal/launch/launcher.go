@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -84,6 +85,15 @@ type Ranks interface {
 	KillAll()
 }
 
+// Restarter is Ranks that can start one rank's process again while the
+// others run (Local): a rank restarted alone under Config.Uncoordinated.
+type Restarter interface {
+	// Restart starts a new process for rank r, whose last one ended,
+	// with extra added to its environment. Its end comes on Ended like
+	// the others', and Procs counts it; Kill and Stop of r reach it.
+	Restart(r int, extra []string) error
+}
+
 // Ended is how one process of an attempt ended.
 type Ended struct {
 	// Rank is the rank the process ran, or -1 for the launcher's own
@@ -110,7 +120,7 @@ func (Local) Name() string { return "local" }
 
 // Start starts the ranks one by one.
 func (lo Local) Start(ctx context.Context, s Spec) (Ranks, error) {
-	l := &localRanks{ended: make(chan Ended, s.Ranks)}
+	l := &localRanks{ended: make(chan Ended, s.Ranks), spec: s, hosts: lo.Hosts}
 	for r := range s.Ranks {
 		err := ctx.Err() // stopped during start-up: start no more
 		var cmd *exec.Cmd
@@ -126,16 +136,37 @@ func (lo Local) Start(ctx context.Context, s Spec) (Ranks, error) {
 			return nil, err
 		}
 		l.procs = append(l.procs, cmd)
-		go func() {
-			err := cmd.Wait()
-			if tmp != "" {
-				os.RemoveAll(tmp)
-			}
-			st, sig := exitStatus(cmd.ProcessState, err)
-			l.ended <- Ended{Rank: r, Err: err, Status: st, Signal: sig}
-		}()
+		l.wait(r, cmd, tmp)
 	}
 	return l, nil
+}
+
+// wait reports the end of rank r's process cmd on l.ended, and removes its
+// temporary directory tmp.
+func (l *localRanks) wait(r int, cmd *exec.Cmd, tmp string) {
+	l.started++
+	go func() {
+		err := cmd.Wait()
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+		st, sig := exitStatus(cmd.ProcessState, err)
+		l.ended <- Ended{Rank: r, Err: err, Status: st, Signal: sig}
+	}()
+}
+
+// Restart starts rank r's process again, as Start did with extra added
+// to its environment.
+func (l *localRanks) Restart(r int, extra []string) error {
+	s := l.spec
+	s.Env = append(slices.Clone(s.Env), extra...)
+	cmd, tmp, err := startLocal(s, r, l.hosts)
+	if err != nil {
+		return err
+	}
+	l.procs[r] = cmd
+	l.wait(r, cmd, tmp)
+	return nil
 }
 
 // mpiTmpVar is where Open MPI (4.x) makes its session directory. Each rank
@@ -194,13 +225,19 @@ func startLocal(s Spec, r int, hosts Hosts) (cmd *exec.Cmd, tmp string, err erro
 	return cmd, tmp, nil
 }
 
-// localRanks are the processes Local started, procs[r] rank r's.
+// localRanks are the processes Local started, procs[r] rank r's latest;
+// started counts every process started (Restart adds one). The ended
+// channel holds one end per rank: at most one process per rank runs, and
+// Run's loop reads every end.
 type localRanks struct {
-	procs []*exec.Cmd
-	ended chan Ended
+	procs   []*exec.Cmd
+	started int
+	ended   chan Ended
+	spec    Spec
+	hosts   Hosts
 }
 
-func (l *localRanks) Procs() int          { return len(l.procs) }
+func (l *localRanks) Procs() int          { return l.started }
 func (l *localRanks) Ended() <-chan Ended { return l.ended }
 func (l *localRanks) Kill(r int) error    { kill(l.procs[r]); return nil }
 func (l *localRanks) Stop(r int) error    { stop(l.procs[r]); return nil }
