@@ -122,6 +122,9 @@ func Decide(sample []byte, size int64) Form {
 	}
 	buf := make([]byte, len(sample))
 	dst := make([]byte, s2.MaxEncodedLen(len(sample)))
+	if !promising(sample, buf, dst) {
+		return Form{}
+	}
 	best, bestN := "", len(s2.Encode(dst, sample))
 	for _, filter := range []string{Shuffle4, Shuffle8} {
 		shuffle(buf, sample, lanes(filter))
@@ -142,6 +145,28 @@ func Decide(sample []byte, size int64) Form {
 		return Form{}
 	}
 	return form
+}
+
+// screenSize is the sample's prefix that screens it: random bytes, which
+// no form shrinks, are told from the rest by s2 on this much alone, so
+// that they cost a quarter of a full decision.
+const screenSize = 32 << 10
+
+// promising reports whether some filter lets s2 shrink sample's first
+// screenSize bytes at all (by 1/32); buf and dst are scratch space.
+func promising(sample, buf, dst []byte) bool {
+	p := sample[:min(len(sample), screenSize)]
+	limit := len(p) - len(p)/32
+	if len(s2.Encode(dst, p)) < limit {
+		return true
+	}
+	for _, filter := range []string{Shuffle4, Shuffle8} {
+		shuffle(buf[:len(p)], p, lanes(filter))
+		if len(s2.Encode(dst, buf[:len(p)])) < limit {
+			return true
+		}
+	}
+	return false
 }
 
 // zstdBelow is how much smaller than s2's zstd's output must be for

@@ -154,3 +154,17 @@ func TestWorth(t *testing.T) {
 		t.Fatal("Worth: a tenth saved of a file past MinSize pays, nothing else")
 	}
 }
+
+func BenchmarkDecide(b *testing.B) {
+	for _, k := range []struct {
+		name string
+		data []byte
+	}{{"random", RandomBytes(SampleSize, 1)}, {"zeros", ZeroHeavy(SampleSize)}, {"floats", Floats32(SampleSize)}} {
+		b.Run(k.name, func(b *testing.B) {
+			b.SetBytes(SampleSize)
+			for range b.N {
+				Decide(k.data, -1)
+			}
+		})
+	}
+}

@@ -20,10 +20,19 @@ const filterBlock = 64 << 10
 // past the last whole element stay where they are.
 func shuffle(dst, src []byte, l int) {
 	k := len(src) / l
-	for i := range k {
-		e := src[i*l : i*l+l]
-		for j, b := range e {
-			dst[j*k+i] = b
+	switch l {
+	case 4:
+		d0, d1, d2, d3 := dst[:k], dst[k:2*k], dst[2*k:3*k], dst[3*k:4*k]
+		for i := range k {
+			e := src[4*i : 4*i+4 : 4*i+4]
+			d0[i], d1[i], d2[i], d3[i] = e[0], e[1], e[2], e[3]
+		}
+	default:
+		for i := range k {
+			e := src[i*l : i*l+l]
+			for j, b := range e {
+				dst[j*k+i] = b
+			}
 		}
 	}
 	copy(dst[k*l:], src[k*l:])
@@ -32,10 +41,19 @@ func shuffle(dst, src []byte, l int) {
 // unshuffle undoes shuffle.
 func unshuffle(dst, src []byte, l int) {
 	k := len(src) / l
-	for i := range k {
-		e := dst[i*l : i*l+l]
-		for j := range e {
-			e[j] = src[j*k+i]
+	switch l {
+	case 4:
+		s0, s1, s2, s3 := src[:k], src[k:2*k], src[2*k:3*k], src[3*k:4*k]
+		for i := range k {
+			e := dst[4*i : 4*i+4 : 4*i+4]
+			e[0], e[1], e[2], e[3] = s0[i], s1[i], s2[i], s3[i]
+		}
+	default:
+		for i := range k {
+			e := dst[i*l : i*l+l]
+			for j := range e {
+				e[j] = src[j*k+i]
+			}
 		}
 	}
 	copy(dst[k*l:], src[k*l:])
