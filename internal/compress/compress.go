@@ -9,7 +9,7 @@
 // 8-byte lanes, so that the exponent bytes of a float array sit together
 // and the codec finds their runs). The form is chosen from a sample: the
 // sample is compressed each way, and the smallest result wins if it saves
-// at least a tenth of the sample (Worth); random bytes save nothing, and
+// at least half of the sample (PaysBelow); random bytes save nothing, and
 // are then stored as they are, having cost only the sample's compressions.
 //
 // The decision (Decide, Worth) is pure; NewWriter and NewReader stream a
@@ -94,26 +94,34 @@ const (
 	// of registers, or a small header, gain nothing that matters.
 	MinSize = 64 << 10
 	// PaysBelow is the compressed sample's size, as a fraction of the
-	// sample, below which a file is compressed: a tenth saved at least,
-	// enough to pay for the decompression at restart.
-	PaysBelow = 0.9
+	// sample, below which Decide compresses a file: half saved at least.
+	// Measured (docs/PERFORMANCE.md, ckpt bench compress): floats a
+	// shuffle shrinks by a fifth took 1.4 to 1.9 times as long to
+	// checkpoint compressed on 2 cores, as the codec emits mostly
+	// literals, slowly; state that halves is written faster compressed.
+	PaysBelow = 0.5
+	// ImagePaysBelow is ZstdPays's threshold for the images of a
+	// transparent checkpoint, a tenth saved: it was chosen and measured
+	// with them (issue 19), whose pages are mostly zero or random.
+	ImagePaysBelow = 0.9
 )
 
 // Worth reports whether a file of size bytes whose sample compressed to
-// compressed bytes should be stored compressed (size < 0: not known yet,
-// at least the sample's length).
-func Worth(sample []byte, compressed int, size int64) bool {
+// compressed bytes should be stored compressed, compressed below the
+// fraction below of the sample (size < 0: not known yet, at least the
+// sample's length).
+func Worth(sample []byte, compressed int, size int64, below float64) bool {
 	if size < 0 {
 		size = int64(len(sample))
 	}
-	return size >= MinSize && len(sample) > 0 && float64(compressed) < PaysBelow*float64(len(sample))
+	return size >= MinSize && len(sample) > 0 && float64(compressed) < below*float64(len(sample))
 }
 
 // Decide chooses how to store a file from sample, its first bytes (all of
 // them when size, the file's length, is at most len(sample); size < 0 when
 // unknown). It tries each filter with s2, the cheapest codec, keeps the
 // filter that shrinks the sample most (none unless a shuffle does
-// better), then compares zstd with s2 under that filter: zstd is taken
+// clearly better), then compares zstd with s2 under that filter: zstd is taken
 // when it stores at most zstdBelow of what s2 does, since it writes about
 // half as fast. The zero Form unless compression is Worth it.
 func Decide(sample []byte, size int64) Form {
@@ -141,7 +149,7 @@ func Decide(sample []byte, size int64) Form {
 	if z := len(zstdEncoder().EncodeAll(in, dst[:0])); float64(z) <= zstdBelow*float64(bestN) {
 		form, n = Form{Codec: Zstd, Filter: best}, z
 	}
-	if !Worth(sample, n, size) {
+	if !Worth(sample, n, size, PaysBelow) {
 		return Form{}
 	}
 	return form
@@ -197,7 +205,7 @@ func ZstdPays(sample []byte, size int64) bool {
 	if size >= 0 && size < MinSize || len(sample) == 0 {
 		return false
 	}
-	return Worth(sample, len(zstdEncoder().EncodeAll(sample, make([]byte, 0, len(sample)))), size)
+	return Worth(sample, len(zstdEncoder().EncodeAll(sample, make([]byte, 0, len(sample)))), size, ImagePaysBelow)
 }
 
 // lanes is a shuffle filter's lane width, 0 for none.

@@ -46,7 +46,7 @@ func TestRoundTripEveryForm(t *testing.T) {
 		"one":    {7},
 		"random": RandomBytes(3*filterBlock+13, 1), // blocks and a tail that is no whole lane
 		"zeros":  ZeroHeavy(300 << 10),
-		"f32":    Floats32(200<<10 + 6),
+		"f32":    Floats32(200<<10+6, 1e-7),
 		"f64":    Floats64(200 << 10),
 	}
 	for _, f := range forms {
@@ -85,7 +85,7 @@ func TestDecide(t *testing.T) {
 	}{
 		{"random", RandomBytes(SampleSize, 2), -1, false, ""},
 		{"zeros", ZeroHeavy(SampleSize), -1, true, ""},
-		{"f32", Floats32(SampleSize), -1, true, "shuffle"},
+		{"f32", Floats32(SampleSize, 1e-7), -1, true, "shuffle"},
 		{"f64", Floats64(SampleSize), -1, true, Shuffle8},
 		{"small", ZeroHeavy(8 << 10), 8 << 10, false, ""},
 		{"small sample of a large file", ZeroHeavy(8 << 10), 1 << 30, true, ""},
@@ -120,7 +120,7 @@ func TestFormValid(t *testing.T) {
 // fails to read or reads other bytes; it never passes for the original
 // silently (the caller's content hash then catches the other bytes).
 func TestDamagedInput(t *testing.T) {
-	data := Floats32(256 << 10)
+	data := Floats32(256<<10, 1e-7)
 	for _, f := range []Form{{Codec: Zstd}, {Codec: S2, Filter: Shuffle4}} {
 		var stored bytes.Buffer
 		w, _ := NewWriter(&stored, f)
@@ -150,8 +150,8 @@ func flip(b []byte, i int) []byte {
 
 func TestWorth(t *testing.T) {
 	s := make([]byte, 100<<10)
-	if !Worth(s, 10, -1) || Worth(s, 95<<10, -1) || Worth(s[:1000], 10, 1000) {
-		t.Fatal("Worth: a tenth saved of a file past MinSize pays, nothing else")
+	if !Worth(s, 10, -1, 0.9) || Worth(s, 95<<10, -1, 0.9) || Worth(s[:1000], 10, 1000, 0.9) || Worth(s, 60<<10, -1, PaysBelow) {
+		t.Fatal("Worth: what the threshold saves, of a file past MinSize, pays, nothing else")
 	}
 }
 
@@ -159,7 +159,7 @@ func BenchmarkDecide(b *testing.B) {
 	for _, k := range []struct {
 		name string
 		data []byte
-	}{{"random", RandomBytes(SampleSize, 1)}, {"zeros", ZeroHeavy(SampleSize)}, {"floats", Floats32(SampleSize)}} {
+	}{{"random", RandomBytes(SampleSize, 1)}, {"zeros", ZeroHeavy(SampleSize)}, {"floats", Floats32(SampleSize, 1e-7)}} {
 		b.Run(k.name, func(b *testing.B) {
 			b.SetBytes(SampleSize)
 			for range b.N {

@@ -27,7 +27,7 @@ func mixedState(r int) map[string][]byte {
 	}
 	return map[string][]byte{
 		"zeros":  tag(compress.ZeroHeavy(600<<10 + 100*r)),
-		"floats": tag(compress.Floats32(500<<10 + 4*r)),
+		"floats": tag(compress.Floats32(500<<10+4*r, 1e-7)),
 		"random": tag(compress.RandomBytes(300<<10+r, byte(r))),
 		"small":  tag(bytes.Repeat([]byte{'s'}, 1000)),
 	}
@@ -302,7 +302,7 @@ func BenchmarkCreate(b *testing.B) {
 	for _, kind := range []struct {
 		name string
 		data []byte
-	}{{"random", compress.RandomBytes(size, 1)}, {"zeros", compress.ZeroHeavy(size)}, {"floats", compress.Floats32(size)}} {
+	}{{"random", compress.RandomBytes(size, 1)}, {"zeros", compress.ZeroHeavy(size)}, {"floats", compress.Floats32(size, 1e-7)}} {
 		for _, auto := range []bool{false, true} {
 			b.Run(fmt.Sprintf("%s/compress=%v", kind.name, auto), func(b *testing.B) {
 				c := cluster.New(b, cluster.Config{Ranks: 1, Nodes: 1, Scheme: "single", NoSync: true})
