@@ -8,9 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
-	"syscall"
-	"time"
 
 	"github.com/ckpt/ckpt/examples/himeno"
 	"github.com/ckpt/ckpt/internal/cachetier"
@@ -184,21 +181,7 @@ func compressRound(ctx context.Context, dir string, states [][]byte, auto bool) 
 			engines[r] = engine.New(engine.Config{Rank: r, Size: 4, Node: node, Cache: cache, KeepCache: 2,
 				Scheme: "xor:4", Comm: comms[r], Compress: auto})
 		}
-		syscall.Sync() // no dirty pages left by the step before
-		errs := make([]error, 4)
-		var wg sync.WaitGroup
-		start := time.Now()
-		for r, e := range engines {
-			wg.Go(func() { errs[r] = fn(e) })
-		}
-		wg.Wait()
-		d := time.Since(start).Seconds()
-		for r, err := range errs {
-			if err != nil {
-				return 0, fmt.Errorf("rank %d: %w", r, err)
-			}
-		}
-		return d, nil
+		return timeRanks(engines, fn)
 	}
 	var err error
 	if out[0], err = all(func(e *engine.Engine) error {

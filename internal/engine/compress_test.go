@@ -172,17 +172,24 @@ func TestCompressedCorruptByte(t *testing.T) {
 	}
 	rank1 = c.Ranks()[1]
 	c.Corrupt(rank1.Node, cachetier.FileObject("c1", 1, "zeros"))
-	rd, err := res[1].Open("zeros")
+	readFails(t, res[1], 1, "zeros")
+}
+
+// readFails checks that reading rank's file of res fails with ErrCorrupt
+// and does not deliver the file whole.
+func readFails(t *testing.T, res *engine.Restored, rank int, file string) {
+	t.Helper()
+	rd, err := res.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rd.Close()
 	got, err := io.ReadAll(rd)
 	if !errors.Is(err, manifest.ErrCorrupt) {
-		t.Fatalf("reading a corrupted compressed file: %v, want ErrCorrupt", err)
+		t.Fatalf("reading a damaged compressed file: %v, want ErrCorrupt", err)
 	}
-	if bytes.Equal(got, mixedState(1)["zeros"]) {
-		t.Fatal("the corrupted file was delivered whole")
+	if bytes.Equal(got, mixedState(rank)[file]) {
+		t.Fatal("the damaged file was delivered whole")
 	}
 }
 
@@ -211,14 +218,7 @@ func TestCompressedTruncated(t *testing.T) {
 		return err
 	})
 	truncate()
-	rd, err := res[3].Open("floats")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	if _, err := io.ReadAll(rd); err == nil {
-		t.Fatal("a truncated compressed file read back without an error")
-	}
+	readFails(t, res[3], 3, "floats")
 }
 
 // A flush copies the stored (compressed) objects to the shared tier as
