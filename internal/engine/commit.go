@@ -175,6 +175,15 @@ func (f *File) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// abort discards the file: its compressor's streams end (an s2 writer
+// holds a goroutine until closed), then the object.
+func (f *File) abort() {
+	if f.z != nil {
+		f.z.discard()
+	}
+	f.w.Abort()
+}
+
 // Close makes the file durable in the cache.
 func (f *File) Close() error {
 	if f.closed {
@@ -182,7 +191,7 @@ func (f *File) Close() error {
 	}
 	f.closed = true
 	if f.err != nil {
-		f.w.Abort()
+		f.abort()
 		return f.err
 	}
 	if f.z == nil {
@@ -191,7 +200,7 @@ func (f *File) Close() error {
 		var err error
 		if f.size, f.hash, err = f.z.finish(f.w); err != nil {
 			f.err = fmt.Errorf("ckpt: %s: %w", f.name, err)
-			f.w.Abort()
+			f.abort()
 			return f.err
 		}
 		if f.form = f.z.form; f.form.Compressed() {
@@ -519,7 +528,7 @@ func (c *Checkpoint) Fail(ctx context.Context, err error) error {
 	for _, f := range c.files {
 		if !f.closed && !f.routed {
 			f.closed = true
-			f.w.Abort()
+			f.abort()
 		}
 	}
 	c.failed = err
@@ -537,7 +546,7 @@ func (c *Checkpoint) Abort() error {
 	for _, f := range c.files {
 		if !f.closed && !f.routed {
 			f.closed = true
-			f.w.Abort()
+			f.abort()
 		}
 	}
 	cachetier.RemovePart(context.Background(), c.e.Cache, c.name, c.e.Rank)

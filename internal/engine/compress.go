@@ -102,6 +102,15 @@ func (z *compressor) finish(w *hashingWriter) (int64, manifest.Hash, error) {
 	return z.n, z.logical.Sum128(), nil
 }
 
+// discard ends the form's writer of a file being abandoned; what it
+// flushes goes to an object about to be aborted.
+func (z *compressor) discard() {
+	if z.enc != nil {
+		z.enc.Close()
+		z.enc = nil
+	}
+}
+
 // openStored returns the application's bytes of f read from its stored
 // object rc, checked against the stored form's hash on the way in and
 // the application's hash on the way out: a damaged object fails before

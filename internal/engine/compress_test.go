@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ckpt/ckpt/internal/cachetier"
 	"github.com/ckpt/ckpt/internal/cluster"
@@ -330,5 +332,37 @@ func BenchmarkCreate(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// A compressed file abandoned by Abort or Fail ends its compressor's
+// streams: no goroutine of the codec outlives it.
+func TestCompressedAbortEndsStreams(t *testing.T) {
+	c := cluster.New(t, cluster.Config{Ranks: 1, Nodes: 1, Scheme: "single", Mem: true})
+	e := c.Ranks()[0].Engine
+	e.Compress = true
+	before := runtime.NumGoroutine()
+	for i := range 20 {
+		ck, err := e.Start(fmt.Sprintf("c%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := ck.Create("zeros")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(compress.ZeroHeavy(4 << 20)); err != nil {
+			t.Fatal(err)
+		}
+		ck.Abort()
+	}
+	// The codecs' goroutines end as their streams close; a leak keeps
+	// 20 of them for good. The deadline only bounds a hang.
+	deadline := time.Now().Add(time.Minute)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines after 20 abandoned compressed files, %d before", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
