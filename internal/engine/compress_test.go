@@ -89,6 +89,19 @@ func readMixed(ctx context.Context, r *cluster.Rank, name string, source engine.
 	return res, nil
 }
 
+// relaunchMixed relaunches c and restarts every rank from checkpoint
+// name, from source, checking every byte (readMixed); it returns what
+// each rank restored.
+func relaunchMixed(c *cluster.Cluster, name string, source engine.Source) []*engine.Restored {
+	c.Relaunch()
+	res := make([]*engine.Restored, len(c.Ranks()))
+	c.MustRun(func(ctx context.Context, r *cluster.Rank) (err error) {
+		res[r.ID], err = readMixed(ctx, r, name, source)
+		return err
+	})
+	return res
+}
+
 func compressOn(c *cluster.Cluster) {
 	for _, r := range c.Ranks() {
 		r.Engine.Compress = true
@@ -147,11 +160,7 @@ func TestCompressedRebuildAfterNodeLoss(t *testing.T) {
 		}
 	}
 	c.LoseNode(2)
-	c.Relaunch()
-	c.MustRun(func(ctx context.Context, r *cluster.Rank) error {
-		_, err := readMixed(ctx, r, "c1", engine.SourceRebuild)
-		return err
-	})
+	relaunchMixed(c, "c1", engine.SourceRebuild)
 }
 
 // A corrupted byte of a compressed object is found by its stored hash at
@@ -163,12 +172,7 @@ func TestCompressedCorruptByte(t *testing.T) {
 	c.MustRun(func(ctx context.Context, r *cluster.Rank) error { return writeMixed(ctx, r, "c1") })
 	rank1 := c.Ranks()[1]
 	c.Corrupt(rank1.Node, cachetier.FileObject("c1", 1, "zeros"))
-	c.Relaunch()
-	res := make([]*engine.Restored, 4)
-	c.MustRun(func(ctx context.Context, r *cluster.Rank) (err error) {
-		res[r.ID], err = readMixed(ctx, r, "c1", engine.SourceRebuild)
-		return err
-	})
+	res := relaunchMixed(c, "c1", engine.SourceRebuild)
 	if f := fileOf(t, manifestOf(t, c, rank1.Node, "c1"), 1, "zeros"); f.Codec == "" {
 		t.Fatal("the corrupted file was not stored compressed: the test tests nothing")
 	}
@@ -213,12 +217,7 @@ func TestCompressedTruncated(t *testing.T) {
 		}
 	}
 	truncate()
-	c.Relaunch()
-	res := make([]*engine.Restored, 4)
-	c.MustRun(func(ctx context.Context, r *cluster.Rank) (err error) {
-		res[r.ID], err = readMixed(ctx, r, "c1", engine.SourceRebuild)
-		return err
-	})
+	res := relaunchMixed(c, "c1", engine.SourceRebuild)
 	truncate()
 	readFails(t, res[3], 3, "floats")
 }
@@ -251,11 +250,7 @@ func TestCompressedFlushAndFetch(t *testing.T) {
 	}
 	c.LoseNode(1)
 	c.LoseNode(2)
-	c.Relaunch()
-	c.MustRun(func(ctx context.Context, r *cluster.Rank) error {
-		_, err := readMixed(ctx, r, "c1", engine.SourceShared)
-		return err
-	})
+	relaunchMixed(c, "c1", engine.SourceShared)
 }
 
 // A checkpoint written without compression (its manifest has no codec,

@@ -27,17 +27,7 @@ func TestFlushCompressedFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, addr := startServer(t, Config{Shared: shared, Writers: 2, ChunkSize: 4096})
-	var clients []*Client
-	for _, node := range []string{"node0", "node1"} {
-		c := startClient(t, addr, node, newSource(cp))
-		if err := c.Announce(cp.name, cp.encoded, cp.ranks(node)); err != nil {
-			t.Fatal(err)
-		}
-		clients = append(clients, c)
-	}
-	for _, c := range clients {
-		waitState(t, c, cp.name, Committed, Durable)
-	}
+	flushNodes(t, addr, cp, "node0", "node1")
 	waitManifest(t, shared, cp.name)
 	checkShared(t, shared, cp)
 }
