@@ -102,7 +102,7 @@ four kinds of state of the same size per rank:
   himeno        Himeno's pressure array after --iterations sweeps (float32s)
   zero-heavy    mostly zero pages with some repeated structures
   noisy-floats  a smooth float32 field with noise in the low mantissa bits
-                (a shuffle saves about a seventh: too little to pay)
+                (a shuffle saves about a fifth: too little to pay)
   random        random bytes (compression cannot pay: issue 17 allows
                 them at most 5% more time than with compression off)
 

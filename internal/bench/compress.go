@@ -24,7 +24,7 @@ import (
 // size per rank: Himeno's (its pressure array after Iterations sweeps of
 // a one-rank solver of grid Himeno, cut into the 4 ranks' slabs of
 // planes), zero-heavy, float32s with noise in their low bits (which a
-// shuffle shrinks by about a seventh: too little to pay, the case where
+// shuffle shrinks by about a fifth: too little to pay, the case where
 // compressing would cost more time than the bytes it saves), and random.
 type CompressConfig struct {
 	Dir        string

@@ -30,7 +30,7 @@ func TestRunCompress(t *testing.T) {
 		switch k.State {
 		case "random", "noisy-floats":
 			if k.Stored != k.Logical || k.Forms["stored"] != 4 {
-				// Random bytes save nothing; noisy floats a seventh, which does not pay.
+				// Random bytes save nothing; noisy floats a fifth, which does not pay.
 				t.Errorf("%s: stored %d of %d bytes in forms %v, want all as written", k.State, k.Stored, k.Logical, k.Forms)
 			}
 		default:
