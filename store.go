@@ -45,6 +45,9 @@ type Options struct {
 	// CacheDir names survives (default: CKPT_CACHE_DURABILITY, else
 	// DurableNode).
 	CacheDurability Durability
+	// Compress says whether files are compressed in the cache (default:
+	// CKPT_COMPRESS, else CompressOff).
+	Compress Compression
 	// Redundancy protects cached checkpoints across nodes: "single",
 	// "partner", "xor:S", "rs:K+M" (default: single for one rank, else
 	// xor:S with S the number of failure domains, at most 8).
@@ -95,6 +98,7 @@ func Open(opts Options) (*Store, error) {
 		jobenv.VarIncarnation:     opts.Shared == nil,
 		jobenv.VarCache:           opts.Cache == nil && opts.CacheDir == "",
 		jobenv.VarCacheDurability: opts.Cache == nil && opts.CacheDurability == DurableDefault,
+		jobenv.VarCompress:        opts.Compress == CompressDefault,
 	})
 	if err != nil {
 		return nil, configError(fmt.Errorf("ckpt: %w", err))
@@ -107,6 +111,12 @@ func Open(opts Options) (*Store, error) {
 	}
 	s := &settings{rank: opts.Rank, size: opts.Size, node: opts.Node, domain: opts.Domain, comm: opts.Comm,
 		blockSize: opts.BlockSize, shared: opts.Shared, keepCache: opts.KeepCache, keepShared: opts.KeepShared}
+	s.compress = opts.Compress == CompressAuto
+	if opts.Compress == CompressDefault {
+		// Lookup checked the variable: auto, off or unset.
+		c, _ := ParseCompression(env.Compress)
+		s.compress = c == CompressAuto
+	}
 	if s.keepCache == 0 {
 		s.keepCache = 2
 	}
@@ -196,12 +206,13 @@ type settings struct {
 	shared     storage.Backend
 	keepCache  int
 	keepShared int
+	compress   bool
 }
 
 func (s *settings) store() *Store {
 	e := engine.New(engine.Config{Rank: s.rank, Size: s.size, Node: s.node, Domain: s.domain,
 		Cache: s.cache, Shared: s.shared, Scheme: s.scheme, BlockSize: s.blockSize,
-		KeepCache: s.keepCache, KeepShared: s.keepShared, Comm: engineComm{s.comm}})
+		KeepCache: s.keepCache, KeepShared: s.keepShared, Compress: s.compress, Comm: engineComm{s.comm}})
 	return &Store{eng: e, comm: s.comm, ownsCache: s.ownsCache}
 }
 

@@ -54,7 +54,11 @@ func writeInspectJSON(w io.Writer, l *inspect.Listing) error {
 	for _, p := range m.Parts {
 		files := []object{}
 		for _, f := range p.Files {
-			files = append(files, object{{"name", f.Name}, {"bytes", f.Size}, {"hash", f.Hash.String()}})
+			o := object{{"name", f.Name}, {"bytes", f.Size}, {"hash", f.Hash.String()}}
+			if f.Codec != "" { // stored compressed: how, and the object's size
+				o = append(o, kv{"codec", f.Codec}, kv{"filter", f.Filter}, kv{"stored_bytes", f.StoredSize})
+			}
+			files = append(files, o)
 		}
 		parity := []object{}
 		for _, f := range p.Parity {
@@ -89,7 +93,11 @@ func writeInspectTable(w io.Writer, l *inspect.Listing) error {
 	t.row("RANK", "NODE", "SET", "FILE", "SIZE", "XXH3-128")
 	for _, p := range m.Parts {
 		for _, f := range p.Files {
-			t.row(fmt.Sprint(p.Rank), p.Node, fmt.Sprint(p.Set), f.Name, fmt.Sprint(f.Size), f.Hash.String())
+			size := fmt.Sprint(f.Size)
+			if f.Codec != "" {
+				size += fmt.Sprintf(" (%d stored)", f.StoredSize)
+			}
+			t.row(fmt.Sprint(p.Rank), p.Node, fmt.Sprint(p.Set), f.Name, size, f.Hash.String())
 		}
 		for _, f := range p.Parity {
 			t.row(fmt.Sprint(p.Rank), p.Node, fmt.Sprint(p.Set), "(parity)", fmt.Sprint(f.Size), f.Hash.String())

@@ -31,6 +31,7 @@ type runSpec struct {
 	flushEvery   policy.FlushEvery
 	interval     policy.Policy
 	durability   string
+	compress     string       // auto or off ("" = off)
 	cacheRoot    string       // the job's directory
 	job          string       // the job's name ("": the directory's base name)
 	lock         *jobdir.Lock // held while the job runs (claim)
@@ -87,7 +88,7 @@ func (s runSpec) haltFile() string { return s.dir().File(jobdir.HaltFile) }
 func (s runSpec) launchJob() launch.Job {
 	return launch.Job{Ranks: s.ranks, Nodes: s.nodes, Program: s.program, Args: s.args,
 		Redundancy: s.redundancy, Shared: s.shared, FlushEvery: s.flushEvery, Interval: s.interval,
-		Durability: s.durability, Retries: s.retries, Heartbeat: s.heartbeat, JoinTimeout: s.joinTimeout,
+		Durability: s.durability, Compress: s.compress, Retries: s.retries, Heartbeat: s.heartbeat, JoinTimeout: s.joinTimeout,
 		Tree: s.tree, TLS: s.tls, Inject: s.inject, StagingServers: s.stagingServers, StageArgs: s.stageArgs,
 		FlushBusy: s.flushBusy, SharedBandwidth: s.sharedBandwidth, Spares: s.spares, ReadmitAfter: s.readmitAfter}
 }
@@ -277,6 +278,7 @@ type runFlags struct {
 	flushEvery          *string
 	interval            *string
 	durability          *string
+	compress            *string
 	cacheRoot           *string
 	retries             *int
 	heartbeat           *quantity
@@ -308,6 +310,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 		flushEvery:      fs.String("flush-every", "1", "flush every K-th checkpoint to the shared tier, or auto:MTTI: K from the multi-level Markov model, MTTI the mean time between failures the caches cannot survive"),
 		interval:        fs.String("interval", "auto", "when to checkpoint: 100steps, 30s, auto (Daly's interval from the measured cost and MTTI), auto:MTTI, none"),
 		durability:      fs.String("cache-durability", "", "node (sync: survives the node's crash) or process (no sync: survives the processes' crash)"),
+		compress:        fs.String("compress", "off", "compress checkpoint files in the caches before redundancy: auto (each file whose first bytes shrink by a tenth: zstd or s2, byte-shuffled for float arrays) or off"),
 		cacheRoot:       fs.String("cache-root", "", "the job's directory, holding its node caches: new, empty, or a job's (default: --job's directory under the temp directory's ckpt-run)"),
 		retries:         fs.Int("retries", 10, "relaunches allowed after failures"),
 		heartbeat:       durationFlag(fs, "heartbeat-timeout", "a rank silent this long has failed (default 10s)"),
@@ -334,7 +337,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 // options are the flags' values, for the launcher to check.
 func (f *runFlags) options(ranks int, program string, args []string) launch.Options {
 	return launch.Options{Ranks: ranks, Nodes: *f.nodes, Program: program, Args: args,
-		Redundancy: *f.redundancy, Shared: *f.shared, Durability: *f.durability,
+		Redundancy: *f.redundancy, Shared: *f.shared, Durability: *f.durability, Compress: *f.compress,
 		Interval: *f.interval, FlushEvery: *f.flushEvery, Retries: *f.retries,
 		Heartbeat: f.heartbeat.v, JoinTimeout: f.joinTimeout.v, Tree: *f.tree, TLS: *f.tls,
 		InjectMTTI: f.injectMTTI.v, InjectDist: *f.injectDist, InjectKind: *f.injKind, Seed: *f.seed,
@@ -349,7 +352,7 @@ func (f *runFlags) spec(ranks int, program string, args []string) (runSpec, erro
 	j, err := f.options(ranks, program, args).Job()
 	s := runSpec{ranks: j.Ranks, nodes: j.Nodes, program: j.Program, args: j.Args,
 		redundancy: j.Redundancy, shared: j.Shared, flushEvery: j.FlushEvery, interval: j.Interval,
-		durability: j.Durability, retries: j.Retries, heartbeat: j.Heartbeat, joinTimeout: j.JoinTimeout,
+		durability: j.Durability, compress: j.Compress, retries: j.Retries, heartbeat: j.Heartbeat, joinTimeout: j.JoinTimeout,
 		tree: j.Tree, tls: j.TLS, inject: j.Inject, stagingServers: j.StagingServers, stageArgs: j.StageArgs,
 		flushBusy: j.FlushBusy, sharedBandwidth: j.SharedBandwidth, spares: j.Spares, readmitAfter: j.ReadmitAfter,
 		keepCache: *f.keepCache, verbose: *f.verbose}

@@ -235,6 +235,7 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"inject-kind", "host"}, []string{"run", "-n", "2", "--inject-mtti", "5s", "--inject-kind", "host", "--", "true"}},
 		{[]string{"--flush-every"}, []string{"run", "-n", "2", "--flush-every", "0", "--", "true"}},
 		{[]string{"--cache-durability"}, []string{"run", "-n", "2", "--cache-durability", "disk", "--", "true"}},
+		{[]string{"--compress", "zstd"}, []string{"run", "-n", "2", "--compress", "zstd", "--", "true"}},
 		{[]string{"--flush-every 3", "--shared"}, []string{"run", "-n", "2", "--flush-every", "3", "--", "true"}},
 		{[]string{"--stage-rate", "--staging-servers"}, []string{"run", "-n", "2", "--stage-rate", "5MB/s", "--", "true"}},
 		{[]string{"--flush-busy", "--staging-servers"}, []string{"run", "-n", "2", "--flush-busy", "wait", "--", "true"}},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +19,13 @@ import (
 // 4) that commits the named checkpoints and flushes them to shared.
 func writeJob(t *testing.T, root, shared string, names ...string) {
 	t.Helper()
+	writeJobWith(t, root, shared, ckpt.CompressDefault, 1000, names...)
+}
+
+// writeJobWith is writeJob with the stores' compression, each rank r's
+// value its checkpoint's name repeated repeat*(r+1) times.
+func writeJobWith(t *testing.T, root, shared string, compress ckpt.Compression, repeat int, names ...string) {
+	t.Helper()
 	sb, err := local.New(shared)
 	if err != nil {
 		t.Fatal(err)
@@ -31,13 +39,13 @@ func writeJob(t *testing.T, root, shared string, names ...string) {
 			defer wg.Done()
 			node := fmt.Sprintf("node%d", r%4)
 			s, err := ckpt.Open(ckpt.Options{Rank: r, Size: 8, Node: node, CacheDir: filepath.Join(root, node),
-				Redundancy: "xor:4", Comm: comms[r], Shared: sb})
+				Redundancy: "xor:4", Comm: comms[r], Shared: sb, Compress: compress})
 			if err != nil {
 				errs[r] = err
 				return
 			}
 			for _, name := range names {
-				if errs[r] = ckpt.SaveValue(context.Background(), s, name, strings.Repeat(name, 1000*(r+1))); errs[r] != nil {
+				if errs[r] = ckpt.SaveValue(context.Background(), s, name, strings.Repeat(name, repeat*(r+1))); errs[r] != nil {
 					return
 				}
 				if errs[r] = s.Flush(context.Background(), name); errs[r] != nil {
@@ -104,5 +112,33 @@ func TestStoreCommands(t *testing.T) {
 	}
 	if code, _, stderr := runCLI(t, append([]string{"inspect", "nope"}, tiers...)...); code != exitUsage || !strings.Contains(stderr, "nope") {
 		t.Errorf("inspect of a missing checkpoint: exit %d, %q", code, stderr)
+	}
+}
+
+// The operator's tools on a checkpoint whose files are stored compressed:
+// inspect shows each file's codec and stored size, and verify checks the
+// stored form in the caches and on the shared tier.
+func TestStoreCommandsCompressed(t *testing.T) {
+	root, shared := t.TempDir(), t.TempDir()
+	writeJobWith(t, root, shared, ckpt.CompressAuto, 100000, "c1")
+	tiers := []string{"--cache-root", root, "--shared", shared}
+	insp := runJSON(t, append([]string{"inspect", "c1", "--json"}, tiers...)...)
+	f := insp["parts"].([]any)[0].(map[string]any)["files"].([]any)[0].(map[string]any)
+	stored, _ := f["stored_bytes"].(json.Number).Int64()
+	size, _ := f["bytes"].(json.Number).Int64()
+	if f["codec"] == nil || f["codec"] == "" || stored <= 0 || stored >= size {
+		t.Fatalf("inspect shows the file %v: want a codec and fewer stored bytes than written", f)
+	}
+	how := func() string {
+		v := runJSON(t, append([]string{"verify", "c1", "--json"}, tiers...)...)
+		return v["checkpoints"].([]any)[0].(map[string]any)["how"].(string)
+	}
+	if got := how(); got != ckpt.SourceCache {
+		t.Errorf("intact: how = %s", got)
+	}
+	os.RemoveAll(filepath.Join(root, "node1", "c1"))
+	os.RemoveAll(filepath.Join(root, "node2", "c1"))
+	if got := how(); got != ckpt.SourceShared {
+		t.Errorf("two nodes lost: how = %s", got)
 	}
 }

@@ -506,6 +506,27 @@ func restartRead(ctx context.Context, s *engine.Engine, b []byte) (int64, error)
 	return total, nil
 }
 
+// timeRanks runs fn on every rank's engine at once and returns the
+// seconds until the last returned. Each step starts with no dirty pages
+// left by the one before (sync first).
+func timeRanks(engines []*engine.Engine, fn func(e *engine.Engine) error) (float64, error) {
+	errs := make([]error, len(engines))
+	var wg sync.WaitGroup
+	syscall.Sync()
+	start := time.Now()
+	for r, e := range engines {
+		wg.Go(func() { errs[r] = fn(e) })
+	}
+	wg.Wait()
+	d := time.Since(start).Seconds()
+	for r, err := range errs {
+		if err != nil {
+			return 0, fmt.Errorf("rank %d: %w", r, err)
+		}
+	}
+	return d, nil
+}
+
 // ScenarioRaw is the scenario checkpoint's limit: the seconds 4 writers
 // take to write rankBytes each, with fsync, into one directory at once.
 func ScenarioRaw(dir string, rankBytes int64, buf []byte) (float64, error) {
@@ -579,23 +600,7 @@ func scenarioSteps(ctx context.Context, dir, cacheDir string, rankBytes int64, b
 			}
 			stores[r] = s
 		}
-		errs := make([]error, 4)
-		var wg sync.WaitGroup
-		// Each step starts with no dirty pages left by the one before.
-		syscall.Sync()
-		start := time.Now()
-		for r, s := range stores {
-			wg.Add(1)
-			go func() { defer wg.Done(); errs[r] = fn(s) }()
-		}
-		wg.Wait()
-		d := time.Since(start).Seconds()
-		for r, err := range errs {
-			if err != nil {
-				return 0, fmt.Errorf("rank %d: %w", r, err)
-			}
-		}
-		return d, nil
+		return timeRanks(stores, fn)
 	}
 	if out[0], err = all(func(s *engine.Engine) error {
 		c, err := s.Start("scenario")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/cachetier"
+	"github.com/ckpt/ckpt/internal/compress"
 	"github.com/ckpt/ckpt/internal/group"
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/placement"
@@ -38,14 +39,18 @@ type Checkpoint struct {
 
 // File is a file of a checkpoint being written into the node's cache.
 type File struct {
-	name   string
-	w      *hashingWriter // nil for a routed file
-	routed bool           // the application writes the path itself
-	path   string         // a routed file's path in the cache
-	size   int64
-	hash   manifest.Hash
-	closed bool
-	err    error
+	name       string
+	w          *hashingWriter // nil for a routed file
+	routed     bool           // the application writes the path itself
+	path       string         // a routed file's path in the cache
+	z          *compressor    // nil: stored as written
+	size       int64          // the application's bytes
+	hash       manifest.Hash
+	form       compress.Form // how the object stores them
+	stored     int64         // the object's size and hash, when compressed
+	storedHash manifest.Hash
+	closed     bool
+	err        error
 }
 
 // Start begins a checkpoint named name on this rank. It is local; Commit
@@ -99,11 +104,18 @@ func (c *Checkpoint) WriteReserved(file string, data []byte) error {
 
 // Create opens a new file of the checkpoint for writing. Bytes stream
 // straight into the node's cache; nothing is held in memory.
+//
+// With Config.Compress, the file is stored compressed if a sample of its
+// first bytes says it pays (compress.go).
 func (c *Checkpoint) Create(file string) (*File, error) {
 	if err := c.addFile(file); err != nil {
 		return nil, err
 	}
-	return c.create(file)
+	f, err := c.create(file)
+	if err == nil && c.e.Compress {
+		f.z = newCompressor()
+	}
+	return f, err
 }
 
 // create opens a file whose name was checked.
@@ -150,11 +162,26 @@ func (f *File) Write(p []byte) (int, error) {
 	if f.closed {
 		return 0, fmt.Errorf("ckpt: write to closed file %q", f.name)
 	}
-	n, err := f.w.Write(p)
+	var n int
+	var err error
+	if f.z != nil {
+		n, err = f.z.write(f.w, p)
+	} else {
+		n, err = f.w.Write(p)
+	}
 	if err != nil && f.err == nil {
 		f.err = err
 	}
 	return n, err
+}
+
+// abort discards the file: its compressor's streams end (an s2 writer
+// holds a goroutine until closed), then the object.
+func (f *File) abort() {
+	if f.z != nil {
+		f.z.discard()
+	}
+	f.w.Abort()
 }
 
 // Close makes the file durable in the cache.
@@ -164,10 +191,22 @@ func (f *File) Close() error {
 	}
 	f.closed = true
 	if f.err != nil {
-		f.w.Abort()
+		f.abort()
 		return f.err
 	}
-	f.size, f.hash = f.w.n, f.w.h.Sum128()
+	if f.z == nil {
+		f.size, f.hash = f.w.n, f.w.h.Sum128()
+	} else {
+		var err error
+		if f.size, f.hash, err = f.z.finish(f.w); err != nil {
+			f.err = fmt.Errorf("ckpt: %s: %w", f.name, err)
+			f.abort()
+			return f.err
+		}
+		if f.form = f.z.form; f.form.Compressed() {
+			f.stored, f.storedHash = f.w.n, f.w.h.Sum128()
+		}
+	}
 	if err := f.w.Commit(); err != nil {
 		f.err = fmt.Errorf("ckpt: %s: %w", f.name, err)
 	}
@@ -341,7 +380,8 @@ func (c *Checkpoint) collectFiles(ctx context.Context, part *manifest.Part) erro
 		} else if f.err != nil {
 			return f.err
 		}
-		part.Files = append(part.Files, manifest.File{Rank: c.e.Rank, Name: f.name, Size: f.size, Hash: f.hash})
+		part.Files = append(part.Files, manifest.File{Rank: c.e.Rank, Name: f.name, Size: f.size, Hash: f.hash,
+			Codec: f.form.Codec, Filter: f.form.Filter, StoredSize: f.stored, StoredHash: f.storedHash})
 	}
 	return nil
 }
@@ -445,11 +485,13 @@ func (e *Engine) blockOpts() []redundancy.Option {
 	return nil
 }
 
-// dataSize is the length of a rank's data: its files concatenated.
+// dataSize is the length of a rank's data: its files' objects (stored
+// forms) concatenated.
 func dataSize(p manifest.Part) int64 {
 	var n int64
 	for _, f := range p.Files {
-		n += f.Size
+		size, _ := f.Stored()
+		n += size
 	}
 	return n
 }
@@ -457,8 +499,9 @@ func dataSize(p manifest.Part) int64 {
 func (e *Engine) dataReader(ctx context.Context, name string, p manifest.Part) *objectsReaderAt {
 	r := &objectsReaderAt{ctx: ctx, b: e.Cache}
 	for _, f := range p.Files {
+		size, _ := f.Stored()
 		r.names = append(r.names, cachetier.FileObject(name, p.Rank, f.Name))
-		r.sizes = append(r.sizes, f.Size)
+		r.sizes = append(r.sizes, size)
 	}
 	return r
 }
@@ -485,7 +528,7 @@ func (c *Checkpoint) Fail(ctx context.Context, err error) error {
 	for _, f := range c.files {
 		if !f.closed && !f.routed {
 			f.closed = true
-			f.w.Abort()
+			f.abort()
 		}
 	}
 	c.failed = err
@@ -503,7 +546,7 @@ func (c *Checkpoint) Abort() error {
 	for _, f := range c.files {
 		if !f.closed && !f.routed {
 			f.closed = true
-			f.w.Abort()
+			f.abort()
 		}
 	}
 	cachetier.RemovePart(context.Background(), c.e.Cache, c.name, c.e.Rank)

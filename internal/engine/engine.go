@@ -41,7 +41,10 @@ type Config struct {
 	// KeepCache and KeepShared are how many checkpoints each tier keeps
 	// (≤ 0: all).
 	KeepCache, KeepShared int
-	Comm                  Comm
+	// Compress stores each file Create writes compressed when a sample of
+	// it says that pays (compress.go); restarts read either form.
+	Compress bool
+	Comm     Comm
 }
 
 // Engine is one rank's checkpoint engine. Its collective methods must be

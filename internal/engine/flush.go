@@ -69,7 +69,8 @@ func (e *Engine) flushPart(ctx context.Context, m *manifest.Manifest) error {
 			w.Abort()
 			return err
 		}
-		_, err = io.Copy(w, manifest.NewContentVerifyingReader(r, f.Name, f.Size, f.Hash))
+		size, hash := f.Stored() // the stored form goes as it is
+		_, err = io.Copy(w, manifest.NewContentVerifyingReader(r, f.Name, size, hash))
 		r.Close()
 		if err != nil {
 			w.Abort()

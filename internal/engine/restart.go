@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/ckpt/ckpt/internal/cachetier"
+	"github.com/ckpt/ckpt/internal/compress"
 	"github.com/ckpt/ckpt/internal/group"
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/recovery"
@@ -73,7 +74,8 @@ func (r *Restored) Has(file string) bool {
 	return false
 }
 
-// Open reads one of this rank's files. Its content was verified by
+// Open reads one of this rank's files, as the application wrote it (a
+// file stored compressed is decompressed). Its content was verified by
 // Restart; the reader checks the hash again as it goes and fails at the end
 // if the file changed since.
 func (r *Restored) Open(file string) (io.ReadCloser, error) {
@@ -85,16 +87,23 @@ func (r *Restored) Open(file string) (io.ReadCloser, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ckpt: %w", err)
 		}
-		return struct {
-			io.Reader
-			io.Closer
-		}{manifest.NewContentVerifyingReader(rc, file, f.Size, f.Hash), rc}, nil
+		out, err := openStored(rc, f)
+		if err != nil {
+			return nil, fmt.Errorf("ckpt: %w", err)
+		}
+		return out, nil
 	}
 	return nil, fmt.Errorf("ckpt: checkpoint %q has no file %q for rank %d", r.m.Name, file, r.rank)
 }
 
-// Path is the cache path of one of this rank's files.
+// Path is the cache path of one of this rank's files. A file stored
+// compressed has none that holds its bytes: read it with Open.
 func (r *Restored) Path(file string) (string, error) {
+	for _, f := range r.m.Parts[r.rank].Files {
+		if f.Name == file && f.Codec != "" {
+			return "", fmt.Errorf("ckpt: %q is stored compressed (%s): read it with Open", file, compress.Form{Codec: f.Codec, Filter: f.Filter})
+		}
+	}
 	loc, ok := storage.As[storage.Locator](r.cache)
 	if !ok {
 		return "", fmt.Errorf("ckpt: the cache is not a directory: read %q with Open", file)
@@ -302,7 +311,8 @@ func sizePart(ctx context.Context, cache storage.Backend, name string, p manifes
 	}
 	var derr, perr error
 	for _, f := range p.Files {
-		if derr = check(cachetier.FileObject(name, p.Rank, f.Name), f.Size); derr != nil {
+		size, _ := f.Stored()
+		if derr = check(cachetier.FileObject(name, p.Rank, f.Name), size); derr != nil {
 			break
 		}
 	}
@@ -474,9 +484,10 @@ func (e *Engine) rebuild(ctx context.Context, m *manifest.Manifest, epoch uint64
 func (e *Engine) partWriter(ctx context.Context, name string, part manifest.Part) *splitWriter {
 	out := &splitWriter{ctx: ctx, b: e.Cache}
 	for _, f := range part.Files {
+		size, hash := f.Stored() // a compressed file comes back compressed
 		out.names = append(out.names, cachetier.FileObject(name, e.Rank, f.Name))
-		out.sizes = append(out.sizes, f.Size)
-		out.hashes = append(out.hashes, f.Hash)
+		out.sizes = append(out.sizes, size)
+		out.hashes = append(out.hashes, hash)
 	}
 	return out
 }

@@ -182,7 +182,8 @@ func statPart(ctx context.Context, cache storage.Backend, name string, p manifes
 	var derr, perr error
 	for _, f := range p.Files {
 		if derr == nil {
-			derr = statObject(ctx, cache, cachetier.FileObject(name, p.Rank, f.Name), f.Size)
+			size, _ := f.Stored()
+			derr = statObject(ctx, cache, cachetier.FileObject(name, p.Rank, f.Name), size)
 		}
 	}
 	if len(p.Parity) > 0 {

@@ -11,10 +11,13 @@ import (
 )
 
 // VerifyPart checks a rank's files and parity of checkpoint name in a
-// node's cache against the manifest's part: every byte is hashed.
+// node's cache against the manifest's part: every byte is hashed. A
+// compressed file is checked in its stored form (File.Stored), without
+// decompressing it.
 func VerifyPart(ctx context.Context, cache storage.Backend, name string, p manifest.Part) error {
 	for _, f := range p.Files {
-		if err := verifyObject(ctx, cache, cachetier.FileObject(name, p.Rank, f.Name), f.Size, f.Hash); err != nil {
+		size, hash := f.Stored()
+		if err := verifyObject(ctx, cache, cachetier.FileObject(name, p.Rank, f.Name), size, hash); err != nil {
 			return err
 		}
 	}

@@ -367,7 +367,8 @@ func verifySharedPart(ctx context.Context, b storage.Backend, name string, p man
 	}
 	defer r.Close()
 	for _, f := range p.Files {
-		vr := manifest.NewContentVerifyingReader(io.LimitReader(r, f.Size), f.Name, f.Size, f.Hash)
+		size, hash := f.Stored() // checked in the form it is stored in
+		vr := manifest.NewContentVerifyingReader(io.LimitReader(r, size), f.Name, size, hash)
 		if _, err := io.Copy(io.Discard, vr); err != nil {
 			return err
 		}

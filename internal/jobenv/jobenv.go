@@ -28,6 +28,7 @@ const (
 	VarNodes           = "CKPT_NODES"            // the job's nodes, for ranks that derive their node
 	VarCacheRoot       = "CKPT_CACHE_ROOT"       // the node caches' root, for ranks that derive their cache
 	VarCacheDurability = "CKPT_CACHE_DURABILITY" // node or process
+	VarCompress        = "CKPT_COMPRESS"         // auto or off
 	VarRedundancy      = "CKPT_REDUNDANCY"       // single, partner, xor:S, rs:K+M
 	VarShared          = "CKPT_SHARED"           // the shared tier's location
 	VarSharedBandwidth = "CKPT_SHARED_BANDWIDTH" // this rank's share of the shared tier, bytes/s
@@ -95,6 +96,7 @@ var Vars = []Var{
 	{VarNodes, "the job's nodes, M (node0 to nodeM-1) or a list NAME,NAME,...: without " + VarNode + " a rank's node is the one its rank falls on, ranks filling nodes in blocks (rank r on node r*M/" + VarSize + ")", "ckpt run --launcher mpirun or srun (which cannot give each rank its own " + VarNode + ")", "none: " + VarNode + "'s default", true},
 	{VarCacheRoot, "the node caches' root: without " + VarCache + " a rank's cache is " + VarCacheRoot + "/NODE", "ckpt run --launcher mpirun or srun (the job's directory)", "none: " + VarCache + "'s default", true},
 	{VarCacheDurability, "what a checkpoint committed in the cache survives: node (synced) or process (not synced)", "ckpt run --cache-durability", "node", true},
+	{VarCompress, "compression of checkpoint files before redundancy: auto (each file compressed when a sample of it says it pays) or off", "ckpt run --compress", "off", true},
 	{VarRedundancy, "protection of cached checkpoints: single, partner, xor:S, rs:K+M", "ckpt run --redundancy", "xor over the nodes, at most 8", true},
 	{VarShared, "the shared tier: a directory or s3://BUCKET/PREFIX", "ckpt run --shared", "none", true},
 	{VarSharedBandwidth, "this rank's share of the shared tier's bandwidth, such as 200MB/s", "ckpt run --shared-bandwidth (divided by the ranks)", "no cap", true},
@@ -142,6 +144,7 @@ type Env struct {
 	Nodes           []string
 	CacheRoot       string
 	CacheDurability string // "node" or "process"
+	Compress        string // CompressAuto, CompressOff or ""
 	Redundancy      string // checked by the store, which knows the schemes
 	Shared          string
 	SharedBandwidth float64 // bytes/s
@@ -160,6 +163,12 @@ type Env struct {
 const (
 	FlushSkip = flush.Skip
 	FlushWait = flush.Wait
+)
+
+// Compression settings (VarCompress).
+const (
+	CompressAuto = "auto" // each file compressed when a sample says it pays
+	CompressOff  = "off"  // every file stored as written
 )
 
 // Encode returns the environment entries (NAME=value) of the set fields,
@@ -189,6 +198,7 @@ func (e Env) Encode() []string {
 	}
 	str(VarCacheRoot, e.CacheRoot)
 	str(VarCacheDurability, e.CacheDurability)
+	str(VarCompress, e.Compress)
 	str(VarRedundancy, e.Redundancy)
 	str(VarShared, e.Shared)
 	if e.SharedBandwidth > 0 {
@@ -307,6 +317,11 @@ func Lookup(lookup func(string) (string, bool)) (Env, error) {
 		e.CacheDurability = v
 	default:
 		return bad(VarCacheDurability, v, "want node or process")
+	}
+	if v := get(VarCompress); CheckCompress(v) != nil {
+		return bad(VarCompress, v, "want auto or off")
+	} else {
+		e.Compress = v
 	}
 	if v := get(VarSharedBandwidth); v != "" {
 		bw, err := units.ParseBandwidth(v)
@@ -458,6 +473,16 @@ func CheckDurability(s string) error {
 		return nil
 	}
 	return fmt.Errorf("cache durability %q: want node (sync to disk: survives the node's crash) or process (page cache: survives the processes' crash)", s)
+}
+
+// CheckCompress checks a compression setting: auto or off ("" is off).
+// The store's ParseCompression says the same.
+func CheckCompress(s string) error {
+	switch s {
+	case "", CompressAuto, CompressOff:
+		return nil
+	}
+	return fmt.Errorf("compression %q: want auto (compress each file whose sample says it pays) or off", s)
 }
 
 func btoi(b bool) int {

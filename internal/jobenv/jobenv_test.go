@@ -36,7 +36,7 @@ func full(t *testing.T) Env {
 		t.Fatal(err)
 	}
 	return Env{Coord: "127.0.0.1:7077", Token: "abc", Incarnation: 3, Rank: 2, Size: 4,
-		Node: "node1", Domain: "rack2", Cache: "/tmp/job/node1", CacheDurability: "process",
+		Node: "node1", Domain: "rack2", Cache: "/tmp/job/node1", CacheDurability: "process", Compress: CompressAuto,
 		Nodes: []string{"node0", "node1"}, CacheRoot: "/tmp/job",
 		Redundancy: "xor:4", Shared: "s3://bucket/prefix", SharedBandwidth: 2.5e7,
 		Interval: &p, FlushEvery: &f, FlushBusy: FlushWait,
@@ -95,6 +95,7 @@ func TestMalformed(t *testing.T) {
 		{VarRank, "0"},
 		{VarSize, "1"},
 		{VarCacheDurability, "disk"},
+		{VarCompress, "zstd"},
 		{VarSharedBandwidth, "fast"},
 		{VarSharedBandwidth, "0B/s"},
 		{VarInterval, "sometimes"},

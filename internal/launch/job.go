@@ -27,6 +27,7 @@ type Job struct {
 	FlushEvery   policy.FlushEvery
 	Interval     policy.Policy
 	Durability   string // the caches' ("" = the store's default)
+	Compress     string // auto or off ("" = the store's default, off)
 	Retries      int
 	Heartbeat    time.Duration // a rank silent this long has failed
 	JoinTimeout  time.Duration // 0: the coordinator's default
@@ -59,7 +60,7 @@ func TLSDir(cacheRoot string) string { return filepath.Join(cacheRoot, jobdir.TL
 // tier's bandwidth.
 func (j Job) Env() jobenv.Env {
 	iv := j.Interval
-	e := jobenv.Env{Interval: &iv, Redundancy: j.Redundancy, Shared: j.Shared, CacheDurability: j.Durability}
+	e := jobenv.Env{Interval: &iv, Redundancy: j.Redundancy, Shared: j.Shared, CacheDurability: j.Durability, Compress: j.Compress}
 	if j.FlushEvery.Auto || j.FlushEvery.K > 0 {
 		fe := j.FlushEvery
 		e.FlushEvery = &fe

@@ -16,10 +16,10 @@ func TestJobEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := Job{Ranks: 4, Nodes: 2, Program: "prog", Interval: iv, Redundancy: "xor:2", Shared: "/shared",
-		FlushEvery: policy.FlushEvery{K: 2}, Durability: "process", SharedBandwidth: 4e8,
+		FlushEvery: policy.FlushEvery{K: 2}, Durability: "process", Compress: "auto", SharedBandwidth: 4e8,
 		StagingServers: 2, StageArgs: []string{"--writers", "4"}, FlushBusy: "wait"}
 	got := strings.Join(j.Env().Encode(), " ")
-	want := "CKPT_CACHE_DURABILITY=process CKPT_REDUNDANCY=xor:2 CKPT_SHARED=/shared CKPT_SHARED_BANDWIDTH=1e+08B/s CKPT_INTERVAL=auto CKPT_FLUSH_EVERY=2"
+	want := "CKPT_CACHE_DURABILITY=process CKPT_COMPRESS=auto CKPT_REDUNDANCY=xor:2 CKPT_SHARED=/shared CKPT_SHARED_BANDWIDTH=1e+08B/s CKPT_INTERVAL=auto CKPT_FLUSH_EVERY=2"
 	if got != want {
 		t.Errorf("env\n got %s\nwant %s", got, want)
 	}

@@ -22,6 +22,7 @@ type Options struct {
 	Redundancy   string
 	Shared       string
 	Durability   string
+	Compress     string // --compress: auto or off
 	Interval     string
 	FlushEvery   string
 	Retries      int
@@ -62,7 +63,7 @@ func (o Options) given(flag string) bool { return o.Given != nil && o.Given(flag
 // the order of ckpt run's, so the first bad flag is the one reported.
 func (o Options) Job() (Job, error) {
 	j := Job{Ranks: o.Ranks, Nodes: o.Nodes, Program: o.Program, Args: o.Args,
-		Redundancy: o.Redundancy, Shared: o.Shared, Durability: o.Durability,
+		Redundancy: o.Redundancy, Shared: o.Shared, Durability: o.Durability, Compress: o.Compress,
 		Retries: o.Retries, Heartbeat: DefaultHeartbeat, Tree: o.Tree, TLS: o.TLS}
 	if o.Ranks < 1 {
 		return j, fmt.Errorf("-n %d: need at least one rank", o.Ranks)
@@ -86,6 +87,9 @@ func (o Options) Job() (Job, error) {
 		if err := jobenv.CheckDurability(j.Durability); err != nil {
 			return j, fmt.Errorf("--cache-durability: %v", err)
 		}
+	}
+	if err := jobenv.CheckCompress(j.Compress); err != nil {
+		return j, fmt.Errorf("--compress: %v", err)
 	}
 	if j.Interval, err = policy.Parse(o.Interval); err != nil {
 		return j, fmt.Errorf("--interval: %v", err)

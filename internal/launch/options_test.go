@@ -71,6 +71,7 @@ func TestOptionsErrors(t *testing.T) {
 		{func(o *Options) { o.JoinTimeout, o.Given = 0, given("join-timeout") }, "--join-timeout 0s: need a positive duration"},
 		{func(o *Options) { o.Redundancy = "raid6" }, "--redundancy: "},
 		{func(o *Options) { o.Durability = "disk" }, `--cache-durability: cache durability "disk": want node`},
+		{func(o *Options) { o.Compress = "zstd" }, `--compress: compression "zstd": want auto`},
 		{func(o *Options) { o.Interval = "sometimes" }, "--interval: "},
 		{func(o *Options) { o.FlushEvery = "0" }, "--flush-every: "},
 		{func(o *Options) { o.Retries = -1 }, "--retries -1: need ≥ 0"},

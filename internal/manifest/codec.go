@@ -20,6 +20,12 @@ type wireFile struct {
 	Name string `json:"name"`
 	Size int64  `json:"size"`
 	Hash Hash   `json:"hash"`
+	// A compressed file's stored form; absent for a file stored as
+	// written, so manifests from before compression read unchanged.
+	Codec      string `json:"codec,omitempty"`
+	Filter     string `json:"filter,omitempty"`
+	StoredSize *int64 `json:"stored_size,omitempty"`
+	StoredHash *Hash  `json:"stored_hash,omitempty"`
 }
 
 type wirePart struct {
@@ -154,6 +160,10 @@ func toWire(files []File) []wireFile {
 	out := make([]wireFile, len(files))
 	for i, f := range files {
 		out[i] = wireFile{Name: f.Name, Size: f.Size, Hash: f.Hash}
+		if f.Codec != "" {
+			out[i].Codec, out[i].Filter = f.Codec, f.Filter
+			out[i].StoredSize, out[i].StoredHash = &f.StoredSize, &f.StoredHash
+		}
 	}
 	return out
 }
@@ -164,7 +174,13 @@ func fromWire(rank int, files []wireFile) []File {
 	}
 	out := make([]File, len(files))
 	for i, f := range files {
-		out[i] = File{Rank: rank, Name: f.Name, Size: f.Size, Hash: f.Hash}
+		out[i] = File{Rank: rank, Name: f.Name, Size: f.Size, Hash: f.Hash, Codec: f.Codec, Filter: f.Filter}
+		if f.StoredSize != nil {
+			out[i].StoredSize = *f.StoredSize
+		}
+		if f.StoredHash != nil {
+			out[i].StoredHash = *f.StoredHash
+		}
 	}
 	return out
 }

@@ -54,6 +54,15 @@ func randomManifest(r *rand.Rand) *Manifest {
 				return out
 			}
 			p.Files = files(r.Intn(4))
+			for i := range p.Files {
+				// Some data files stored compressed (parity never is).
+				if r.Intn(2) == 0 {
+					f := &p.Files[i]
+					f.Codec, f.Filter = []string{"zstd", "s2"}[r.Intn(2)], []string{"", "shuffle4", "shuffle8"}[r.Intn(3)]
+					f.StoredSize = r.Int63n(1 << 40)
+					r.Read(f.StoredHash[:])
+				}
+			}
 			p.Parity = files(r.Intn(3))
 			man.Parts[rank] = p
 		}

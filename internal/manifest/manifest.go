@@ -33,11 +33,32 @@ var (
 )
 
 // File is one file of a checkpoint as written by its rank.
+//
+// Size and Hash are always those of the bytes the application wrote (its
+// logical bytes), so that a restart proves it hands back exactly those. A
+// file may be stored compressed (Codec, after an optional Filter; see
+// internal/compress): then the object every tier holds, which redundancy
+// encodes and flushes copy, is StoredSize bytes with content hash
+// StoredHash. Stored gives the object's size and hash either way.
 type File struct {
 	Rank int    // rank that wrote (or, for parity, holds) the file
 	Name string // file name, valid by ValidName, unique within the rank
 	Size int64  // length in bytes, non-negative
 	Hash Hash   // content hash: see ContentHasher (XXH3-128 over 1 MiB chunk hashes)
+
+	Codec      string // "" when stored as written; else how it was compressed
+	Filter     string // applied before Codec ("" for none); only with a Codec
+	StoredSize int64  // with a Codec: the stored object's length
+	StoredHash Hash   // with a Codec: the stored object's content hash
+}
+
+// Stored is the size and content hash of the object that holds f: f's
+// own for a file stored as written, its compressed form's otherwise.
+func (f File) Stored() (int64, Hash) {
+	if f.Codec != "" {
+		return f.StoredSize, f.StoredHash
+	}
+	return f.Size, f.Hash
 }
 
 // Part is one rank's contribution to a checkpoint.
@@ -84,7 +105,9 @@ type Manifest struct {
 //   - there is one part per rank, in rank order; each names its node and its
 //     place in Sets;
 //   - every file (data or parity) carries its part's rank, a valid name unique
-//     within the rank, and a non-negative size.
+//     within the rank, and a non-negative size; a Codec and Filter are
+//     printable labels, a Filter or stored size or hash only with a Codec,
+//     a stored size non-negative, and parity is never compressed.
 func (m *Manifest) Validate() error {
 	if m.Version != Version {
 		return fmt.Errorf("%w %d, this build reads version %d", ErrVersion, m.Version, Version)
@@ -200,11 +223,39 @@ func (m *Manifest) validatePart(i int) error {
 			if f.Size < 0 {
 				return fmt.Errorf("%w: rank %d: %s %q has negative size %d", ErrInvalid, p.Rank, list.kind, f.Name, f.Size)
 			}
+			if err := validStorage(f, list.kind == "parity file"); err != nil {
+				return fmt.Errorf("%w: rank %d: %s %q: %v", ErrInvalid, p.Rank, list.kind, f.Name, err)
+			}
 			if prev, dup := seen[f.Name]; dup {
 				return fmt.Errorf("%w: rank %d: %s %q repeats the name of a %s", ErrInvalid, p.Rank, list.kind, f.Name, prev)
 			}
 			seen[f.Name] = list.kind
 		}
+	}
+	return nil
+}
+
+// validStorage checks a file's stored form (parity: a parity file).
+func validStorage(f File, parity bool) error {
+	if f.Codec == "" {
+		if f.Filter != "" || f.StoredSize != 0 || f.StoredHash != (Hash{}) {
+			return errors.New("a filter or stored form without a codec")
+		}
+		return nil
+	}
+	if parity {
+		return errors.New("parity is never compressed")
+	}
+	if err := validLabel("codec", f.Codec); err != nil {
+		return err
+	}
+	if f.Filter != "" {
+		if err := validLabel("filter", f.Filter); err != nil {
+			return err
+		}
+	}
+	if f.StoredSize < 0 {
+		return fmt.Errorf("negative stored size %d", f.StoredSize)
 	}
 	return nil
 }

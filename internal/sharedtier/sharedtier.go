@@ -232,7 +232,8 @@ func check(m *manifest.Manifest, sizeOf func(object string) (int64, error)) erro
 	for _, p := range m.Parts {
 		var want int64
 		for _, f := range p.Files {
-			want += f.Size
+			n, _ := f.Stored() // a compressed file's object is its stored form
+			want += n
 		}
 		object := DataObject(m.Name, p.Rank)
 		n, err := sizeOf(object)

@@ -462,9 +462,9 @@ func (c *Client) check(p *Pull) error {
 	if i < 0 {
 		return fmt.Errorf("%s: rank %d has no file %q", p.Name, p.Rank, p.File)
 	}
-	file := part.Files[i]
-	if p.Length == 0 || p.Offset > file.Size || int64(p.Length) > file.Size-p.Offset {
-		return fmt.Errorf("%s: rank %d %s: bytes [%d, %d) outside the file's %d", p.Name, p.Rank, p.File, p.Offset, p.Offset+int64(p.Length), file.Size)
+	size, _ := part.Files[i].Stored() // pulls read the stored object
+	if p.Length == 0 || p.Offset > size || int64(p.Length) > size-p.Offset {
+		return fmt.Errorf("%s: rank %d %s: bytes [%d, %d) outside the file's %d", p.Name, p.Rank, p.File, p.Offset, p.Offset+int64(p.Length), size)
 	}
 	return nil
 }

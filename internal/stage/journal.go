@@ -125,7 +125,8 @@ func (s *Server) loadRecord(obj string) (*flush, error) {
 		size := int64(0)
 		if r >= 0 && r < f.m.Ranks {
 			for _, file := range f.m.Parts[r].Files {
-				size += file.Size
+				n, _ := file.Stored()
+				size += n
 			}
 		}
 		if i, err := s.cfg.Shared.Stat(s.ctx, sharedtier.DataObject(f.rec.Name, r)); err != nil || i.Size != size {

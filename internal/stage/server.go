@@ -528,7 +528,10 @@ type sharedError struct{ err error }
 func (e *sharedError) Error() string { return "shared tier: " + e.err.Error() }
 func (e *sharedError) Unwrap() error { return e.err }
 
+// pullFile pulls a file's object, in its stored form (a compressed file
+// stays compressed: manifest.File.Stored), into w.
 func (s *Server) pullFile(t task, c *conn, file manifest.File, w io.Writer) (int64, error) {
+	size, hash := file.Stored()
 	h := manifest.NewContentHasher()
 	chunk := int64(s.cfg.ChunkSize)
 	var inflight []*pull
@@ -550,13 +553,13 @@ func (s *Server) pullFile(t task, c *conn, file manifest.File, w io.Writer) (int
 		}
 	}
 	var next, written int64
-	for written < file.Size {
+	for written < size {
 		// Keep up to Depth chunks in flight. Wait for a buffer only with
 		// none in flight: transfers holding some buffers and waiting for
 		// more would wait on each other for ever when Buffer holds fewer
 		// than Writers·Depth chunks.
-		for len(inflight) < s.cfg.Depth && next < file.Size {
-			n := min(chunk, file.Size-next)
+		for len(inflight) < s.cfg.Depth && next < size {
+			n := min(chunk, size-next)
 			buf, err := s.getBuf(int(n), len(inflight) == 0)
 			if err != nil {
 				release()
@@ -618,8 +621,8 @@ func (s *Server) pullFile(t task, c *conn, file manifest.File, w io.Writer) (int
 		}
 		written += int64(len(p.buf))
 	}
-	if got := h.Sum128(); got != file.Hash {
-		return written, fmt.Errorf("rank %d file %q: content hash %s, manifest says %s", t.rank, file.Name, got, file.Hash)
+	if got := h.Sum128(); got != hash {
+		return written, fmt.Errorf("rank %d file %q: content hash %s, manifest says %s", t.rank, file.Name, got, hash)
 	}
 	return written, nil
 }

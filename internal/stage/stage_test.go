@@ -16,17 +16,7 @@ func TestFlushTwoNodes(t *testing.T) {
 	shared := mem.New()
 	cp := makeCheckpoint(t, "ckpt.1", 1, 4, 2, []int{100000, 0, 7}, 1)
 	srv, addr := startServer(t, Config{Shared: shared, Writers: 2, ChunkSize: 4096})
-	var clients []*Client
-	for _, node := range []string{"node0", "node1"} {
-		c := startClient(t, addr, node, newSource(cp))
-		if err := c.Announce(cp.name, cp.encoded, cp.ranks(node)); err != nil {
-			t.Fatal(err)
-		}
-		clients = append(clients, c)
-	}
-	for _, c := range clients {
-		waitState(t, c, cp.name, Committed, Durable)
-	}
+	flushNodes(t, addr, cp, "node0", "node1")
 	waitManifest(t, shared, cp.name)
 	checkShared(t, shared, cp)
 	st := srv.Stats()
@@ -42,6 +32,23 @@ func TestFlushTwoNodes(t *testing.T) {
 	ms, err := sharedtier.List(context.Background(), shared)
 	if err != nil || len(ms) != 1 || ms[0].Level != "shared" {
 		t.Fatalf("shared tier lists %v (%v)", ms, err)
+	}
+}
+
+// flushNodes has a client per node announce cp's ranks there to the
+// server at addr, and waits until each says cp is committed or durable.
+func flushNodes(t *testing.T, addr string, cp *testCheckpoint, nodes ...string) {
+	t.Helper()
+	var clients []*Client
+	for _, node := range nodes {
+		c := startClient(t, addr, node, newSource(cp))
+		if err := c.Announce(cp.name, cp.encoded, cp.ranks(node)); err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, c)
+	}
+	for _, c := range clients {
+		waitState(t, c, cp.name, Committed, Durable)
 	}
 }
 

@@ -6,30 +6,28 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/ckpt/ckpt/internal/compress"
 	"github.com/ckpt/ckpt/internal/units"
 )
 
 // Image files are compressed with zstd on their way into the checkpoint
 // when it pays (issue 19, item 4). Whether it pays is decided per file
 // from a sample, its first sampleSize bytes, compressed at zstd's fastest
-// level: a process's pages are often mostly zeros and repeated structures
+// level, by the rule the engine's compression uses too
+// (compress.ZstdPays: a tenth saved, files from compress.MinSize): a
+// process's pages are often mostly zeros and repeated structures
 // (a shell, an interpreter's heap), and then the whole file is compressed;
 // random data (encrypted, already compressed, a simulation's noise) does
 // not shrink, and is copied as it is, so that it costs only the sample's
 // compression. The choice is recorded per file in the checkpoint's Meta
 // (Compressed) and counted per checkpoint in the Report.
-const (
-	// sampleSize is how much of a file decides whether to compress it.
-	sampleSize = 1 << 20
-	// minCompress is the smallest file worth compressing: CRIU's small
-	// images (the task's registers, its file table) are a few hundred
-	// bytes and gain nothing that matters.
-	minCompress = 64 << 10
-	// paysBelow is the sample's compressed size, as a fraction of the
-	// sample, below which the file is compressed: a tenth saved at least,
-	// enough to pay for the decompression at restore.
-	paysBelow = 0.9
-)
+//
+// sampleSize is how much of an image decides whether to compress it: more
+// than the engine's compress.SampleSize, since an image's first pages
+// (CRIU's headers, a few zero pages) say less of the rest than a data
+// file's first bytes do. CRIU's small images (the task's registers, its
+// file table) are below compress.MinSize and stay as they are.
+const sampleSize = 1 << 20
 
 // Compression is what a checkpoint did with its images: their bytes as
 // CRIU wrote them and as stored, and how many files were compressed.
@@ -58,22 +56,10 @@ func (c *Compression) add(raw, stored int64, compressed bool) {
 	}
 }
 
-// pays says whether to compress a file whose first bytes are sample, the
-// whole file being size bytes long.
-func pays(enc *zstd.Encoder, sample []byte, size int64) bool {
-	if size < minCompress || len(sample) == 0 {
-		return false
-	}
-	out := enc.EncodeAll(sample, make([]byte, 0, len(sample)))
-	return float64(len(out)) < paysBelow*float64(len(sample))
-}
-
-// newEncoder is the encoder of a checkpoint's images: zstd's fastest
-// level, which writes compressible pages far faster than a disk (and
-// gzip) would take them.
-func newEncoder() (*zstd.Encoder, error) {
-	return zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
-}
+// newEncoder is the encoder of a checkpoint's images, reused from image
+// to image: zstd's fastest level (compress.NewZstd), which writes
+// compressible pages far faster than a disk (and gzip) would take them.
+func newEncoder() (*zstd.Encoder, error) { return compress.NewZstd(nil) }
 
 // storeImage copies the image r (size bytes) into w, compressed if its
 // sample says it pays, and returns the bytes written and the choice.
@@ -85,7 +71,7 @@ func storeImage(enc *zstd.Encoder, w io.Writer, r io.Reader, size int64) (stored
 	}
 	sample = sample[:n]
 	cw := &countWriter{w: w}
-	if !pays(enc, sample, size) {
+	if !compress.ZstdPays(sample, size) {
 		if _, err := cw.Write(sample); err != nil {
 			return cw.n, false, err
 		}
@@ -106,11 +92,11 @@ func storeImage(enc *zstd.Encoder, w io.Writer, r io.Reader, size int64) (stored
 // loadImage copies a stored image r into w, decompressing it if it was
 // stored compressed.
 func loadImage(w io.Writer, r io.Reader, compressed bool) error {
-	if !compressed {
-		_, err := io.Copy(w, r)
-		return err
+	var form compress.Form
+	if compressed {
+		form.Codec = compress.Zstd
 	}
-	dec, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1))
+	dec, err := compress.NewReader(r, form)
 	if err != nil {
 		return err
 	}

@@ -4,31 +4,18 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/ckpt/ckpt/internal/compress"
 )
 
-// randomBytes is n bytes that do not compress (a seeded stream, so that a
-// failure repeats).
-func randomBytes(n int, seed uint64) []byte {
-	b := make([]byte, n)
-	r := rand.NewChaCha8([32]byte{byte(seed)})
-	r.Read(b)
-	return b
-}
-
-// pageLike is n bytes of what a process's memory often is: mostly zero
-// pages, some repeated structures.
-func pageLike(n int) []byte {
-	b := make([]byte, n)
-	for i := 0; i+4096 <= n; i += 4096 * 4 {
-		copy(b[i:], bytes.Repeat([]byte("heap object 0123456789 "), 100))
-	}
-	return b
-}
+var (
+	randomBytes = func(n int, seed uint64) []byte { return compress.RandomBytes(n, byte(seed)) }
+	pageLike    = compress.ZeroHeavy
+)
 
 func TestStoreImageChoice(t *testing.T) {
 	enc, err := newEncoder()
