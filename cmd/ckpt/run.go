@@ -246,6 +246,8 @@ func describe(e launch.Event) string {
 		return e.Change.String()
 	case "readmit":
 		return "re-admitted as spares: " + strings.Join(e.Nodes, ",")
+	case "pin":
+		return e.Reason
 	case "checkpoint":
 		return "checkpoint " + e.Checkpoint + " committed"
 	case "finish":

@@ -131,11 +131,21 @@ func TestRunUnderMPIRunNodeLossUsesSpare(t *testing.T) {
 	underLauncher(t, &spec, launch.LauncherMPIRun)
 	spec.spares = 1
 	nodeLossExcluded(t, spec, log, []string{"node0", "node2"})
+	// The relaunch is pinned, every node on this host (where each rank
+	// ran, and the failed node1's, which the spare takes): mpirun took
+	// the host file of its sequential mapper (--map-by seq).
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("pinned: node0 on %s, node2 on %s", host, host); !strings.Contains(log.String(), want) {
+		t.Errorf("no progress line says %q:\n%s", want, log)
+	}
 }
 
 // The same under the fake srun: the relaunch's CKPT_NODES names the spare
 // instead of node1. Every rank ran on this host, which the relaunch cannot
-// leave out: srun gets no --exclude.
+// leave out: srun gets no --exclude, and every task is pinned to it.
 func TestRunUnderFakeSrunNodeLossUsesSpare(t *testing.T) {
 	dir := fakeSrun(t)
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -147,9 +157,16 @@ func TestRunUnderFakeSrunNodeLossUsesSpare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The relaunch is pinned: a host per task, this one, where every
+	// rank ran (the fake srun sets no SLURMD_NODENAME).
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := strings.Repeat(host+",", 3) + host
 	lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
-	if len(lines) != 2 || !strings.HasSuffix(lines[0], "nodes=node0,node1 exclude=") || !strings.HasSuffix(lines[1], "nodes=node0,node2 exclude=") {
-		t.Errorf("srun's calls:\n%s", calls)
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], "nodes=node0,node1 exclude= pinned=") || !strings.HasSuffix(lines[1], "nodes=node0,node2 exclude= pinned="+pinned) {
+		t.Errorf("srun's calls (want the relaunch pinned=%s):\n%s", pinned, calls)
 	}
 }
 

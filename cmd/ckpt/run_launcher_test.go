@@ -55,18 +55,21 @@ func TestRunUnderMPIRunNodeLossRebuilds(t *testing.T) {
 // not installed (run_slurm_test.go runs the real one): it checks its
 // arguments as ckpt run passes them (-n N, --kill-on-bad-exit=1,
 // --export=ALL,NAME,... with every name set, --exclude=HOSTS, --nodes=K
-// --distribution=block with a --ntasks-per-node that multiplies to N),
+// --distribution=block with a --ntasks-per-node that multiplies to N, or
+// --distribution=arbitrary with SLURM_HOSTFILE naming N hosts, --nodes=K
+// of them),
 // starts N processes with SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID,
 // kills the others after a task's bad exit, and exits with the first bad
 // task's status (a signal as 128+N). Each call's arguments, with the
-// values of --nodes, --ntasks-per-node, CKPT_NODES and --exclude, are
+// values of --nodes, --ntasks-per-node, CKPT_NODES, --exclude and the
+// hosts of SLURM_HOSTFILE (pinned=H,H,...), are
 // appended to dir/srun.log. It returns the directory to put first on
 // PATH.
 func fakeSrun(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	script := `#!/bin/bash
-n=; exports=; exclude=; nodes=; perNode=
+n=; exports=; exclude=; nodes=; perNode=; arbitrary=; pinned=
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) n=$2; shift 2;;
@@ -75,6 +78,7 @@ while [ $# -gt 0 ]; do
     --exclude=*) exclude=${1#--exclude=}; shift;;
     --nodes=*) nodes=${1#--nodes=}; shift;;
     --distribution=block) shift;;
+    --distribution=arbitrary) arbitrary=1; shift;;
     --ntasks-per-node=*) perNode=${1#--ntasks-per-node=}; shift;;
     -*) echo "fake srun: unknown option $1" >&2; exit 2;;
     *) break;;
@@ -89,7 +93,14 @@ done
 if [ -n "$perNode" ] && [ $((perNode * nodes)) -ne "$n" ]; then
   echo "fake srun: --ntasks-per-node=$perNode on --nodes=$nodes is not -n $n" >&2; exit 2
 fi
-echo "-n $n --export=$exports $* slurm_nodes=$nodes per_node=$perNode nodes=$CKPT_NODES exclude=$exclude" >> "` + filepath.Join(dir, "srun.log") + `"
+if [ -n "$arbitrary" ]; then
+  [ -r "$SLURM_HOSTFILE" ] || { echo "fake srun: --distribution=arbitrary without a SLURM_HOSTFILE" >&2; exit 2; }
+  mapfile -t hosts < "$SLURM_HOSTFILE"
+  [ "${#hosts[@]}" -eq "$n" ] || { echo "fake srun: SLURM_HOSTFILE has ${#hosts[@]} hosts for -n $n" >&2; exit 2; }
+  [ "$(printf '%s\n' "${hosts[@]}" | sort -u | wc -l)" -eq "$nodes" ] || { echo "fake srun: --nodes=$nodes, not the host file's number" >&2; exit 2; }
+  pinned=$(IFS=,; echo "${hosts[*]}")
+fi
+echo "-n $n --export=$exports $* slurm_nodes=$nodes per_node=$perNode nodes=$CKPT_NODES exclude=$exclude pinned=$pinned" >> "` + filepath.Join(dir, "srun.log") + `"
 pids=()
 for ((i = 0; i < n; i++)); do
   SLURM_PROCID=$i SLURM_NTASKS=$n SLURM_LOCALID=$i "$@" &

@@ -86,6 +86,54 @@ func TestRunUnderSlurmExcludesLostNode(t *testing.T) {
 	})
 }
 
+// Each node of the job stays on its Slurm node across launches: node0 is
+// lost (on n1), its ranks go to the spare node2, and the relaunch puts
+// node1 back on n2, where its cache is, and the spare on the free n3 —
+// not, as srun's block distribution over the nodes left would, node2 on
+// n2 and node1 on n3 (ckpt's pin: SLURM_HOSTFILE and
+// --distribution=arbitrary). Once with each srun its own allocation,
+// once inside one.
+func TestRunUnderSlurmPinsNodes(t *testing.T) {
+	c := slurmCluster(t)
+	t.Run("own allocation", func(t *testing.T) { slurmPinned(t, c) })
+	t.Run("in an allocation", func(t *testing.T) {
+		inAllocation(t, c)
+		slurmPinned(t, c)
+	})
+}
+
+func slurmPinned(t *testing.T, c *slurmtest.Cluster) {
+	spec, log := jobSpec(t)
+	spec.keepCache, spec.spares = true, 1
+	underLauncher(t, &spec, launch.LauncherSrun)
+	exe := spec.program
+	spec.program = "/bin/sh"
+	spec.args = append([]string{"-c", `echo "slurm-task inc=$CKPT_INCARNATION rank=$SLURM_PROCID node=$SLURMD_NODENAME"; exec "$0" "$@"`, exe}, spec.args...)
+	res := runScripted(t, spec, log, func(cfg *launch.Config, coords *launch.Coordinators) {
+		injectAfter(cfg, coords, 0)
+		cfg.NodeFailures = true
+	})
+	if t.Failed() {
+		t.Logf("slurmctld.log:\n%s", c.Log("slurmctld.log"))
+	}
+	if len(res.Attempts) != 2 || res.Restarts["rebuild"] != 1 {
+		t.Fatalf("attempts %d, restarts %v: want one relaunch rebuilding node0's part\n%s", len(res.Attempts), res.Restarts, log)
+	}
+	if got := res.Attempts[1].Nodes; !slices.Equal(got, []string{"node2", "node1"}) {
+		t.Errorf("the relaunch ran on %v, want the spare node2 (node0's ranks) and node1", got)
+	}
+	nodes := slurmNodes(t, log.String(), 4)
+	if got := nodes[0]; !slices.Equal(got, []string{"n1", "n1", "n2", "n2"}) {
+		t.Errorf("the first launch's ranks ran on Slurm nodes %v, want n1 n1 n2 n2\n%s", got, log)
+	}
+	if got := nodes[1]; !slices.Equal(got, []string{"n3", "n3", "n2", "n2"}) {
+		t.Errorf("the relaunch's ranks ran on Slurm nodes %v, want n3 n3 n2 n2 (node1 kept on n2, the spare on n3)\n%s", got, log)
+	}
+	if !strings.Contains(log.String(), "pinned: node2 on n3, node1 on n2") {
+		t.Errorf("no progress line says where the relaunch pinned the nodes:\n%s", log)
+	}
+}
+
 // inAllocation makes an allocation of the cluster's three nodes (salloc
 // --no-shell), cancelled when t ends, and puts t where a batch script of
 // it would be: srun then runs steps in it (SLURM_JOB_ID), and would ask

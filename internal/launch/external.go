@@ -2,9 +2,11 @@ package launch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -58,6 +60,61 @@ type External struct {
 	// TermGrace is how long the launcher has to end its ranks after
 	// SIGTERM, before its process group is killed (default 5s).
 	TermGrace time.Duration
+	// Output runs a Slurm client (SpareHosts: scontrol, squeue, sinfo)
+	// and returns its standard output; nil runs it (exec).
+	Output func(name string, args ...string) ([]byte, error)
+}
+
+// SpareHosts are the hosts srun may run ranks on, where a spare node
+// goes when its host is not known yet (HostSource): inside an allocation
+// its nodes (SLURM_JOB_NODELIST, else squeue's list of the job
+// SLURM_JOB_ID names), else the cluster's responding nodes (sinfo -r),
+// each list expanded by scontrol show hostnames. mpirun has none: its
+// spare nodes go to hosts its ranks ran on.
+func (e *External) SpareHosts() ([]string, error) {
+	if e.Kind != LauncherSrun {
+		return nil, nil
+	}
+	out := e.Output
+	if out == nil {
+		out = func(name string, args ...string) ([]byte, error) {
+			b, err := exec.Command(name, args...).Output()
+			var x *exec.ExitError
+			if errors.As(err, &x) && len(x.Stderr) > 0 {
+				err = fmt.Errorf("%w: %s", err, strings.TrimSpace(string(x.Stderr)))
+			}
+			return b, err
+		}
+	}
+	list := os.Getenv("SLURM_JOB_NODELIST")
+	var err error
+	var b []byte
+	switch id := os.Getenv("SLURM_JOB_ID"); {
+	case id != "" && list == "":
+		b, err = out("squeue", "-h", "-j", id, "-o", "%N")
+		list = strings.TrimSpace(string(b))
+	case id == "":
+		// One node per line, a node in several partitions once each.
+		b, err = out("sinfo", "-h", "-N", "-r", "-o", "%N")
+		list = strings.Join(strings.Fields(string(b)), ",")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("srun's hosts: %w", err)
+	}
+	if list == "" {
+		return nil, nil
+	}
+	b, err = out("scontrol", "show", "hostnames", list)
+	if err != nil {
+		return nil, fmt.Errorf("srun's hosts: scontrol show hostnames %s: %w", list, err)
+	}
+	var hosts []string
+	for _, h := range strings.Fields(string(b)) {
+		if !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts, nil
 }
 
 // NewExternal finds the launcher kind (mpirun or srun) on PATH and, for
@@ -105,12 +162,12 @@ func (e *External) Name() string { return e.Kind }
 // program args on nodes (ranks fill them in blocks, NodeOf; 0: the
 // launcher's choice), passing the variables of names to every rank.
 func (e *External) Command(ranks, nodes int, names []string, program string, args []string) []string {
-	return e.command(ranks, nodes, names, nil, program, args)
+	return e.command(ranks, nodes, names, Place{}, program, args)
 }
 
-// command is Command with place (Placement's arguments) after ckpt's
-// own.
-func (e *External) command(ranks, nodes int, names, place []string, program string, args []string) []string {
+// command is Command placed by place (Placement), whose arguments come
+// after ckpt's own.
+func (e *External) command(ranks, nodes int, names []string, place Place, program string, args []string) []string {
 	n := fmt.Sprint(ranks)
 	var cmd []string
 	switch {
@@ -118,7 +175,13 @@ func (e *External) command(ranks, nodes int, names, place []string, program stri
 		// A rank's non-zero exit ends the step (ckpt's ranks would see
 		// the job fail and exit anyway, more slowly).
 		cmd = []string{"-n", n, "--kill-on-bad-exit=1", "--export=" + strings.Join(append([]string{"ALL"}, names...), ",")}
-		if nodes > 0 {
+		switch {
+		case place.Pinned:
+			// Task r on the r-th host of SLURM_HOSTFILE (Placement);
+			// --nodes, their number, overrides SLURM_NNODES inside an
+			// allocation, as below.
+			cmd = append(cmd, fmt.Sprintf("--nodes=%d", place.Hosts))
+		case nodes > 0:
 			// Each of the job's nodes is one Slurm node, holding the
 			// ranks NodeOf gives it: srun's block distribution puts
 			// consecutive tasks on a node, and --ntasks-per-node makes
@@ -150,25 +213,109 @@ func (e *External) command(ranks, nodes int, names, place []string, program stri
 			cmd = append(cmd, "-x", v)
 		}
 	}
-	cmd = append(append(cmd, place...), e.Args...)
+	cmd = append(append(cmd, place.Args...), e.Args...)
 	return append(append(cmd, program), args...)
 }
 
-// Placement are the launcher's arguments that keep a launch off the
-// hosts whose nodes failed: srun's --exclude=HOST,...; mpirun's host
-// file (Open MPI's --hostfile, Hydra's -f) of the hosts to use with
-// ranks/hosts slots each, which Placement writes to a new file (its path
-// returned, "" if none, for the caller to remove). Nothing without
+// Place is where a launch's ranks go: the launcher's arguments (after
+// ckpt's own) and variables (added to its environment), and the file
+// they name, if any, for the caller to remove once the launcher ended.
+type Place struct {
+	Args, Env []string
+	File      string
+	// Pinned: each rank goes to the host the launch's Pin gave it, on
+	// Hosts distinct hosts.
+	Pinned bool
+	Hosts  int
+	// Note says why a pin was not followed ("" if it was, or if there
+	// was none).
+	Note string
+}
+
+// Placement is where ranks go, given the hosts of a launch (Spec's
+// Hosts, ExcludeHosts and Pin).
+//
+// Pinned (pin[r] rank r's host), each rank goes to its host: srun's
+// arbitrary distribution (--distribution=arbitrary, and SLURM_HOSTFILE
+// naming a file of one host per task, in task order: Slurm lays the -n
+// tasks out in the file's order, and --nodes is the number of distinct
+// hosts in it); Open MPI's sequential mapper (--map-by seq, and
+// --hostfile naming a file of one host per rank: rank r on line r's
+// host, whatever the slot counts). Not Open MPI's rankfile, which binds
+// every rank to the cores its slot= names, and so needs each host's core
+// count, which ckpt does not know (slot=* binds all to the first core).
+// Hydra has no per-rank mapping: its host file (-f) gives each line's
+// host as many consecutive ranks as its count says, which pins a layout
+// whose hosts hold consecutive ranks; any other (after a shrink) is not
+// pinned, and Note says so.
+//
+// Not pinned, it keeps a launch off the hosts whose nodes failed: srun's
+// --exclude=HOST,...; mpirun's host file (Open MPI's --hostfile, Hydra's
+// -f) of the hosts to use with ranks/hosts slots each. Nothing without
 // exclusions: the launcher places the ranks as it does by default.
-func (e *External) Placement(ranks int, hosts, exclude []string) (args []string, hostfile string, err error) {
+func (e *External) Placement(ranks int, hosts, exclude, pin []string) (Place, error) {
+	if len(pin) == ranks && ranks > 0 {
+		p, ok, err := e.pinned(pin)
+		if ok || err != nil {
+			return p, err
+		}
+		q, err := e.excluding(ranks, hosts, exclude)
+		q.Note = p.Note
+		return q, err
+	}
+	return e.excluding(ranks, hosts, exclude)
+}
+
+// pinned is Placement with a pin; ok false if the launcher cannot follow
+// it (Note says why).
+func (e *External) pinned(pin []string) (p Place, ok bool, err error) {
+	var b strings.Builder
+	switch {
+	case e.Kind == LauncherSrun || e.Flavor == OpenMPI:
+		for _, h := range pin {
+			fmt.Fprintln(&b, h)
+		}
+	default: // Hydra
+		for r, h := range pin {
+			if r > 0 && h == pin[r-1] {
+				continue
+			}
+			if slices.Contains(pin[:r], h) {
+				return Place{Note: fmt.Sprintf("not pinned: host %s holds ranks that are not consecutive, which %s's host file cannot say", h, Hydra)}, false, nil
+			}
+			n := 1
+			for r+n < len(pin) && pin[r+n] == h {
+				n++
+			}
+			fmt.Fprintf(&b, "%s:%d\n", h, n)
+		}
+	}
+	file, err := writeTemp(b.String())
+	if err != nil {
+		return Place{}, false, err
+	}
+	p = Place{File: file, Pinned: true, Hosts: len(distinct(pin))}
+	switch {
+	case e.Kind == LauncherSrun:
+		p.Args, p.Env = []string{"--distribution=arbitrary"}, []string{"SLURM_HOSTFILE=" + file}
+	case e.Flavor == Hydra:
+		p.Args = []string{"-f", file}
+	default:
+		p.Args = []string{"--hostfile", file, "--map-by", "seq"}
+	}
+	return p, true, nil
+}
+
+// excluding is Placement without a pin.
+func (e *External) excluding(ranks int, hosts, exclude []string) (Place, error) {
 	if len(exclude) == 0 {
-		return nil, "", nil
+		return Place{}, nil
 	}
 	if e.Kind == LauncherSrun {
-		return []string{"--exclude=" + strings.Join(exclude, ",")}, "", nil
+		return Place{Args: []string{"--exclude=" + strings.Join(exclude, ",")}}, nil
 	}
 	if len(hosts) == 0 {
-		return nil, "", fmt.Errorf("launch: every host the job ran on failed (%s): mpirun has none left", strings.Join(exclude, ","))
+		return Place{}, fmt.Errorf("launch: every host the job ran on failed (%s): mpirun has none left", strings.Join(exclude, ","))
 	}
 	slots := (ranks + len(hosts) - 1) / len(hosts)
 	var b strings.Builder
@@ -179,23 +326,32 @@ func (e *External) Placement(ranks int, hosts, exclude []string) (args []string,
 			fmt.Fprintf(&b, "%s slots=%d\n", h, slots)
 		}
 	}
-	f, err := os.CreateTemp("", "ckpt-hosts-")
+	file, err := writeTemp(b.String())
 	if err != nil {
-		return nil, "", err
-	}
-	_, err = f.WriteString(b.String())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return nil, "", err
+		return Place{}, err
 	}
 	flag := "--hostfile"
 	if e.Flavor == Hydra {
 		flag = "-f"
 	}
-	return []string{flag, f.Name()}, f.Name(), nil
+	return Place{Args: []string{flag, file}, File: file}, nil
+}
+
+// writeTemp writes s to a new file and returns its path.
+func writeTemp(s string) (string, error) {
+	f, err := os.CreateTemp("", "ckpt-hosts-")
+	if err != nil {
+		return "", err
+	}
+	_, err = f.WriteString(s)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // Start runs the launcher once for every rank of s. Every rank connects
@@ -216,14 +372,18 @@ func (e *External) Start(ctx context.Context, s Spec) (Ranks, error) {
 			names = append(names, k)
 		}
 	}
-	place, hostfile, err := e.Placement(s.Ranks, s.Hosts, s.ExcludeHosts)
+	place, err := e.Placement(s.Ranks, s.Hosts, s.ExcludeHosts, s.Pin)
 	if err != nil {
 		return nil, err
 	}
+	hostfile := place.File
 	cmd := exec.Command(e.Path, e.command(s.Ranks, blockNodes(s.Nodes, s.Ranks), names, place, s.Program, s.Args)...)
-	cmd.Env = append(e.environ(os.Environ()), vars...)
+	cmd.Env = append(append(e.environ(os.Environ()), vars...), place.Env...)
 	w := s.Output(-1)
 	cmd.Stdout, cmd.Stderr = w, w
+	if place.Note != "" {
+		fmt.Fprintf(w, "ckpt: %s\n", place.Note)
+	}
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		if hostfile != "" {

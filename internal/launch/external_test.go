@@ -2,6 +2,7 @@ package launch
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -155,5 +156,58 @@ func TestExternalFindsRanks(t *testing.T) {
 	}
 	if err := x.Stop(2); err == nil || errors.Is(err, ErrNotJoined) {
 		t.Errorf("a rank whose process does not decode: %v", err)
+	}
+}
+
+// srun's spare hosts: inside an allocation its nodes, from
+// SLURM_JOB_NODELIST or, without it, squeue; outside one the cluster's
+// responding nodes (sinfo); each expanded by scontrol. mpirun has none.
+func TestExternalSpareHosts(t *testing.T) {
+	var calls []string
+	fake := func(name string, args ...string) ([]byte, error) {
+		calls = append(calls, name+" "+strings.Join(args, " "))
+		switch name {
+		case "squeue":
+			return []byte("n[1-3]\n"), nil
+		case "sinfo":
+			return []byte("n1\nn2\nn2\nn4\n"), nil
+		case "scontrol":
+			var out []string
+			for _, l := range strings.Split(args[2], ",") {
+				if l == "n[1-3]" {
+					out = append(out, "n1", "n2", "n3")
+				} else {
+					out = append(out, l)
+				}
+			}
+			return []byte(strings.Join(out, "\n") + "\n"), nil
+		}
+		return nil, errors.New("no such program")
+	}
+	e := &External{Kind: LauncherSrun, Output: fake}
+	for _, tc := range []struct {
+		id, list string
+		want     []string
+		calls    string
+	}{
+		{"7", "n[1-3]", []string{"n1", "n2", "n3"}, "scontrol show hostnames n[1-3]"},
+		{"7", "", []string{"n1", "n2", "n3"}, "squeue -h -j 7 -o %N; scontrol show hostnames n[1-3]"},
+		{"", "", []string{"n1", "n2", "n4"}, "sinfo -h -N -r -o %N; scontrol show hostnames n1,n2,n2,n4"},
+	} {
+		calls = nil
+		t.Setenv("SLURM_JOB_ID", tc.id)
+		t.Setenv("SLURM_JOB_NODELIST", tc.list)
+		got, err := e.SpareHosts()
+		if err != nil || !slices.Equal(got, tc.want) || strings.Join(calls, "; ") != tc.calls {
+			t.Errorf("SLURM_JOB_ID=%q SLURM_JOB_NODELIST=%q: %v %v (ran %q), want %v (ran %q)", tc.id, tc.list, got, err, calls, tc.want, tc.calls)
+		}
+	}
+	e.Output = func(string, ...string) ([]byte, error) { return nil, errors.New("sinfo: not found") }
+	t.Setenv("SLURM_JOB_ID", "")
+	if _, err := e.SpareHosts(); err == nil || !strings.Contains(err.Error(), "sinfo: not found") {
+		t.Errorf("sinfo failing: %v", err)
+	}
+	if h, err := (&External{Kind: LauncherMPIRun, Output: fake}).SpareHosts(); h != nil || err != nil {
+		t.Errorf("mpirun: %v %v", h, err)
 	}
 }

@@ -187,9 +187,9 @@ type Config struct {
 // Event is one thing that happened; Kind says which fields are set.
 type Event struct {
 	// "launch", "inject", "fail", "restored", "checkpoint", "finish",
-	// "halt", "exclude", "readmit"; with Config.Uncoordinated, "recover"
-	// (Ranks: the rank restarted alone; Reason: how its process ended)
-	// and "fallback" (Reason: why a failure restarts the whole job).
+	// "halt", "exclude", "readmit", "pin"; with Config.Uncoordinated,
+	// "recover" (Ranks: the rank restarted alone; Reason: how its process
+	// ended) and "fallback" (Reason: why a failure restarts the whole job).
 	Kind        string
 	Hang        bool // inject: the rank was stopped, not killed
 	At          time.Duration
@@ -198,7 +198,7 @@ type Event struct {
 	Node        int    // inject with node failures: the node lost (else -1)
 	Source      string // restored: cache, rebuild, shared or none
 	Checkpoint  string // restored, checkpoint: its name
-	Reason      string // fail: why the attempt ended; halt: "time limit", "" (ckpt halt, a signal) or why the job is not launched again
+	Reason      string // fail: why the attempt ended; halt: "time limit", "" (ckpt halt, a signal) or why the job is not launched again; pin: where each node runs, or why it is not pinned
 	// exclude: what a failed node changes for the next launch; readmit:
 	// the nodes that became spares again (Nodes).
 	Change Change
@@ -381,8 +381,12 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 				cfg.Event(Event{Kind: "readmit", At: since(), Incarnation: inc, Nodes: back})
 			}
 		}
-		a := &attempt{cfg: &cfg, inc: inc, since: since, job: job, env: cfg.Env,
-			layout: pool.Layout(), hosts: hosts.use()}
+		a := &attempt{cfg: &cfg, inc: inc, since: since, job: job, env: cfg.Env, layout: pool.Layout()}
+		a.hosts = hosts.plan(a.layout, spareHosts(cfg.Launcher))
+		if ev, ok := pinEvent(cfg.Launcher, a.layout, a.hosts); ok {
+			ev.At, ev.Incarnation = since(), inc
+			cfg.Event(ev)
+		}
 		if cfg.AttemptEnv != nil {
 			a.env = append(slices.Clone(cfg.Env), cfg.AttemptEnv(rep.Attempts)...)
 		}
@@ -867,7 +871,7 @@ func (a *attempt) spec(token string) Spec {
 	job.Token, job.Incarnation = token, a.inc
 	job.Coord = a.rankAddr(0)
 	return Spec{Ranks: cfg.Ranks, Nodes: compactNodes(a.layout), Program: cfg.Program, Args: cfg.Args,
-		Hosts: a.hosts.Use, ExcludeHosts: a.hosts.Exclude,
+		Hosts: a.hosts.Use, ExcludeHosts: a.hosts.Exclude, Pin: a.hosts.Pin,
 		Job: job, CoordFor: a.rankAddr, CacheRoot: cfg.CacheRoot, Env: a.env, Lookup: a.coord.Value,
 		Output: func(r int) io.Writer {
 			if r < 0 {

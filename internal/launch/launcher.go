@@ -43,8 +43,14 @@ type Spec struct {
 	// nodes failed (ExcludeHosts). An External launcher passes them on
 	// (srun --exclude, mpirun's host file); Local runs on this host only.
 	Hosts, ExcludeHosts []string
-	Program             string
-	Args                []string
+	// Pin is each rank's host (Pin[r] rank r's; nil: not pinned): every
+	// launch after the first puts each node back on the host it ran on,
+	// so that it finds its cache there. An External launcher follows it
+	// (srun's arbitrary distribution, mpirun's sequential mapping); Local
+	// runs every node on its own host anyway.
+	Pin     []string
+	Program string
+	Args    []string
 	// Job is the attempt's part of every rank's environment: the
 	// coordinator, token and incarnation, and the job's settings. What
 	// differs between ranks (rank, size, node, cache) is the launcher's to

@@ -270,19 +270,45 @@ func Summary(attempts []Attempt, excluded []Exclusion) string {
 }
 
 // hostPlan is what a launcher is told of hosts: those to use (Use, nil:
-// its own choice) and those to leave out (Exclude).
-type hostPlan struct{ Use, Exclude []string }
+// its own choice) and those to leave out (Exclude); or, once every node
+// of the launch has a host, the host of each rank (Pin, Pin[r] rank r's),
+// which the launcher must follow (srun's arbitrary distribution, mpirun's
+// sequential mapping). Unpinned says why a launch after the first is not
+// pinned ("" if it is, or if no host is known yet).
+type hostPlan struct {
+	Use, Exclude []string
+	Pin          []string
+	Unpinned     string
+}
 
-// hostList follows the hosts a job's ranks ran on and those left out
-// after their nodes failed (ExcludeHosts), across launches.
-type hostList struct{ seen, out []string }
+// hostList follows the hosts a job's ranks ran on, the host of each of
+// its nodes, and the hosts left out after their nodes failed
+// (ExcludeHosts), across launches. It pins each node to its host: a
+// node's cache lies on its host, so a node that moved would find none
+// there and be restored like a lost one.
+type hostList struct {
+	seen, out []string
+	// pin is each node's host: where its ranks ran, or, for a node that
+	// has not run yet (a spare), the free host plan gave it.
+	pin map[string]string
+}
 
-// add records an attempt's hosts (hosts[r] rank r's) and the nodes it
-// lost.
+// add records an attempt's hosts (hosts[r] rank r's, "" if it did not
+// say) and the nodes it lost: each node's host is where its first rank
+// that said so ran.
 func (h *hostList) add(layout, hosts, failed []string) {
 	for _, x := range hosts {
 		if x != "" && !slices.Contains(h.seen, x) {
 			h.seen = append(h.seen, x)
+		}
+	}
+	if h.pin == nil {
+		h.pin = map[string]string{}
+	}
+	done := map[string]bool{}
+	for r, n := range layout {
+		if r < len(hosts) && hosts[r] != "" && !done[n] {
+			h.pin[n], done[n] = hosts[r], true
 		}
 	}
 	for _, x := range ExcludeHosts(layout, hosts, failed) {
@@ -292,17 +318,131 @@ func (h *hostList) add(layout, hosts, failed []string) {
 	}
 }
 
-// use is the plan of the next launch: nothing until a host was left out,
-// then the hosts seen but those.
-func (h *hostList) use() hostPlan {
-	if len(h.out) == 0 {
-		return hostPlan{}
-	}
-	p := hostPlan{Exclude: slices.Clone(h.out)}
-	for _, x := range h.seen {
-		if !slices.Contains(h.out, x) {
-			p.Use = append(p.Use, x)
+// plan is the next launch's hosts for layout (rank r on node layout[r]):
+// before any host is known the launcher's choice; then each node on its
+// host, and a node without one (a spare taking a failed node's ranks) on
+// the first free host: of spare() (the hosts the launcher may use, such
+// as a Slurm allocation's nodes; asked only then), or seen, that no node
+// of the launch holds and that is not left out; else on the host of a
+// node no longer in the launch that was not left out (on one machine,
+// where every node shares the host). With no free host, the launch is
+// not pinned (Unpinned says why): the hosts seen but those left out, as
+// before pinning.
+func (h *hostList) plan(layout []string, spare func() ([]string, error)) hostPlan {
+	var p hostPlan
+	if len(h.out) > 0 {
+		p.Exclude = slices.Clone(h.out)
+		for _, x := range h.seen {
+			if !slices.Contains(h.out, x) {
+				p.Use = append(p.Use, x)
+			}
 		}
 	}
+	if len(h.pin) == 0 {
+		return p
+	}
+	nodes := distinct(layout)
+	host := map[string]string{}
+	var held []string // the hosts of the launch's nodes
+	for _, n := range nodes {
+		if x := h.pin[n]; x != "" && !slices.Contains(h.out, x) {
+			host[n] = x
+			held = append(held, x)
+		}
+	}
+	var candidates []string
+	var askErr error
+	asked := false
+	for _, n := range nodes {
+		if host[n] != "" {
+			continue
+		}
+		if !asked && spare != nil {
+			asked = true
+			candidates, askErr = spare()
+		}
+		x := h.free(append(slices.Clone(candidates), h.seen...), held, nodes)
+		switch {
+		case x == "" && askErr != nil:
+			p.Unpinned = fmt.Sprintf("node %s has no host, and the launcher's hosts are not known: %v", n, askErr)
+			return p
+		case x == "":
+			p.Unpinned = fmt.Sprintf("node %s has no host, and no host is free (give the allocation spare hosts)", n)
+			return p
+		}
+		host[n], h.pin[n] = x, x
+		held = append(held, x)
+	}
+	p.Pin = make([]string, len(layout))
+	for r, n := range layout {
+		p.Pin[r] = host[n]
+	}
 	return p
+}
+
+// free is the first of candidates neither held nor left out; else the
+// host of a node not among nodes that was not left out; else "".
+func (h *hostList) free(candidates, held, nodes []string) string {
+	for _, x := range candidates {
+		if !slices.Contains(held, x) && !slices.Contains(h.out, x) {
+			return x
+		}
+	}
+	var gone []string
+	for n := range h.pin {
+		if !slices.Contains(nodes, n) {
+			gone = append(gone, n)
+		}
+	}
+	slices.Sort(gone) // one answer, whatever the map's order
+	for _, n := range gone {
+		if x := h.pin[n]; !slices.Contains(h.out, x) {
+			return x
+		}
+	}
+	return ""
+}
+
+// HostSource is a launcher that knows hosts its ranks may run on beyond
+// those they ran on: where a spare node is put (srun: the allocation's
+// nodes, or the cluster's).
+type HostSource interface {
+	SpareHosts() ([]string, error)
+}
+
+// spareHosts is l's SpareHosts, nil if it has none.
+func spareHosts(l Launcher) func() ([]string, error) {
+	if s, ok := l.(HostSource); ok {
+		return s.SpareHosts
+	}
+	return nil
+}
+
+// pinEvent is the progress of a launch of an External launcher that is
+// pinned ("pinned: node0 on n1, node2 on n3") or not pinned though hosts
+// are known ("not pinned: …"); ok false for none (the first launch, or
+// Local, which runs every node on its own host).
+func pinEvent(l Launcher, layout []string, p hostPlan) (Event, bool) {
+	if _, ok := l.(*External); !ok {
+		return Event{}, false
+	}
+	switch {
+	case p.Unpinned != "":
+		return Event{Kind: "pin", Reason: "not pinned: " + p.Unpinned}, true
+	case p.Pin == nil:
+		return Event{}, false
+	}
+	var b strings.Builder
+	b.WriteString("pinned:")
+	done := map[string]bool{}
+	for r, n := range layout {
+		if !done[n] {
+			done[n] = true
+			if len(done) > 1 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, " %s on %s", n, p.Pin[r])
+		}
+	}
+	return Event{Kind: "pin", Reason: b.String()}, true
 }

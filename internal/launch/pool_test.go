@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -147,13 +148,137 @@ func TestExcludeHosts(t *testing.T) {
 		t.Errorf("unknown hosts: excluded %v", got)
 	}
 	var h hostList
+	if p := h.plan(layout, nil); p.Use != nil || p.Exclude != nil || p.Pin != nil || p.Unpinned != "" {
+		t.Errorf("no host known yet: %+v", p)
+	}
 	h.add(layout, []string{"h0", "h0", "h1", "h1"}, nil)
-	if p := h.use(); p.Use != nil || p.Exclude != nil {
+	if p := h.plan(layout, nil); p.Use != nil || p.Exclude != nil {
 		t.Errorf("nothing excluded yet: %+v", p)
 	}
 	h.add(layout, []string{"h0", "h0", "h1", "h1"}, []string{"n1"})
-	if p := h.use(); !slices.Equal(p.Use, []string{"h0"}) || !slices.Equal(p.Exclude, []string{"h1"}) {
+	if p := h.plan([]string{"n0", "n0", "n0", "n0"}, nil); !slices.Equal(p.Use, []string{"h0"}) || !slices.Equal(p.Exclude, []string{"h1"}) {
 		t.Errorf("after n1 on h1 failed: %+v", p)
+	}
+}
+
+// Each node goes back to the host it ran on, launch after launch; a
+// spare taking a failed node's ranks goes to a free host, never to one
+// left out, step by step as Run drives it (Pool, then hostList).
+func TestHostListPinsNodes(t *testing.T) {
+	spares := func(hosts ...string) func() ([]string, error) {
+		return func() ([]string, error) { return hosts, nil }
+	}
+	pool := NewPool(6, NodeNames(3), NodeNames(5)[3:], func([]string) error { return errors.New("the sets need 3 nodes") }, 0)
+	var h hostList
+	// The first launch: the launcher's choice.
+	if p := h.plan(pool.Layout(), spares("s1", "s2", "s3", "s4", "s5")); p.Pin != nil || p.Unpinned != "" {
+		t.Fatalf("first launch: %+v", p)
+	}
+	// It put node0 on s2, node1 on s1 and node2 on s3; a rank crashed,
+	// no node lost: the relaunch puts each back.
+	h.add(pool.Layout(), []string{"s2", "s2", "s1", "s1", "s3", ""}, nil)
+	asked := 0
+	ask := func() ([]string, error) { asked++; return []string{"s1", "s2", "s3", "s4", "s5"}, nil }
+	p := h.plan(pool.Layout(), ask)
+	if want := []string{"s2", "s2", "s1", "s1", "s3", "s3"}; !slices.Equal(p.Pin, want) || asked != 0 {
+		t.Fatalf("relaunch: pinned %v (asked the launcher %d times), want %v", p.Pin, asked, want)
+	}
+	// node0 (on s2) lost: its ranks go to the spare node3, which gets
+	// the first free host, s4 (s1 and s3 held, s2 left out).
+	layout := pool.Layout()
+	pool.Fail("node0", "lost", 1)
+	h.add(layout, p.Pin, []string{"node0"})
+	p = h.plan(pool.Layout(), ask)
+	if want := []string{"s4", "s4", "s1", "s1", "s3", "s3"}; !slices.Equal(p.Pin, want) || asked != 1 {
+		t.Fatalf("after node0's loss: pinned %v (asked %d times), want %v", p.Pin, asked, want)
+	}
+	if !slices.Equal(p.Exclude, []string{"s2"}) {
+		t.Errorf("excluded hosts %v, want s2", p.Exclude)
+	}
+	// The spare's ranks never said where they ran (they died first): it
+	// keeps the host it was given. Then node2 (s3) lost: node4 on s5.
+	layout = pool.Layout()
+	h.add(layout, []string{"", "", "s1", "s1", "s3", "s3"}, nil)
+	pool.Fail("node2", "lost", 2)
+	h.add(layout, []string{"", "", "s1", "s1", "s3", "s3"}, []string{"node2"})
+	p = h.plan(pool.Layout(), ask)
+	if want := []string{"s4", "s4", "s1", "s1", "s5", "s5"}; !slices.Equal(p.Pin, want) {
+		t.Fatalf("after node2's loss: pinned %v, want %v", p.Pin, want)
+	}
+	// node1 lost with no spare left and no free host: node1 is kept
+	// (Pool), on its own host, which is not left out.
+	layout = pool.Layout()
+	if ch := pool.Fail("node1", "lost", 3); ch.Excluded() {
+		t.Fatalf("node1 excluded: %v", ch)
+	}
+	h.add(layout, p.Pin, nil)
+	if p = h.plan(pool.Layout(), ask); !slices.Equal(p.Pin, []string{"s4", "s4", "s1", "s1", "s5", "s5"}) {
+		t.Errorf("node1 kept: pinned %v", p.Pin)
+	}
+}
+
+// On one machine every node shares the host, which is never left out: a
+// spare goes to it too (the failed node's), whatever the launcher says,
+// even that it cannot tell its hosts.
+func TestHostListOneHost(t *testing.T) {
+	pool := NewPool(4, NodeNames(2), NodeNames(3)[2:], nil, 0)
+	var h hostList
+	layout := pool.Layout()
+	pool.Fail("node1", "lost", 0)
+	h.add(layout, []string{"vm", "vm", "vm", "vm"}, []string{"node1"})
+	for _, spare := range []func() ([]string, error){nil, func() ([]string, error) { return nil, errors.New("sinfo: no cluster") }} {
+		p := h.plan(pool.Layout(), spare)
+		if !slices.Equal(p.Pin, []string{"vm", "vm", "vm", "vm"}) || p.Exclude != nil || p.Unpinned != "" {
+			t.Errorf("one host: %+v", p)
+		}
+	}
+}
+
+// Without a free host, or when the launcher cannot say which it has, the
+// launch is not pinned, and the plan says why; it still leaves the
+// failed node's host out.
+func TestHostListNoFreeHost(t *testing.T) {
+	for _, tc := range []struct {
+		spare func() ([]string, error)
+		why   string
+	}{
+		{nil, "no host is free"},
+		{func() ([]string, error) { return []string{"h0", "h1"}, nil }, "no host is free"},
+		{func() ([]string, error) { return nil, errors.New("sinfo: not found") }, "sinfo: not found"},
+	} {
+		pool := NewPool(4, NodeNames(2), NodeNames(3)[2:], nil, 0)
+		var h hostList
+		layout := pool.Layout()
+		pool.Fail("node1", "lost", 0)
+		h.add(layout, []string{"h0", "h0", "h1", "h1"}, []string{"node1"})
+		p := h.plan(pool.Layout(), tc.spare)
+		if p.Pin != nil || !strings.Contains(p.Unpinned, "node node2 has no host") || !strings.Contains(p.Unpinned, tc.why) {
+			t.Errorf("pinned %v, unpinned %q; want not pinned: %s", p.Pin, p.Unpinned, tc.why)
+		}
+		if !slices.Equal(p.Use, []string{"h0"}) || !slices.Equal(p.Exclude, []string{"h1"}) {
+			t.Errorf("not pinned: use %v exclude %v, want h0 and not h1", p.Use, p.Exclude)
+		}
+	}
+}
+
+// A pinned launch's progress line says where each node runs; a launch
+// that could not be pinned says why; the first launch and Local say
+// nothing.
+func TestPinEvent(t *testing.T) {
+	srun := &External{Kind: LauncherSrun}
+	layout := []string{"node2", "node2", "node1", "node1"}
+	ev, ok := pinEvent(srun, layout, hostPlan{Pin: []string{"n3", "n3", "n2", "n2"}})
+	if !ok || ev.Kind != "pin" || ev.Reason != "pinned: node2 on n3, node1 on n2" {
+		t.Errorf("pinned: %+v %v", ev, ok)
+	}
+	if ev, ok := pinEvent(srun, layout, hostPlan{Unpinned: "why"}); !ok || ev.Reason != "not pinned: why" {
+		t.Errorf("not pinned: %+v %v", ev, ok)
+	}
+	if _, ok := pinEvent(srun, layout, hostPlan{}); ok {
+		t.Error("an event for the first launch")
+	}
+	if _, ok := pinEvent(Local{}, layout, hostPlan{Pin: []string{"h", "h", "h", "h"}}); ok {
+		t.Error("an event for Local")
 	}
 }
 
@@ -216,31 +341,91 @@ func TestClassifyLauncherBeforeJoin(t *testing.T) {
 
 func TestPlacement(t *testing.T) {
 	srun := &External{Kind: LauncherSrun}
-	args, file, err := srun.Placement(4, []string{"a"}, []string{"b", "c"})
-	if err != nil || file != "" || !slices.Equal(args, []string{"--exclude=b,c"}) {
-		t.Fatalf("srun: %v %q %v", args, file, err)
+	p, err := srun.Placement(4, []string{"a"}, []string{"b", "c"}, nil)
+	if err != nil || p.File != "" || p.Pinned || !slices.Equal(p.Args, []string{"--exclude=b,c"}) {
+		t.Fatalf("srun: %+v %v", p, err)
 	}
-	if args, _, _ := srun.Placement(4, nil, nil); args != nil {
-		t.Fatalf("nothing excluded: %v", args)
+	if p, _ := srun.Placement(4, nil, nil, nil); p.Args != nil || p.File != "" {
+		t.Fatalf("nothing excluded: %+v", p)
 	}
 	for _, tc := range []struct{ flavor, flag, line string }{{OpenMPI, "--hostfile", "a slots=2\n"}, {Hydra, "-f", "a:2\n"}} {
 		m := &External{Kind: LauncherMPIRun, Flavor: tc.flavor}
-		args, file, err := m.Placement(4, []string{"a", "c"}, []string{"b"})
-		if err != nil || len(args) != 2 || args[0] != tc.flag || args[1] != file {
-			t.Fatalf("%s: %v %q %v", tc.flavor, args, file, err)
+		p, err := m.Placement(4, []string{"a", "c"}, []string{"b"}, nil)
+		if err != nil || len(p.Args) != 2 || p.Args[0] != tc.flag || p.Args[1] != p.File || p.Pinned {
+			t.Fatalf("%s: %+v %v", tc.flavor, p, err)
 		}
-		b, err := readAndRemove(file)
+		b, err := readAndRemove(p.File)
 		if err != nil || !strings.HasPrefix(string(b), tc.line) {
 			t.Errorf("%s: host file %q, %v", tc.flavor, b, err)
 		}
-		cmd := m.command(4, 0, nil, args, "prog", nil)
+		cmd := m.command(4, 0, nil, p, "prog", nil)
 		if i := slices.Index(cmd, tc.flag); i < 0 || cmd[len(cmd)-1] != "prog" || i > slices.Index(cmd, "prog") {
 			t.Errorf("%s: command %v", tc.flavor, cmd)
 		}
 	}
 	m := &External{Kind: LauncherMPIRun, Flavor: OpenMPI}
-	if _, _, err := m.Placement(4, nil, []string{"b"}); err == nil || !strings.Contains(err.Error(), "none left") {
+	if _, err := m.Placement(4, nil, []string{"b"}, nil); err == nil || !strings.Contains(err.Error(), "none left") {
 		t.Fatalf("no host left: %v", err)
+	}
+}
+
+// Pinned, every launcher gets each rank's host: srun a host per task in
+// SLURM_HOSTFILE and --distribution=arbitrary, with --nodes their number
+// and no block distribution nor --exclude; Open MPI a host per rank and
+// its sequential mapper; Hydra a host file of consecutive ranks, or,
+// where a host's ranks are not consecutive, the unpinned host file and a
+// note saying why.
+func TestPlacementPinned(t *testing.T) {
+	pin := []string{"n3", "n3", "n2", "n2"}
+	srun := &External{Kind: LauncherSrun, Args: []string{"--mpi=pmix"}}
+	p, err := srun.Placement(4, []string{"n1"}, []string{"n1"}, pin)
+	if err != nil || !p.Pinned || p.Hosts != 2 || p.Note != "" {
+		t.Fatalf("srun: %+v %v", p, err)
+	}
+	if !slices.Equal(p.Env, []string{"SLURM_HOSTFILE=" + p.File}) {
+		t.Errorf("srun's environment %v, want SLURM_HOSTFILE=%s", p.Env, p.File)
+	}
+	b, err := readAndRemove(p.File)
+	if err != nil || string(b) != "n3\nn3\nn2\nn2\n" {
+		t.Errorf("srun's host file %q, %v", b, err)
+	}
+	want := "-n 4 --kill-on-bad-exit=1 --export=ALL,CKPT_COORD --nodes=2 --distribution=arbitrary --mpi=pmix prog a"
+	if got := strings.Join(srun.command(4, 2, []string{"CKPT_COORD"}, p, "prog", []string{"a"}), " "); got != want {
+		t.Errorf("srun pinned:\n%s\nwant\n%s", got, want)
+	}
+
+	ompi := &External{Kind: LauncherMPIRun, Flavor: OpenMPI, Root: true}
+	p, err = ompi.Placement(4, nil, nil, []string{"h1", "h0", "h1", "h0"})
+	if err != nil || !p.Pinned || p.Env != nil {
+		t.Fatalf("Open MPI: %+v %v", p, err)
+	}
+	b, err = readAndRemove(p.File)
+	if err != nil || string(b) != "h1\nh0\nh1\nh0\n" {
+		t.Errorf("Open MPI's host file %q, %v", b, err)
+	}
+	want = "-np 4 --oversubscribe --allow-run-as-root --hostfile " + p.File + " --map-by seq prog"
+	if got := strings.Join(ompi.command(4, 2, nil, p, "prog", nil), " "); got != want {
+		t.Errorf("Open MPI pinned:\n%s\nwant\n%s", got, want)
+	}
+
+	hydra := &External{Kind: LauncherMPIRun, Flavor: Hydra}
+	p, err = hydra.Placement(5, nil, nil, []string{"h2", "h2", "h0", "h0", "h0"})
+	if err != nil || !p.Pinned || !slices.Equal(p.Args, []string{"-f", p.File}) {
+		t.Fatalf("Hydra: %+v %v", p, err)
+	}
+	if b, err = readAndRemove(p.File); err != nil || string(b) != "h2:2\nh0:3\n" {
+		t.Errorf("Hydra's host file %q, %v", b, err)
+	}
+	p, err = hydra.Placement(4, []string{"h0", "h1"}, []string{"h2"}, []string{"h1", "h0", "h1", "h0"})
+	if err != nil || p.Pinned || !strings.Contains(p.Note, "not consecutive") || !slices.Equal(p.Args, []string{"-f", p.File}) {
+		t.Fatalf("Hydra, not consecutive: %+v %v", p, err)
+	}
+	if b, err = readAndRemove(p.File); err != nil || string(b) != "h0:2\nh1:2\n" {
+		t.Errorf("Hydra's unpinned host file %q, %v", b, err)
+	}
+	// A pin that is not one host per rank is not followed.
+	if p, err := srun.Placement(4, nil, []string{"n1"}, []string{"n2"}); err != nil || p.Pinned || !slices.Equal(p.Args, []string{"--exclude=n1"}) {
+		t.Errorf("a short pin: %+v %v", p, err)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -96,5 +98,61 @@ func TestClusterRunsSteps(t *testing.T) {
 	}
 	if got := nodes("-n", "4", "-N", "2", "--exclude=n1"); !slices.Equal(got, []string{"n2", "n2", "n3", "n3"}) {
 		t.Errorf("tasks with n1 excluded on %v, want n2 n2 n3 n3", got)
+	}
+}
+
+// srun's arbitrary distribution puts task i on the i-th host of the file
+// SLURM_HOSTFILE names, in any order and not in blocks, whether srun
+// makes an allocation of its own or runs a step in one: what ckpt's srun
+// launcher relies on to keep each of a job's nodes on its Slurm node
+// across launches.
+func TestClusterPinsTasks(t *testing.T) {
+	c := Start(t, Options{Nodes: 3, CPUs: 2})
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	run := func(env []string, hosts []string, args ...string) []string {
+		t.Helper()
+		file := filepath.Join(t.TempDir(), "hosts")
+		if err := os.WriteFile(file, []byte(strings.Join(hosts, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(append([]string{"-n", fmt.Sprint(len(hosts)), "--distribution=arbitrary"}, args...), "sh", "-c", `echo "$SLURM_PROCID $SLURMD_NODENAME"`)
+		cmd := c.Command(ctx, "srun", args...)
+		cmd.Env = append(append(cmd.Env, env...), "SLURM_HOSTFILE="+file)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("srun %v on %v: %v\n%s%s\n%s", args, hosts, err, out, stderr.String(), c.Log("slurmctld.log"))
+		}
+		byRank := make([]string, len(hosts))
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			var r int
+			var n string
+			if _, err := fmt.Sscan(line, &r, &n); err != nil || r < 0 || r >= len(hosts) {
+				t.Fatalf("srun printed %q", out)
+			}
+			byRank[r] = n
+		}
+		return byRank
+	}
+	for _, hosts := range [][]string{{"n2", "n2", "n3", "n3"}, {"n3", "n3", "n2", "n2"}, {"n3", "n1", "n3", "n1"}} {
+		if got := run(nil, hosts); !slices.Equal(got, hosts) {
+			t.Errorf("tasks on %v, want %v", got, hosts)
+		}
+	}
+	// In an allocation of the three nodes, as a batch script has it
+	// (SLURM_NNODES=3): a step on two of them, with --nodes saying so.
+	out, err := c.Command(ctx, "salloc", "--no-shell", "-N", "3", "--exclusive", "-t", "10").CombinedOutput()
+	m := regexp.MustCompile(`Granted job allocation (\d+)`).FindSubmatch(out)
+	if err != nil || m == nil {
+		t.Fatalf("salloc: %v\n%s", err, out)
+	}
+	defer c.Command(context.Background(), "scancel", string(m[1])).Run()
+	alloc := []string{"SLURM_JOB_ID=" + string(m[1]), "SLURM_NNODES=3"}
+	for _, hosts := range [][]string{{"n3", "n3", "n1", "n1"}, {"n2", "n1", "n2", "n1"}} {
+		if got := run(alloc, hosts, "--nodes=2"); !slices.Equal(got, hosts) {
+			t.Errorf("in an allocation: tasks on %v, want %v", got, hosts)
+		}
 	}
 }
