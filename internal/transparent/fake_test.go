@@ -139,11 +139,6 @@ func (j fakeJob) Checkpoint(ctx context.Context, name string, save func(Files) e
 		if err = save(df); err == nil {
 			err = df.collect()
 		}
-		defer func() {
-			if _, ok := j.w.committedAs(name); !ok {
-				os.RemoveAll(df.root) // as the engine's Fail does
-			}
-		}()
 	}
 	ok := []byte{1}
 	if err != nil {
@@ -163,6 +158,9 @@ func (j fakeJob) Checkpoint(ctx context.Context, name string, save func(Files) e
 	}
 	for _, x := range all {
 		if x[0] != 1 {
+			if j.w.dir != "" {
+				os.RemoveAll(j.w.partDir(name, j.rank)) // as the engine's Fail does
+			}
 			return errors.Join(errors.New("the checkpoint failed on every rank"), err)
 		}
 	}

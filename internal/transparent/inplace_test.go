@@ -220,3 +220,33 @@ func TestFailedDumpInPlace(t *testing.T) {
 		t.Errorf("left in the cache: %v", left)
 	}
 }
+
+// TestWriteBehind: the write-behind of a dump directory leaves the files
+// CRIU writes as they are (it only starts their writeback), copes with a
+// FIFO and a file that goes away, and stops when told.
+func TestWriteBehind(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "pages-1.img"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stop := writeBehind(dir)
+	want := randomBytes(4<<20, 6)
+	f, err := os.Create(filepath.Join(dir, "pages-2.img"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "gone.img"), want[:10], 0o600)
+	for i := 0; i < len(want); i += 64 << 10 {
+		if _, err := f.Write(want[i : i+64<<10]); err != nil {
+			t.Fatal(err)
+		}
+		if i == len(want)/2 {
+			os.Remove(filepath.Join(dir, "gone.img"))
+		}
+	}
+	stop()
+	f.Close()
+	if got, err := os.ReadFile(filepath.Join(dir, "pages-2.img")); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("pages-2.img: %d bytes, %v; want the %d written", len(got), err, len(want))
+	}
+}

@@ -537,7 +537,14 @@ func (s *supervisor) dump(ctx context.Context, images string) (string, error) {
 		return work, err
 	}
 	start := time.Now()
+	stop := func() {}
+	if images != work {
+		// Into the cache, which the commit syncs: the disk writes
+		// overlap the dump.
+		stop = writeBehind(images)
+	}
 	err = s.cfg.Tool.Dump(ctx, criu.DumpRequest{Pid: s.tree.Pid(), Dir: images, WorkDir: work, LeaveRunning: true})
+	stop()
 	s.rep.DumpTime += time.Since(start)
 	return work, err
 }
