@@ -341,8 +341,10 @@ type fakeRunner struct {
 	trees    []*fakeTree
 	restored []Meta
 	dirs     []string // where each restore's images were
-	ended    []Meta
-	freeze   error // the trees' Freeze error
+	// onRestore, if set, sees each restore's images directory.
+	onRestore func(dir string)
+	ended     []Meta
+	freeze    error // the trees' Freeze error
 }
 
 func (r *fakeRunner) newTree() *fakeTree {
@@ -368,6 +370,9 @@ func (r *fakeRunner) Restore(ctx context.Context, dir, work string, m Meta) (Tre
 	r.restored = append(r.restored, m)
 	r.dirs = append(r.dirs, dir)
 	r.mu.Unlock()
+	if r.onRestore != nil {
+		r.onRestore(dir)
+	}
 	return r.newTree(), nil
 }
 func (r *fakeRunner) Ended(m Meta) error {

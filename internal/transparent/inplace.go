@@ -41,6 +41,11 @@ type pathRestored interface {
 	Path(file string) (string, error)
 }
 
+// errNotInPlace is wrapped by inPlace when the restored images cannot be
+// read where they are (a file the engine stored compressed, a cache that
+// is not a directory): the restore copies them out instead (fetch).
+var errNotInPlace = errors.New("the images cannot be read in place")
+
 // zstdSuffix names the compressed twin of an image while it is written,
 // beside it: a crash leaves it in a directory of no committed checkpoint.
 const zstdSuffix = ".zst-partial"
@@ -172,10 +177,10 @@ func (s *supervisor) inPlace(res Restored, loc pathRestored, m Meta) (images, wo
 	for i, name := range m.Images {
 		p, err := loc.Path(name)
 		if err != nil {
-			return "", "", err
+			return "", "", fmt.Errorf("%w: %w", errNotInPlace, err)
 		}
 		if filepath.Base(p) != name || (dir != "" && filepath.Dir(p) != dir) {
-			return "", "", fmt.Errorf("image %s: the cache holds it at %s, not beside the others", name, p)
+			return "", "", fmt.Errorf("%w: image %s: the cache holds it at %s, not beside the others", errNotInPlace, name, p)
 		}
 		dir, paths[i] = filepath.Dir(p), p
 	}

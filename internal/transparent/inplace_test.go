@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -129,10 +130,73 @@ func TestInPlaceMisrouted(t *testing.T) {
 		t.Errorf("store: %v; want the misrouting refused", err)
 	}
 	res := memRestored{name: "t1", files: map[string][]byte{"a.img": nil, "b.img": nil}}
-	if _, _, err := s.inPlace(res, misrouted{dir}, Meta{Images: []string{"a.img", "b.img"}}); err == nil || !strings.Contains(err.Error(), "not beside") {
-		t.Errorf("restore: %v; want the misrouting refused", err)
+	if _, _, err := s.inPlace(res, misrouted{dir}, Meta{Images: []string{"a.img", "b.img"}}); !errors.Is(err, errNotInPlace) || !strings.Contains(err.Error(), "not beside") {
+		t.Errorf("restore: %v; want the misrouting refused, for a copy instead", err)
 	}
 }
+
+// noPath is a restored checkpoint whose files cannot be read in place
+// (the engine stored them compressed): Path fails.
+type noPath struct{ memRestored }
+
+func (noPath) Path(file string) (string, error) {
+	return "", fmt.Errorf("%q is stored compressed: read it with Open", file)
+}
+
+// TestRestoreFallsBackToCopy: a restored checkpoint whose images cannot
+// be read in place is restored from a copy of them in the scratch
+// directory, read through Open, byte for byte.
+func TestRestoreFallsBackToCopy(t *testing.T) {
+	images := map[string][]byte{"core-1.img": []byte("registers"), "pages-1.img": randomBytes(1<<20, 7)}
+	m := Meta{Step: 4, Stdout: Stream{Pipe: 100}, Stderr: Stream{Pipe: 101}, Images: []string{"core-1.img", "pages-1.img"}}
+	b, err := m.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{MetaFile: b}
+	for n, d := range images {
+		files[n] = d
+	}
+	w := newWorld(1, 1000)
+	r := &fakeRunner{w: w, rank: 0}
+	scratch := t.TempDir()
+	var seen map[string][]byte
+	r.onRestore = func(dir string) {
+		seen = map[string][]byte{}
+		for n := range images {
+			seen[n], _ = os.ReadFile(filepath.Join(dir, n))
+		}
+	}
+	s := &supervisor{cfg: Config{Runner: r, Scratch: scratch}, job: restoredJob{noPath{memRestored{name: "t4", files: files}}}}
+	if err := s.begin(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.dirs) != 1 || !strings.HasPrefix(r.dirs[0], scratch) {
+		t.Fatalf("restored from %v, want a copy in %s", r.dirs, scratch)
+	}
+	for n, want := range images {
+		if !bytes.Equal(seen[n], want) {
+			t.Errorf("%s for CRIU: %d bytes, want the %d stored", n, len(seen[n]), len(want))
+		}
+	}
+}
+
+// restoredJob is a Job whose Restart returns res; the rest is unused.
+type restoredJob struct {
+	Restored
+}
+
+func (j restoredJob) Rank() int { return 0 }
+func (j restoredJob) AllGather(context.Context, []byte) ([][]byte, error) {
+	return nil, errors.New("unused")
+}
+func (j restoredJob) NeedCheckpoint(context.Context, int64) (bool, error) { return false, nil }
+func (j restoredJob) Halting() bool                                       { return true }
+func (j restoredJob) Checkpoint(context.Context, string, func(Files) error) error {
+	return errors.New("unused")
+}
+func (j restoredJob) Restart(context.Context) (Restored, error) { return j.Restored, nil }
+func (j restoredJob) Finish(context.Context, string) error      { return nil }
 
 // TestCheckpointInPlace runs ranks whose checkpoints live in a cache
 // directory: CRIU dumps into the checkpoint's directory (what a crashed

@@ -293,9 +293,13 @@ func (s *supervisor) begin(ctx context.Context) error {
 		return s.cfg.Runner.Ended(m)
 	}
 	var dir, work string
+	// In place when the images can be read there, else copied out
+	// (inplace.go).
+	err = errNotInPlace
 	if loc, ok := res.(pathRestored); ok && s.cfg.Scratch != "" {
 		dir, work, err = s.inPlace(res, loc, m)
-	} else {
+	}
+	if errors.Is(err, errNotInPlace) {
 		dir, err = s.fetch(res, m)
 		work = dir
 	}
