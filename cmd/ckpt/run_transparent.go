@@ -260,6 +260,10 @@ func (a transparentJob) Restart(ctx context.Context) (transparent.Restored, erro
 
 type checkpointFiles struct{ c *ckpt.Checkpoint }
 
+// Path routes a file into the node cache: the supervisor has CRIU dump
+// straight into the checkpoint's directory there.
+func (f checkpointFiles) Path(name string) (string, error) { return f.c.Path(name) }
+
 func (f checkpointFiles) Create(name string) (io.WriteCloser, error) {
 	w, err := f.c.Create(name)
 	if err != nil {

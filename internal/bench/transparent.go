@@ -221,7 +221,7 @@ func criuAlone(ctx context.Context, cfg TransparentConfig, dir string) (dump, re
 	syscall.Sync()
 	start = time.Now()
 	for r := range n {
-		if trees[r], err = procs[r].Restore(ctx, images[r], metas[r]); err != nil {
+		if trees[r], err = procs[r].Restore(ctx, images[r], "", metas[r]); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -393,6 +393,9 @@ func (j *benchJob) Finish(ctx context.Context, result string) error { return nil
 type engineFiles struct{ c *engine.Checkpoint }
 
 func (f engineFiles) Create(name string) (io.WriteCloser, error) { return f.c.Create(name) }
+
+// Path routes a file into the node cache: CRIU dumps straight into it.
+func (f engineFiles) Path(name string) (string, error) { return f.c.Path(name) }
 
 // HoldRandom is the program `ckpt bench transparent` checkpoints: it fills
 // size bytes of memory with random data (incompressible, as encrypted or

@@ -39,12 +39,19 @@ type DumpRequest struct {
 	// TCPEstablished saves established TCP connections (CRIU's
 	// --tcp-established); without it a tree with one fails to dump.
 	TCPEstablished bool
+	// WorkDir, if set, takes CRIU's log and statistics (CRIU's
+	// --work-dir), so that Dir holds the images and nothing else: a
+	// checkpoint's directory in the node cache, say.
+	WorkDir string
 }
 
 // RestoreRequest is what Restore recreates.
 type RestoreRequest struct {
 	Dir     string
 	Inherit []Inherit
+	// WorkDir, if set, takes CRIU's log and statistics: Dir is then only
+	// read, and may be a committed checkpoint's files in place.
+	WorkDir string
 }
 
 // Inherit replaces, at restore, the file the images know by Key with File.
@@ -57,7 +64,8 @@ type Inherit struct {
 // needs to give a restored tree a new pipe in its place.
 func PipeKey(inode uint64) string { return fmt.Sprintf("pipe:[%d]", inode) }
 
-// The logs CLI asks CRIU to write into the images directory.
+// The logs CLI asks CRIU to write into the work directory (the images
+// directory unless the request names one).
 const (
 	DumpLog    = "dump.log"
 	RestoreLog = "restore.log"
@@ -123,6 +131,13 @@ func (c CLI) Dump(ctx context.Context, req DumpRequest) error {
 		return err
 	}
 	defer dir.Close()
+	work, logs, err := openWork(req.WorkDir, req.Dir)
+	if err != nil {
+		return err
+	}
+	if work != nil {
+		defer work.Close()
+	}
 	unlock, err := c.lock()
 	if err != nil {
 		return err
@@ -130,6 +145,7 @@ func (c CLI) Dump(ctx context.Context, req DumpRequest) error {
 	defer unlock()
 	opts := &rpc.CriuOpts{
 		ImagesDirFd:    ptr(int32(dir.Fd())),
+		WorkDirFd:      fdOf(work),
 		Pid:            ptr(int32(req.Pid)),
 		LeaveRunning:   ptr(req.LeaveRunning),
 		TcpEstablished: ptr(req.TCPEstablished),
@@ -137,7 +153,7 @@ func (c CLI) Dump(ctx context.Context, req DumpRequest) error {
 		LogFile:        ptr(DumpLog),
 	}
 	if err := c.client().Dump(opts, nil); err != nil {
-		return fmt.Errorf("criu dump of pid %d: %w%s", req.Pid, err, logErrors(req.Dir, DumpLog))
+		return fmt.Errorf("criu dump of pid %d: %w%s", req.Pid, err, logErrors(logs, DumpLog))
 	}
 	return nil
 }
@@ -152,6 +168,13 @@ func (c CLI) Restore(ctx context.Context, req RestoreRequest) (int, error) {
 		return 0, err
 	}
 	defer dir.Close()
+	work, logs, err := openWork(req.WorkDir, req.Dir)
+	if err != nil {
+		return 0, err
+	}
+	if work != nil {
+		defer work.Close()
+	}
 	unlock, err := c.lock()
 	if err != nil {
 		return 0, err
@@ -163,13 +186,14 @@ func (c CLI) Restore(ctx context.Context, req RestoreRequest) (int, error) {
 	}
 	opts := &rpc.CriuOpts{
 		ImagesDirFd: ptr(int32(dir.Fd())),
+		WorkDirFd:   fdOf(work),
 		RstSibling:  ptr(true),
 		LogLevel:    ptr(c.level()),
 		LogFile:     ptr(RestoreLog),
 	}
 	var n restored
 	if err := cr.Restore(opts, &n); err != nil {
-		return 0, fmt.Errorf("criu restore from %s: %w%s", req.Dir, err, logErrors(req.Dir, RestoreLog))
+		return 0, fmt.Errorf("criu restore from %s: %w%s", req.Dir, err, logErrors(logs, RestoreLog))
 	}
 	if n.pid <= 0 {
 		return 0, errors.New("criu restore: CRIU did not say which pid it restored")
@@ -208,6 +232,27 @@ func logErrors(dir, name string) string {
 		lines = lines[len(lines)-4:]
 	}
 	return ": " + strings.Join(lines, "; ")
+}
+
+// openWork opens a request's work directory, if it names one, and says
+// where CRIU's logs go.
+func openWork(work, images string) (*os.File, string, error) {
+	if work == "" {
+		return nil, images, nil
+	}
+	f, err := os.Open(work)
+	if err != nil {
+		return nil, "", err
+	}
+	return f, work, nil
+}
+
+// fdOf is the work directory's descriptor for CRIU's options (nil: none).
+func fdOf(f *os.File) *int32 {
+	if f == nil {
+		return nil
+	}
+	return ptr(int32(f.Fd()))
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -23,8 +23,9 @@
 //     its tree with CRIU, leaving it running; the ranks agree that all
 //     are dumped before any resumes (a message sent after one rank's dump
 //     must not reach a rank not yet dumped); then each resumes its tree
-//     and writes the images and its Meta into the checkpoint, which the
-//     engine commits. The two agreements are DMTCP's global barriers
+//     and makes the images (which CRIU wrote straight into the
+//     checkpoint's directory in the node cache, inplace.go) and its Meta
+//     the checkpoint's files, which the engine commits. The two agreements are DMTCP's global barriers
 //     around a checkpoint (Cao et al. 2016, §II-B), over ckpt's
 //     coordinator.
 //
@@ -33,10 +34,11 @@
 // against its hash), truncates its output files to where they ended at
 // the checkpoint, and the files the program had open for writing to their
 // sizes then (Meta.Files: CRIU refuses a file whose size changed), and has
-// CRIU restore the tree as its child, with new pipes for its output in
-// place of the old (CRIU's --inherit-fd). A supervisor starts by removing
-// the half-written dumps a crashed one left in its scratch directory; a
-// dump is never part of a checkpoint before every rank's dump succeeded.
+// CRIU restore the tree as its child from the images where they are in
+// the cache, with new pipes for its output in place of the old (CRIU's
+// --inherit-fd). A supervisor starts by removing what a crashed one left
+// in its scratch directory; a dump is never part of a committed
+// checkpoint before every rank's dump succeeded.
 //
 // The process side (Processes: trees in PID namespaces of their own, the
 // pipes, freezing) is Linux only; the loop itself runs against the Job,

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -27,6 +29,11 @@ type world struct {
 	names    []string
 	events   []string // what the trees and CRIU did, in order
 	finished int
+	// dir, if set, is the world's node cache: each rank's part of a
+	// checkpoint is a directory there (dir/NAME/rank-R), Files route
+	// files into it (Path) as the engine does, and a checkpoint that
+	// fails removes it.
+	dir string
 }
 
 func newWorld(n int, every int64) *world {
@@ -124,7 +131,15 @@ func (j fakeJob) Finish(ctx context.Context, result string) error {
 
 func (j fakeJob) Checkpoint(ctx context.Context, name string, save func(Files) error) error {
 	files := memFiles{}
-	err := save(files)
+	var err error
+	if j.w.dir == "" {
+		err = save(files)
+	} else {
+		df := &dirFiles{root: j.w.partDir(name, j.rank), mem: files}
+		if err = save(df); err == nil {
+			err = df.collect()
+		}
+	}
 	ok := []byte{1}
 	if err != nil {
 		ok[0] = 0
@@ -143,6 +158,9 @@ func (j fakeJob) Checkpoint(ctx context.Context, name string, save func(Files) e
 	}
 	for _, x := range all {
 		if x[0] != 1 {
+			if j.w.dir != "" {
+				os.RemoveAll(j.w.partDir(name, j.rank)) // as the engine's Fail does
+			}
 			return errors.Join(errors.New("the checkpoint failed on every rank"), err)
 		}
 	}
@@ -162,7 +180,71 @@ func (j fakeJob) Restart(ctx context.Context) (Restored, error) {
 		return nil, nil
 	}
 	i := len(j.w.commits) - 1
-	return memRestored{name: j.w.names[i], files: j.w.commits[i][j.rank]}, nil
+	r := memRestored{name: j.w.names[i], files: j.w.commits[i][j.rank]}
+	if j.w.dir != "" {
+		return dirRestored{memRestored: r, root: j.w.partDir(r.name, j.rank)}, nil
+	}
+	return r, nil
+}
+
+// partDir is rank's part of checkpoint name in a world with a cache.
+func (w *world) partDir(name string, rank int) string {
+	return filepath.Join(w.dir, name, fmt.Sprintf("rank-%d", rank))
+}
+
+// committedAs is the index of checkpoint name among the commits.
+func (w *world) committedAs(name string) (int, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	i := slices.Index(w.names, name)
+	return i, i >= 0
+}
+
+// dirFiles is Files in a world with a cache: Create keeps a file in
+// memory, Path routes it into the part's directory, from which collect
+// reads it once save returned (the engine hashes routed files at commit).
+type dirFiles struct {
+	root   string
+	mem    memFiles
+	routed []string
+}
+
+func (d *dirFiles) Create(name string) (io.WriteCloser, error) { return d.mem.Create(name) }
+
+func (d *dirFiles) Path(name string) (string, error) {
+	if _, ok := d.mem[name]; ok || slices.Contains(d.routed, name) {
+		return "", fmt.Errorf("%s routed twice", name)
+	}
+	if err := os.MkdirAll(d.root, 0o700); err != nil {
+		return "", err
+	}
+	d.routed = append(d.routed, name)
+	return filepath.Join(d.root, name), nil
+}
+
+func (d *dirFiles) collect() error {
+	for _, name := range d.routed {
+		b, err := os.ReadFile(filepath.Join(d.root, name))
+		if err != nil {
+			return fmt.Errorf("routed file %s: %w", name, err)
+		}
+		d.mem[name] = b
+	}
+	return nil
+}
+
+// dirRestored is a restored checkpoint of a world with a cache: its
+// files are read from memory (as committed) or in place.
+type dirRestored struct {
+	memRestored
+	root string
+}
+
+func (r dirRestored) Path(file string) (string, error) {
+	if _, ok := r.files[file]; !ok {
+		return "", fmt.Errorf("no file %s", file)
+	}
+	return filepath.Join(r.root, file), nil
 }
 
 type memFiles map[string][]byte
@@ -258,8 +340,11 @@ type fakeRunner struct {
 	mu       sync.Mutex
 	trees    []*fakeTree
 	restored []Meta
-	ended    []Meta
-	freeze   error // the trees' Freeze error
+	dirs     []string // where each restore's images were
+	// onRestore, if set, sees each restore's images directory.
+	onRestore func(dir string)
+	ended     []Meta
+	freeze    error // the trees' Freeze error
 }
 
 func (r *fakeRunner) newTree() *fakeTree {
@@ -280,10 +365,14 @@ func (r *fakeRunner) tree() *fakeTree {
 }
 
 func (r *fakeRunner) Start(ctx context.Context) (Tree, error) { return r.newTree(), nil }
-func (r *fakeRunner) Restore(ctx context.Context, dir string, m Meta) (Tree, error) {
+func (r *fakeRunner) Restore(ctx context.Context, dir, work string, m Meta) (Tree, error) {
 	r.mu.Lock()
 	r.restored = append(r.restored, m)
+	r.dirs = append(r.dirs, dir)
 	r.mu.Unlock()
+	if r.onRestore != nil {
+		r.onRestore(dir)
+	}
 	return r.newTree(), nil
 }
 func (r *fakeRunner) Ended(m Meta) error {

@@ -207,14 +207,21 @@ func openerOf(path string) int {
 
 // TestRealCrashDuringDump kills CRIU in the middle of the second dump of
 // a forking shell program (its first checkpoint committed): the
-// checkpoint fails and nothing of it is stored (the engine never sees a
-// file of a checkpoint whose dump did not end: images are stored only
-// after every rank's dump succeeded), the half-written dump is removed
-// from the scratch directory, and the relaunched supervisor restores the
+// checkpoint fails and nothing of it is stored (no file of a checkpoint
+// whose dump did not end on every rank is committed), the half-written
+// dump is removed, and the relaunched supervisor restores the
 // first checkpoint, after which the program prints exactly its
-// failure-free output.
+// failure-free output. It runs with the checkpoints' files in memory
+// (dumped into the scratch directory, then copied) and in a cache
+// directory (CRIU dumps into the checkpoint's directory there: the half
+// dump is removed from it, and the restore is from the cache in place).
 func TestRealCrashDuringDump(t *testing.T) {
 	path := criutest.Path(t)
+	t.Run("scratch", func(t *testing.T) { crashDuringDump(t, path, false) })
+	t.Run("in place", func(t *testing.T) { crashDuringDump(t, path, true) })
+}
+
+func crashDuringDump(t *testing.T, path string, inPlace bool) {
 	wantOut, wantErr := reference(t, criutest.ForkingProgram)
 	dir := t.TempDir()
 	gate := filepath.Join(dir, "gate")
@@ -226,6 +233,9 @@ func TestRealCrashDuringDump(t *testing.T) {
 	// The gate stays closed: the program is alive at the second dump
 	// however fast the first checkpoint came.
 	w := newWorld(1, 50)
+	if inPlace {
+		w.dir = filepath.Join(dir, "cache")
+	}
 	_, err := Run(t.Context(), fakeJob{w: w, rank: 0}, cfg)
 	if pid := testwait.Recv(t, crash.killed, "CRIU's kill"); pid <= 0 {
 		t.Fatalf("CRIU never opened its pages image, or was not found: the crash did not happen (Run: %v)", err)
@@ -244,6 +254,11 @@ func TestRealCrashDuringDump(t *testing.T) {
 		if files := ranks[0]; len(files) != 0 {
 			t.Errorf("the failed checkpoint %s has files %v: want none", name, slices.Collect(maps.Keys(files)))
 		}
+		if inPlace {
+			if left, _ := os.ReadDir(w.partDir(name, 0)); len(left) != 0 {
+				t.Errorf("the failed checkpoint's directory in the cache holds %v: want nothing", left)
+			}
+		}
 	}
 	if left, _ := filepath.Glob(filepath.Join(scratch, "dump-*")); len(left) != 0 {
 		t.Errorf("the half-written dump is still in the scratch directory: %v", left)
@@ -260,6 +275,9 @@ func TestRealCrashDuringDump(t *testing.T) {
 	}
 	if rep.Restored != first || rep.ExitCode != 0 {
 		t.Errorf("report %+v: want %s restored and the program's success", rep, first)
+	}
+	if left, _ := filepath.Glob(filepath.Join(scratch, "*")); len(left) != 0 {
+		t.Errorf("left in the scratch directory after the restore: %v", left)
 	}
 	gotOut, _ := os.ReadFile(p.Stdout)
 	gotErr, _ := os.ReadFile(p.Stderr)

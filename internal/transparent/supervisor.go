@@ -87,8 +87,10 @@ var ErrExited = errors.New("the program ended")
 type Runner interface {
 	Start(ctx context.Context) (Tree, error)
 	// Restore recreates the tree from the images in dir (with CRIU),
-	// after truncating the output files to where m says they ended.
-	Restore(ctx context.Context, dir string, m Meta) (Tree, error)
+	// after truncating the output files to where m says they ended. CRIU
+	// writes its log and statistics into work ("": into dir); dir is only
+	// read (it may be a checkpoint's files in the node cache).
+	Restore(ctx context.Context, dir, work string, m Meta) (Tree, error)
 	// Ended sets the output files of a program that had ended at the
 	// checkpoint back to where m says they ended.
 	Ended(m Meta) error
@@ -98,10 +100,12 @@ type Runner interface {
 type Config struct {
 	Runner Runner
 	Tool   criu.Tool
-	// Scratch is a directory of the rank's own where dumps are written
-	// before they enter the checkpoint, and restored images are put
-	// together for CRIU. A supervisor starts by removing what one that
-	// crashed there left (dump-*, restore-*).
+	// Scratch is a directory of the rank's own for CRIU's logs, the
+	// restored images that must be decompressed for CRIU, and, when the
+	// checkpoint's files are not in a directory of the node cache
+	// (inplace.go), the dumps before they enter the checkpoint and the
+	// restored images put together. A supervisor starts by removing what
+	// one that crashed there left (dump-*, restore-*).
 	Scratch string
 	// Tick is how often the supervisor looks at its program and asks
 	// whether to checkpoint (default 50ms): a step of the job's policy.
@@ -288,12 +292,22 @@ func (s *supervisor) begin(ctx context.Context) error {
 		s.endOut, s.endErr = m.Stdout, m.Stderr
 		return s.cfg.Runner.Ended(m)
 	}
-	dir, err := s.fetch(res, m)
+	var dir, work string
+	// In place when the images can be read there, else copied out
+	// (inplace.go).
+	err = errNotInPlace
+	if loc, ok := res.(pathRestored); ok && s.cfg.Scratch != "" {
+		dir, work, err = s.inPlace(res, loc, m)
+	}
+	if errors.Is(err, errNotInPlace) {
+		dir, err = s.fetch(res, m)
+		work = dir
+	}
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	if s.tree, err = s.cfg.Runner.Restore(ctx, dir, m); err != nil {
+	defer os.RemoveAll(work)
+	if s.tree, err = s.cfg.Runner.Restore(ctx, dir, work, m); err != nil {
 		return fmt.Errorf("restoring checkpoint %s: %w", res.Name(), err)
 	}
 	s.rep.RestoreTime = time.Since(start)
@@ -442,10 +456,34 @@ func (s *supervisor) save(ctx context.Context, name string, f Files) error {
 	if err != nil || aerr != nil || !ok {
 		return firstErr(err, aerr, errors.New("another rank could not freeze its program"))
 	}
-	var dir string
+	// The images go straight into the checkpoint's directory in the
+	// cache when it has one (inplace.go), else into the scratch area.
+	var dir, metaPath string
+	loc, direct := f.(pathFiles)
+	if frozen && direct && s.cfg.Scratch != "" {
+		if metaPath, err = loc.Path(MetaFile); err != nil {
+			direct = false // not a directory: the images are copied in
+			err = nil
+		}
+	}
+	direct = direct && metaPath != ""
 	if frozen {
-		if dir, err = s.dump(ctx); dir != "" {
-			defer os.RemoveAll(dir)
+		var work string
+		if direct {
+			dir = filepath.Dir(metaPath)
+			work, err = s.dump(ctx, dir)
+		} else {
+			dir, err = s.dump(ctx, "")
+			work = dir
+		}
+		if work != "" {
+			defer os.RemoveAll(work)
+		}
+		if err != nil && direct {
+			// A failed dump's images are gone at once; the engine
+			// removes the rest of the rank's part when the checkpoint
+			// fails.
+			clearDir(dir)
 		}
 	}
 	// Every tree is dumped before any resumes.
@@ -454,14 +492,21 @@ func (s *supervisor) save(ctx context.Context, name string, f Files) error {
 	if err != nil || aerr != nil || !ok {
 		return firstErr(err, aerr, errors.New("another rank could not dump its program"))
 	}
-	if dir != "" {
-		if m.Images, m.Compressed, err = s.store(f, dir); err != nil {
-			return err
-		}
+	switch {
+	case direct:
+		m.Images, m.Compressed, err = s.storeInPlace(loc, dir)
+	case dir != "":
+		m.Images, m.Compressed, err = s.store(f, dir)
+	}
+	if err != nil {
+		return err
 	}
 	b, err := m.Marshal()
 	if err != nil {
 		return err
+	}
+	if direct {
+		return os.WriteFile(metaPath, b, 0o600)
 	}
 	return writeFile(f, MetaFile, b)
 }
@@ -478,19 +523,34 @@ func (s *supervisor) waitEnd(ctx context.Context) error {
 	}
 }
 
-// dump has CRIU dump the frozen tree into a new scratch directory.
-func (s *supervisor) dump(ctx context.Context) (string, error) {
+// dump has CRIU dump the frozen tree into images, the checkpoint's
+// directory in the cache, emptied first ("": into the new scratch
+// directory it returns), with its log in a new scratch directory, which
+// it returns (the caller removes it).
+func (s *supervisor) dump(ctx context.Context, images string) (string, error) {
 	if err := os.MkdirAll(s.cfg.Scratch, 0o700); err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp(s.cfg.Scratch, "dump-")
+	work, err := os.MkdirTemp(s.cfg.Scratch, "dump-")
 	if err != nil {
 		return "", err
 	}
+	if images == "" {
+		images = work
+	} else if err := clearDir(images); err != nil {
+		return work, err
+	}
 	start := time.Now()
-	err = s.cfg.Tool.Dump(ctx, criu.DumpRequest{Pid: s.tree.Pid(), Dir: dir, LeaveRunning: true})
+	stop := func() {}
+	if images != work {
+		// Into the cache, which the commit syncs: the disk writes
+		// overlap the dump.
+		stop = writeBehind(images)
+	}
+	err = s.cfg.Tool.Dump(ctx, criu.DumpRequest{Pid: s.tree.Pid(), Dir: images, WorkDir: work, LeaveRunning: true})
+	stop()
 	s.rep.DumpTime += time.Since(start)
-	return dir, err
+	return work, err
 }
 
 // store copies the images of dir into the checkpoint, each compressed

@@ -24,6 +24,17 @@ type ranks struct {
 
 func startRanks(t *testing.T, ctx context.Context, w *world, setup func(r *fakeRunner)) *ranks {
 	t.Helper()
+	return start(t, ctx, w, setup, nil)
+}
+
+// startRanksWith is startRanks with each rank's Config set up by config.
+func startRanksWith(t *testing.T, ctx context.Context, w *world, config func(rank int, cfg *Config)) *ranks {
+	t.Helper()
+	return start(t, ctx, w, nil, config)
+}
+
+func start(t *testing.T, ctx context.Context, w *world, setup func(r *fakeRunner), config func(rank int, cfg *Config)) *ranks {
+	t.Helper()
 	rs := &ranks{w: w, runners: make([]*fakeRunner, w.n), reports: make([]Report, w.n), errs: make([]error, w.n), done: make(chan struct{})}
 	var wg sync.WaitGroup
 	for r := range int(w.n) {
@@ -32,6 +43,9 @@ func startRanks(t *testing.T, ctx context.Context, w *world, setup func(r *fakeR
 			setup(rs.runners[r])
 		}
 		cfg := Config{Runner: rs.runners[r], Tool: fakeTool(w), Scratch: t.TempDir(), Tick: time.Millisecond}
+		if config != nil {
+			config(r, &cfg)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

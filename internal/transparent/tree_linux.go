@@ -66,7 +66,7 @@ func (p *Processes) Start(ctx context.Context) (Tree, error) {
 }
 
 // Restore implements Runner.
-func (p *Processes) Restore(ctx context.Context, dir string, m Meta) (Tree, error) {
+func (p *Processes) Restore(ctx context.Context, dir, work string, m Meta) (Tree, error) {
 	// The files the program had open for writing go back to their size at
 	// the checkpoint, as its output does: CRIU refuses a file whose size
 	// changed, and the restored program writes again what it wrote after.
@@ -79,7 +79,7 @@ func (p *Processes) Restore(ctx context.Context, dir string, m Meta) (Tree, erro
 	if err != nil {
 		return nil, err
 	}
-	pid, err := p.Tool.Restore(ctx, criu.RestoreRequest{Dir: dir, Inherit: []criu.Inherit{
+	pid, err := p.Tool.Restore(ctx, criu.RestoreRequest{Dir: dir, WorkDir: work, Inherit: []criu.Inherit{
 		{Key: criu.PipeKey(m.Stdout.Pipe), File: outs.outW},
 		{Key: criu.PipeKey(m.Stderr.Pipe), File: outs.errW},
 	}})

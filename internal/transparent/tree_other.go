@@ -23,6 +23,8 @@ type Processes struct {
 
 var errLinuxOnly = errors.New("transparent checkpointing needs Linux (CRIU)")
 
-func (p *Processes) Start(context.Context) (Tree, error)                 { return nil, errLinuxOnly }
-func (p *Processes) Restore(context.Context, string, Meta) (Tree, error) { return nil, errLinuxOnly }
-func (p *Processes) Ended(Meta) error                                    { return errLinuxOnly }
+func (p *Processes) Start(context.Context) (Tree, error) { return nil, errLinuxOnly }
+func (p *Processes) Restore(context.Context, string, string, Meta) (Tree, error) {
+	return nil, errLinuxOnly
+}
+func (p *Processes) Ended(Meta) error { return errLinuxOnly }
