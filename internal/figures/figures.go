@@ -84,7 +84,7 @@ func Write(dir string, figs []Figure, progress func(name string)) ([]string, err
 		}
 	}
 	index := filepath.Join(dir, IndexFile)
-	if err := writeFileAtomic(index, []byte(Index(figs))); err != nil {
+	if err := local.WriteFile(index, []byte(Index(figs)), 0o644); err != nil {
 		return paths, err
 	}
 	return append(paths, index), nil
@@ -108,7 +108,8 @@ func Index(figs []Figure) string {
 }
 
 // savePlot renders p at Width × Height in format ("png" or "svg") and
-// publishes it at path atomically.
+// publishes it at path whole and durably (local.WriteFile), so a reader
+// never sees a half-written one.
 func savePlot(p *plot.Plot, format, path string) error {
 	var w io.WriterTo
 	if format == "png" {
@@ -125,11 +126,5 @@ func savePlot(p *plot.Plot, format, path string) error {
 	if _, err := w.WriteTo(&buf); err != nil {
 		return err
 	}
-	return writeFileAtomic(path, buf.Bytes())
-}
-
-// writeFileAtomic writes a figure whole and durably (local.WriteFile), so
-// a reader never sees a half-written one.
-func writeFileAtomic(path string, data []byte) error {
-	return local.WriteFile(path, data, 0o644)
+	return local.WriteFile(path, buf.Bytes(), 0o644)
 }

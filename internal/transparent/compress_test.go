@@ -95,8 +95,9 @@ func TestLoadImageCorrupt(t *testing.T) {
 }
 
 // TestStoreFetchImages stores a dump directory as a checkpoint's files,
-// the big compressible image compressed and the others not, and fetches
-// them back for CRIU byte for byte.
+// the big compressible image compressed and the others not, CRIU's log
+// and statistics left behind, and fetches them back for CRIU byte for
+// byte.
 func TestStoreFetchImages(t *testing.T) {
 	dump := t.TempDir()
 	images := map[string][]byte{
@@ -110,6 +111,7 @@ func TestStoreFetchImages(t *testing.T) {
 		}
 	}
 	os.WriteFile(filepath.Join(dump, "dump.log"), []byte("log"), 0o600)
+	os.WriteFile(filepath.Join(dump, "stats-dump"), []byte("CRIU's statistics"), 0o600)
 	s := &supervisor{cfg: Config{Scratch: t.TempDir()}}
 	files := memFiles{}
 	names, compressed, err := s.store(files, dump)
@@ -138,8 +140,13 @@ func TestStoreFetchImages(t *testing.T) {
 			t.Errorf("%s fetched: %d bytes, %v; want the %d CRIU wrote", name, len(got), err, len(want))
 		}
 	}
+	for _, name := range []string{"dump.log", "stats-dump"} {
+		if _, ok := files[name]; ok {
+			t.Errorf("CRIU's %s was stored as an image", name)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(dir, "dump.log")); err == nil {
-		t.Errorf("CRIU's log was stored as an image")
+		t.Errorf("CRIU's log was fetched as an image")
 	}
 }
 

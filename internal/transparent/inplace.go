@@ -82,6 +82,24 @@ func isImage(e os.DirEntry) bool {
 // image that does not pay is read; one that pays is written once more,
 // compressed, and replaces the raw one.
 func (s *supervisor) storeInPlace(f pathFiles, dir string) (names, compressed []string, err error) {
+	return s.eachImage(dir, func(enc *zstd.Encoder, name, path string) (raw, stored int64, z bool, err error) {
+		p, err := f.Path(name)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		if p != path {
+			return 0, 0, false, fmt.Errorf("the cache routes it to %s, not beside the others in %s", p, dir)
+		}
+		return compressInPlace(enc, path)
+	})
+}
+
+// eachImage stores each image of dir (isImage) with store, which is
+// given an encoder to reuse, the image's name and its path, and returns
+// the images' sizes and whether it stored the image compressed. It
+// returns the images' names and those of the compressed ones, and
+// reports their sizes (s.rep). A dump without images fails.
+func (s *supervisor) eachImage(dir string, store func(enc *zstd.Encoder, name, path string) (raw, stored int64, z bool, err error)) (names, compressed []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, err
@@ -97,14 +115,7 @@ func (s *supervisor) storeInPlace(f pathFiles, dir string) (names, compressed []
 			continue
 		}
 		name := e.Name()
-		p, err := f.Path(name)
-		if err != nil {
-			return nil, nil, fmt.Errorf("image %s: %w", name, err)
-		}
-		if p != filepath.Join(dir, name) {
-			return nil, nil, fmt.Errorf("image %s: the cache routes it to %s, not beside the others in %s", name, p, dir)
-		}
-		raw, stored, z, err := compressInPlace(enc, p)
+		raw, stored, z, err := store(enc, name, filepath.Join(dir, name))
 		if err != nil {
 			return nil, nil, fmt.Errorf("image %s: %w", name, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -285,10 +286,37 @@ func TestFailedDumpInPlace(t *testing.T) {
 	}
 }
 
-// TestWriteBehind: the write-behind of a dump directory leaves the files
-// CRIU writes as they are (it only starts their writeback), copes with a
-// FIFO and a file that goes away, and stops when told.
+// TestWriteBehind: the write-behind of a dump directory starts the
+// writeback of the images CRIU writes (startWriteback, counted here, is
+// called on them), leaves them as they are, skips a FIFO, copes with a
+// file that goes away, and stops when told.
 func TestWriteBehind(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		calls   = map[string]int{}
+		stopped bool
+	)
+	written := make(chan struct{}, 1) // a call on pages-2.img
+	orig := startWriteback
+	startWriteback = func(f *os.File) bool {
+		name := filepath.Base(f.Name())
+		mu.Lock()
+		calls[name]++
+		late := stopped
+		mu.Unlock()
+		if late {
+			t.Errorf("startWriteback(%s) after stop returned", name)
+		}
+		if name == "pages-2.img" {
+			select {
+			case written <- struct{}{}:
+			default:
+			}
+		}
+		return orig(f)
+	}
+	t.Cleanup(func() { startWriteback = orig })
+
 	dir := t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(dir, "pages-1.img"), 0o600); err != nil {
 		t.Fatal(err)
@@ -308,8 +336,19 @@ func TestWriteBehind(t *testing.T) {
 			os.Remove(filepath.Join(dir, "gone.img"))
 		}
 	}
+	// The writeback of the pages image has started at least once
+	// (writeBehind looks every writeBehindEvery, however long the
+	// writes took).
+	testwait.Recv(t, written, "writeBehind to start the writeback of pages-2.img")
 	stop()
+	mu.Lock()
+	stopped = true
+	n, fifo := calls["pages-2.img"], calls["pages-1.img"]
+	mu.Unlock()
 	f.Close()
+	if n < 1 || fifo != 0 {
+		t.Errorf("startWriteback called %d times on pages-2.img, %d on the FIFO; want at least 1 and none", n, fifo)
+	}
 	if got, err := os.ReadFile(filepath.Join(dir, "pages-2.img")); err != nil || !bytes.Equal(got, want) {
 		t.Errorf("pages-2.img: %d bytes, %v; want the %d written", len(got), err, len(want))
 	}

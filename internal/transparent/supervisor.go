@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -555,38 +554,11 @@ func (s *supervisor) dump(ctx context.Context, images string) (string, error) {
 
 // store copies the images of dir into the checkpoint, each compressed
 // when it pays (compress.go), and returns their names and those of the
-// compressed ones; CRIU's logs stay behind.
+// compressed ones; CRIU's logs and statistics stay behind (isImage).
 func (s *supervisor) store(f Files, dir string) (names, compressed []string, err error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	enc, err := newEncoder()
-	if err != nil {
-		return nil, nil, err
-	}
-	defer enc.Close()
-	var c Compression
-	for _, e := range entries {
-		name := e.Name()
-		if !e.Type().IsRegular() || strings.HasSuffix(name, ".log") || name == MetaFile {
-			continue
-		}
-		raw, stored, z, err := copyIn(enc, f, name, filepath.Join(dir, name))
-		if err != nil {
-			return nil, nil, fmt.Errorf("image %s: %w", name, err)
-		}
-		names = append(names, name)
-		if z {
-			compressed = append(compressed, name)
-		}
-		c.add(raw, stored, z)
-	}
-	if len(names) == 0 {
-		return nil, nil, errors.New("CRIU wrote no images")
-	}
-	s.rep.ImageBytes, s.rep.Compression = c.RawBytes, c
-	return names, compressed, nil
+	return s.eachImage(dir, func(enc *zstd.Encoder, name, path string) (raw, stored int64, z bool, err error) {
+		return copyIn(enc, f, name, path)
+	})
 }
 
 // copyIn stores the image at path as the checkpoint's file name.

@@ -10,6 +10,11 @@ import (
 // what CRIU wrote since.
 const writeBehindEvery = 50 * time.Millisecond
 
+// startWriteback starts the writeback of f's dirty pages, false if the
+// file system cannot (syncFileRange); a variable so that a test can
+// count the calls writeBehind makes.
+var startWriteback = syncFileRange
+
 // writeBehind has the kernel write the images CRIU is dumping into dir
 // to disk while CRIU writes them, until stop is called: the checkpoint's
 // commit syncs every image (a cache that syncs its files must), and the

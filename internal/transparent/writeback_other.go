@@ -4,6 +4,6 @@ package transparent
 
 import "os"
 
-// startWriteback has no portable equivalent: the commit's fsync does it
+// syncFileRange has no portable equivalent: the commit's fsync does it
 // all.
-func startWriteback(f *os.File) bool { return false }
+func syncFileRange(f *os.File) bool { return false }

@@ -64,30 +64,16 @@ func (c Checkpoints) Save(rank int, state, snapshot []byte) error {
 	return nil
 }
 
+// writeWhole replaces the file path by b durably (local.WriteFile),
+// first removing the temp files a crashed write of it left.
 func writeWhole(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
+	if err := local.RemoveTemps(path); err != nil {
 		return err
 	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return local.SyncDir(filepath.Dir(path))
+	return local.WriteFile(path, b, 0o600)
 }
 
 // Load reads rank's checkpoint from the first directory of Dirs that

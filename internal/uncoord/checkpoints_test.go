@@ -34,13 +34,17 @@ func TestCheckpointsSaveLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A second checkpoint replaces the first, and a temporary file a
-	// crash left behind is not read.
+	// crash left behind is not read; the next Save removes it.
 	if err := c.Save(2, []byte("state 2"), snap); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(ckptPath(filepath.Join(root, "node"), 2)+".tmp", []byte("torn"), 0o600); err != nil {
+	nodeCkpt := ckptPath(filepath.Join(root, "node"), 2)
+	torn, err := os.CreateTemp(filepath.Dir(nodeCkpt), "."+filepath.Base(nodeCkpt)+".*.tmp")
+	if err != nil {
 		t.Fatal(err)
 	}
+	torn.WriteString("torn")
+	torn.Close()
 	state, s, err := c.Load(2)
 	if err != nil || string(state) != "state 2" || !bytes.Equal(s, snap) {
 		t.Fatalf("Load = %q, %x, %v; want state 2 and the snapshot", state, s, err)
@@ -55,6 +59,12 @@ func TestCheckpointsSaveLoad(t *testing.T) {
 	}
 	if _, _, err := c.Load(3); !errors.Is(err, ErrNoCheckpoint) {
 		t.Errorf("another rank's Load: %v, want ErrNoCheckpoint", err)
+	}
+	if err := c.Save(2, []byte("state 3"), snap); err != nil {
+		t.Fatal(err)
+	}
+	if es, err := os.ReadDir(filepath.Dir(nodeCkpt)); err != nil || len(es) != 1 {
+		t.Errorf("after the next Save the directory holds %v (%v), want only the checkpoint", es, err)
 	}
 }
 

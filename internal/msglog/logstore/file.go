@@ -2,13 +2,13 @@ package logstore
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 
 	"github.com/ckpt/ckpt/internal/msglog"
 	"github.com/ckpt/ckpt/internal/storage/local"
@@ -77,7 +77,11 @@ var _ Store = (*File)(nil)
 
 // OpenFile opens the log at path, creating an empty one if there is none.
 func OpenFile(path string) (*File, error) {
-	os.Remove(path + ".tmp") // a Truncate that did not finish: the old file stands
+	// A Truncate that did not finish left its temp file: the old file
+	// stands. Failing to remove it costs only its space; the open below
+	// says why the directory cannot be used.
+	local.RemoveTemps(path)
+	os.Remove(path + ".tmp") // the temp file's name before local.WriteFileFrom
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		if err = writeFile(path, 0, nil); err != nil {
@@ -336,31 +340,13 @@ func (l *File) Truncate(upTo uint64) error {
 }
 
 // writeFile writes a log of base base and the frames in body (nil for
-// none) to path, through a synced temporary file renamed over it.
+// none) to path, durably and whole (local.WriteFileFrom).
 func writeFile(path string, base uint64, body io.Reader) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
+	r := bytes.NewReader(header(base))
+	if body == nil {
+		return local.WriteFileFrom(path, r, 0o600)
 	}
-	_, err = f.Write(header(base))
-	if err == nil && body != nil {
-		_, err = io.Copy(f, body)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return local.SyncDir(filepath.Dir(path))
+	return local.WriteFileFrom(path, io.MultiReader(r, body), 0o600)
 }
 
 // Bounds implements Store.

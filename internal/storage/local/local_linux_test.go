@@ -190,3 +190,31 @@ func TestReadOnlyDirectory(t *testing.T) {
 		t.Errorf("List = %q, want [ro/old]", got)
 	}
 }
+
+// WriteFile into a directory that refuses new entries for real fails,
+// leaving the old file whole and no temp file, and writes once the
+// directory takes entries again.
+func TestWriteFileUnwritableDir(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "status")
+	if err := local.WriteFile(path, []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	undo := makeReadOnly(t, dir)
+	if err := local.WriteFile(path, []byte("new\n"), 0o600); err == nil {
+		t.Fatal("WriteFile into a read-only directory succeeded")
+	}
+	if err := local.WriteFileFrom(path, strings.NewReader("new\n"), 0o600); err == nil {
+		t.Fatal("WriteFileFrom into a read-only directory succeeded")
+	}
+	undo()
+	if b, err := os.ReadFile(path); err != nil || string(b) != "old\n" {
+		t.Errorf("the old file became %q (%v)", b, err)
+	}
+	if es, err := os.ReadDir(dir); err != nil || len(es) != 1 {
+		t.Errorf("directory holds %v (%v), want only the old file", es, err)
+	}
+	if err := local.WriteFile(path, []byte("new\n"), 0o600); err != nil {
+		t.Errorf("WriteFile once the directory is writable again: %v", err)
+	}
+}
