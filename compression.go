@@ -15,7 +15,7 @@ const (
 	CompressOff
 	// CompressAuto stores each file Checkpoint.Create writes compressed
 	// (zstd or s2, byte-shuffled for float arrays) when a sample of its
-	// first bytes shrinks by a tenth at least, and as written otherwise,
+	// first bytes shrinks by half at least, and as written otherwise,
 	// so that random data costs only the sample's compressions. Files the
 	// application writes itself (Checkpoint.Path) are stored as written,
 	// and a compressed file has no Restored.Path: read it with Open.

@@ -312,7 +312,7 @@ func addRunFlags(c *cobra.Command) *runFlags {
 		flushEvery:      fs.String("flush-every", "1", "flush every K-th checkpoint to the shared tier, or auto:MTTI: K from the multi-level Markov model, MTTI the mean time between failures the caches cannot survive"),
 		interval:        fs.String("interval", "auto", "when to checkpoint: 100steps, 30s, auto (Daly's interval from the measured cost and MTTI), auto:MTTI, none"),
 		durability:      fs.String("cache-durability", "", "node (sync: survives the node's crash) or process (no sync: survives the processes' crash)"),
-		compress:        fs.String("compress", "off", "compress checkpoint files in the caches before redundancy: auto (each file whose first bytes shrink by a tenth: zstd or s2, byte-shuffled for float arrays) or off"),
+		compress:        fs.String("compress", "off", "compress checkpoint files in the caches before redundancy: auto (each file whose first bytes shrink by half: zstd or s2, byte-shuffled for float arrays) or off"),
 		cacheRoot:       fs.String("cache-root", "", "the job's directory, holding its node caches: new, empty, or a job's (default: --job's directory under the temp directory's ckpt-run)"),
 		retries:         fs.Int("retries", 10, "relaunches allowed after failures"),
 		heartbeat:       durationFlag(fs, "heartbeat-timeout", "a rank silent this long has failed (default 10s)"),

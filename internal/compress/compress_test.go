@@ -142,6 +142,30 @@ func TestDamagedInput(t *testing.T) {
 	}
 }
 
+// TestTruncatedZstdFails: a zstd frame cut short is an error of the
+// reader itself, with or without the shuffle filter, not a clean end with
+// fewer bytes (the filter's reader once took the decoder's
+// io.ErrUnexpectedEOF for the end of the stream).
+func TestTruncatedZstdFails(t *testing.T) {
+	data := Floats32(3*filterBlock+100, 1e-7)
+	for _, f := range []Form{{Codec: Zstd}, {Codec: Zstd, Filter: Shuffle4}, {Codec: Zstd, Filter: Shuffle8}} {
+		var stored bytes.Buffer
+		w, _ := NewWriter(&stored, f)
+		w.Write(data)
+		w.Close()
+		for _, cut := range []int{stored.Len() / 2, stored.Len() - 1} {
+			r, err := NewReader(bytes.NewReader(stored.Bytes()[:cut]), f)
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			got, err := io.ReadAll(r)
+			if err == nil {
+				t.Errorf("%s cut at %d of %d: read %d of %d bytes and a clean end, want an error", f, cut, stored.Len(), len(got), len(data))
+			}
+		}
+	}
+}
+
 func flip(b []byte, i int) []byte {
 	b = bytes.Clone(b)
 	b[i] ^= 0x40

@@ -59,12 +59,17 @@ func unshuffle(dst, src []byte, l int) {
 	copy(dst[k*l:], src[k*l:])
 }
 
+// zstdWindow is the window of the frames ckpt writes, and the most its
+// readers accept (zstd's default for every level, made explicit so that
+// the two cannot drift apart).
+const zstdWindow = 8 << 20
+
 // NewZstd is the Zstd codec's encoder writing into w: zstd's fastest
 // level, which keeps up with a disk on one core for compressible data.
 // zstd's own checksum is off: the content hash checks every byte (a
 // reader takes frames with or without it).
 func NewZstd(w io.Writer) (*zstd.Encoder, error) {
-	return zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderCRC(false))
+	return zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderCRC(false), zstd.WithWindowSize(zstdWindow))
 }
 
 // NewWriter returns a writer that stores what is written to it into w in
@@ -146,7 +151,10 @@ func NewReader(r io.Reader, f Form) (io.ReadCloser, error) {
 	case "":
 		return io.NopCloser(r), nil
 	case Zstd:
-		dec, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1))
+		// The window bound keeps a damaged frame header from asking for
+		// gigabytes before the stored hash, known at the object's end,
+		// can say it is damaged: every frame ckpt writes fits it.
+		dec, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(zstdWindow))
 		if err != nil {
 			return nil, err
 		}
@@ -174,9 +182,18 @@ func (u *unshuffleReader) Read(p []byte) (int, error) {
 		if u.err != nil {
 			return 0, u.err
 		}
-		n, err := io.ReadFull(u.r, u.in)
+		// Fill the block; only the decoder's own io.EOF ends the stream
+		// (a short last block is fine). io.ReadFull would turn a
+		// truncated frame's io.ErrUnexpectedEOF into a clean end.
+		n := 0
+		var err error
+		for n < len(u.in) && err == nil {
+			var m int
+			m, err = u.r.Read(u.in[n:])
+			n += m
+		}
 		switch {
-		case err == io.ErrUnexpectedEOF || err == io.EOF:
+		case err == io.EOF:
 			u.err = io.EOF
 		case err != nil:
 			// What came with a failed read is not to be trusted.

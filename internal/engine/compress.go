@@ -112,10 +112,12 @@ func (z *compressor) discard() {
 }
 
 // openStored returns the application's bytes of f read from its stored
-// object rc, checked against the stored form's hash on the way in and
-// the application's hash on the way out: a damaged object fails before
-// the decoder sees it, and a wrong byte fails the read at the latest at
-// the file's end, as for a file stored as written.
+// object rc, checked against the stored form's size and hash on the way
+// in and the application's on the way out. The stored hash is known only
+// at the object's end, so the decoder does read a damaged object's bytes
+// first (its window is bounded: compress.NewReader); what it makes of
+// them is caught by the application's hash, so a wrong byte fails the
+// read at the latest at the file's end, as for a file stored as written.
 func openStored(rc io.ReadCloser, f manifest.File) (io.ReadCloser, error) {
 	if f.Codec == "" {
 		return readCloser{manifest.NewContentVerifyingReader(rc, f.Name, f.Size, f.Hash), rc}, nil

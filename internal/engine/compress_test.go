@@ -287,6 +287,10 @@ func TestCompressionMixedCheckpoints(t *testing.T) {
 		if _, err := res.Path("random"); err != nil {
 			return fmt.Errorf("Path of a file stored as written: %w", err)
 		}
+		// Restart verified the manifest's files only: no path to another.
+		if _, err := res.Path("stats-dump"); err == nil || !strings.Contains(err.Error(), "has no file") {
+			return fmt.Errorf("Path of a file not in the manifest: %v, want a refusal", err)
+		}
 		return nil
 	})
 }

@@ -99,10 +99,20 @@ func (r *Restored) Open(file string) (io.ReadCloser, error) {
 // Path is the cache path of one of this rank's files. A file stored
 // compressed has none that holds its bytes: read it with Open.
 func (r *Restored) Path(file string) (string, error) {
+	// Only a file of the manifest was verified by Restart: a path to any
+	// other name would hand its reader bytes nobody checked.
+	known := false
 	for _, f := range r.m.Parts[r.rank].Files {
-		if f.Name == file && f.Codec != "" {
+		if f.Name != file {
+			continue
+		}
+		if f.Codec != "" {
 			return "", fmt.Errorf("ckpt: %q is stored compressed (%s): read it with Open", file, compress.Form{Codec: f.Codec, Filter: f.Filter})
 		}
+		known = true
+	}
+	if !known {
+		return "", fmt.Errorf("ckpt: checkpoint %q has no file %q for rank %d", r.m.Name, file, r.rank)
 	}
 	loc, ok := storage.As[storage.Locator](r.cache)
 	if !ok {

@@ -161,9 +161,21 @@ func TestCoordinatorRejoinsRankAlone(t *testing.T) {
 	if _, err := (&Coordinators{Ranks: 2, Nodes: 1, Tree: true, Uncoordinated: true}).New(0, "tok"); err == nil {
 		t.Error("tree mode with Uncoordinated: no error")
 	}
-	notices := make(chan coord.Notice, 16)
+	// The coordinator's goroutine must never block on the test: notices
+	// go to a list, and a channel of one says the list grew.
+	var mu sync.Mutex
+	var seen []coord.Notice
+	grew := make(chan struct{}, 1)
 	f := &Coordinators{Ranks: 2, Nodes: 1, Uncoordinated: true,
-		OnNotice: func(_ uint64, n coord.Notice) { notices <- n }}
+		OnNotice: func(_ uint64, n coord.Notice) {
+			mu.Lock()
+			seen = append(seen, n)
+			mu.Unlock()
+			select {
+			case grew <- struct{}{}:
+			default:
+			}
+		}}
 	co, err := f.New(0, "tok")
 	if err != nil {
 		t.Fatal(err)
@@ -174,18 +186,27 @@ func TestCoordinatorRejoinsRankAlone(t *testing.T) {
 	dial := func(r int) *coordnet.Client {
 		c, err := coordnet.Dial(ctx, coordnet.ClientConfig{Addr: co.Addr(), Token: "tok", Node: fmt.Sprintf("n%d", r), Rank: r, Size: 2})
 		if err != nil {
-			t.Fatalf("rank %d: %v", r, err)
+			// Called from goroutines too: Errorf, and the caller checks.
+			t.Errorf("rank %d: %v", r, err)
+			return nil
 		}
 		return c
 	}
+	next := 0 // the first notice await has not looked at
 	await := func(kind coord.NoticeKind) {
 		t.Helper()
 		for {
-			select {
-			case n := <-notices:
-				if n.Kind == kind {
+			mu.Lock()
+			for ; next < len(seen); next++ {
+				if seen[next].Kind == kind {
+					next++
+					mu.Unlock()
 					return
 				}
+			}
+			mu.Unlock()
+			select {
+			case <-grew:
 			case <-ctx.Done():
 				t.Fatalf("no %v notice", kind)
 			}
@@ -208,7 +229,9 @@ func TestCoordinatorRejoinsRankAlone(t *testing.T) {
 	if j.Joined(1) {
 		t.Error("rank 1 still counted as joined after its loss")
 	}
-	cs[1] = dial(1)
+	if cs[1] = dial(1); cs[1] == nil {
+		return
+	}
 	await(coord.NoticeRejoined)
 	if !j.Joined(1) {
 		t.Error("rank 1 not counted as joined after it rejoined")

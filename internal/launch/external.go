@@ -78,7 +78,11 @@ func (e *External) SpareHosts() ([]string, error) {
 	out := e.Output
 	if out == nil {
 		out = func(name string, args ...string) ([]byte, error) {
-			b, err := exec.Command(name, args...).Output()
+			// A controller that does not answer must not hold the
+			// relaunch forever: the pinning then falls back.
+			ctx, cancel := context.WithTimeout(context.Background(), slurmQueryTimeout)
+			defer cancel()
+			b, err := exec.CommandContext(ctx, name, args...).Output()
 			var x *exec.ExitError
 			if errors.As(err, &x) && len(x.Stderr) > 0 {
 				err = fmt.Errorf("%w: %s", err, strings.TrimSpace(string(x.Stderr)))
@@ -94,9 +98,11 @@ func (e *External) SpareHosts() ([]string, error) {
 		b, err = out("squeue", "-h", "-j", id, "-o", "%N")
 		list = strings.TrimSpace(string(b))
 	case id == "":
-		// One node per line, a node in several partitions once each.
-		b, err = out("sinfo", "-h", "-N", "-r", "-o", "%N")
-		list = strings.Join(strings.Fields(string(b)), ",")
+		// One node and partition per line. Only the partition srun will
+		// use: SLURM_PARTITION's, else the default (marked "*"), else
+		// (none marked) every one.
+		b, err = out("sinfo", "-h", "-N", "-r", "-o", "%N %P")
+		list = strings.Join(partitionNodes(string(b), os.Getenv("SLURM_PARTITION")), ",")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("srun's hosts: %w", err)
@@ -115,6 +121,37 @@ func (e *External) SpareHosts() ([]string, error) {
 		}
 	}
 	return hosts, nil
+}
+
+// slurmQueryTimeout bounds each Slurm client SpareHosts runs.
+const slurmQueryTimeout = 30 * time.Second
+
+// partitionNodes are the nodes of sinfo's "%N %P" lines that are in
+// partition part, or in the default partition if part is "", or all of
+// them if no line is of the default partition.
+func partitionNodes(lines, part string) []string {
+	var def, all, in []string
+	for _, l := range strings.Split(lines, "\n") {
+		f := strings.Fields(l)
+		if len(f) != 2 {
+			continue
+		}
+		node, p := f[0], f[1]
+		all = append(all, node)
+		if strings.HasSuffix(p, "*") {
+			def = append(def, node)
+		}
+		if part != "" && strings.TrimSuffix(p, "*") == part {
+			in = append(in, node)
+		}
+	}
+	switch {
+	case part != "":
+		return in
+	case len(def) > 0:
+		return def
+	}
+	return all
 }
 
 // NewExternal finds the launcher kind (mpirun or srun) on PATH and, for

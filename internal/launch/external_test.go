@@ -170,7 +170,7 @@ func TestExternalSpareHosts(t *testing.T) {
 		case "squeue":
 			return []byte("n[1-3]\n"), nil
 		case "sinfo":
-			return []byte("n1\nn2\nn2\nn4\n"), nil
+			return []byte("n1 test*\nn2 test*\nn2 big\nn4 test*\nn5 big\n"), nil
 		case "scontrol":
 			var out []string
 			for _, l := range strings.Split(args[2], ",") {
@@ -186,17 +186,21 @@ func TestExternalSpareHosts(t *testing.T) {
 	}
 	e := &External{Kind: LauncherSrun, Output: fake}
 	for _, tc := range []struct {
-		id, list string
-		want     []string
-		calls    string
+		id, list, part string
+		want           []string
+		calls          string
 	}{
-		{"7", "n[1-3]", []string{"n1", "n2", "n3"}, "scontrol show hostnames n[1-3]"},
-		{"7", "", []string{"n1", "n2", "n3"}, "squeue -h -j 7 -o %N; scontrol show hostnames n[1-3]"},
-		{"", "", []string{"n1", "n2", "n4"}, "sinfo -h -N -r -o %N; scontrol show hostnames n1,n2,n2,n4"},
+		{"7", "n[1-3]", "", []string{"n1", "n2", "n3"}, "scontrol show hostnames n[1-3]"},
+		{"7", "", "", []string{"n1", "n2", "n3"}, "squeue -h -j 7 -o %N; scontrol show hostnames n[1-3]"},
+		// Outside an allocation: the default partition's nodes, or those
+		// of the partition srun is told to use.
+		{"", "", "", []string{"n1", "n2", "n4"}, "sinfo -h -N -r -o %N %P; scontrol show hostnames n1,n2,n4"},
+		{"", "", "big", []string{"n2", "n5"}, "sinfo -h -N -r -o %N %P; scontrol show hostnames n2,n5"},
 	} {
 		calls = nil
 		t.Setenv("SLURM_JOB_ID", tc.id)
 		t.Setenv("SLURM_JOB_NODELIST", tc.list)
+		t.Setenv("SLURM_PARTITION", tc.part)
 		got, err := e.SpareHosts()
 		if err != nil || !slices.Equal(got, tc.want) || strings.Join(calls, "; ") != tc.calls {
 			t.Errorf("SLURM_JOB_ID=%q SLURM_JOB_NODELIST=%q: %v %v (ran %q), want %v (ran %q)", tc.id, tc.list, got, err, calls, tc.want, tc.calls)
@@ -209,5 +213,18 @@ func TestExternalSpareHosts(t *testing.T) {
 	}
 	if h, err := (&External{Kind: LauncherMPIRun, Output: fake}).SpareHosts(); h != nil || err != nil {
 		t.Errorf("mpirun: %v %v", h, err)
+	}
+}
+
+func TestPartitionNodes(t *testing.T) {
+	lines := "n1 a\nn2 b\n\nbroken line here\nn3 a\n"
+	if got := partitionNodes(lines, ""); !slices.Equal(got, []string{"n1", "n2", "n3"}) {
+		t.Errorf("no default partition: %v, want every node", got)
+	}
+	if got := partitionNodes(lines, "a"); !slices.Equal(got, []string{"n1", "n3"}) {
+		t.Errorf("partition a: %v", got)
+	}
+	if got := partitionNodes(lines, "c"); got != nil {
+		t.Errorf("a partition with no node: %v, want none", got)
 	}
 }

@@ -441,7 +441,11 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			return rep, nil
 		case len(rep.Attempts)+rep.RanksRecoveredAlone > cfg.Retries:
 			cfg.Event(ev)
-			return rep, fmt.Errorf("launch: the job failed %d times (%w; tried: %s)", len(rep.Attempts), ErrRetriesExhausted, Summary(rep.Attempts, pool.Excluded()))
+			failed := fmt.Sprintf("%d times", len(rep.Attempts))
+			if rep.RanksRecoveredAlone > 0 {
+				failed = fmt.Sprintf("%d times (%d of them a rank recovered alone)", len(rep.Attempts)+rep.RanksRecoveredAlone, rep.RanksRecoveredAlone)
+			}
+			return rep, fmt.Errorf("launch: the job failed %s (%w; tried: %s)", failed, ErrRetriesExhausted, Summary(rep.Attempts, pool.Excluded()))
 		}
 		if cfg.Backoff >= 0 && a.injected == "" {
 			// Injected failures are the experiment, not a fault to wait
@@ -458,7 +462,6 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			cfg.Event(Event{Kind: "exclude", At: since(), Incarnation: inc, Change: ch})
 		}
 		hosts.add(a.layout, a.procHosts, failed)
-		rep.WholeJobRestarts++
 		select {
 		case <-time.After(ev.Backoff):
 		case <-ctx.Done():
@@ -467,6 +470,9 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 			rep.Class, rep.Cause = ClassStopped, "stopped before the relaunch"
 			return rep, fmt.Errorf("launch: %w before the relaunch; the attempt failed: %s", ErrStopped, v.Cause)
 		}
+		// Counted once it is certain to happen: a stop during the
+		// back-off relaunches nothing.
+		rep.WholeJobRestarts++
 	}
 }
 

@@ -18,8 +18,9 @@ import (
 // program's own small, compressible data first and its big heap after,
 // and the first MiB of a GiB of random data (the 1 GiB benchmark) said
 // "compress" for 0.6% saved and seconds of zstd per rank, at the dump and
-// again at the restore. The decision follows the rule the engine's compression uses too
-// (compress.ZstdPays: a tenth saved, files from compress.MinSize): a
+// again at the restore. The decision is compress.ZstdPays (a tenth saved,
+// files from compress.MinSize), not the engine's half (compress.PaysBelow):
+// images are only ever zstd-compressed whole, the trade measured for them: a
 // process's pages are often mostly zeros and repeated structures
 // (a shell, an interpreter's heap), and then the whole file is compressed;
 // random data (encrypted, already compressed, a simulation's noise) does
