@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,6 +50,19 @@ func slurmClusterOf(t *testing.T, nodes int) *slurmtest.Cluster {
 // rank: the launch (CKPT_INCARNATION), its rank (SLURM_PROCID) and its
 // Slurm node (SLURMD_NODENAME).
 var slurmTask = regexp.MustCompile(`slurm-task inc=(\d+) rank=(\d+) node=(\S+)`)
+
+// srunSpareSpec is a job under srun with one spare node whose caches
+// outlive a launch, each task printing its slurmTask line before it runs
+// the rank.
+func srunSpareSpec(t *testing.T) (runSpec, *bytes.Buffer) {
+	spec, log := jobSpec(t)
+	spec.keepCache, spec.spares = true, 1
+	underLauncher(t, &spec, launch.LauncherSrun)
+	exe := spec.program
+	spec.program = "/bin/sh"
+	spec.args = append([]string{"-c", `echo "slurm-task inc=$CKPT_INCARNATION rank=$SLURM_PROCID node=$SLURMD_NODENAME"; exec "$0" "$@"`, exe}, spec.args...)
+	return spec, log
+}
 
 // slurmNodes are the Slurm nodes of each launch's ranks, as the tasks
 // printed them: nodes[inc][rank].
@@ -103,12 +117,7 @@ func TestRunUnderSlurmPinsNodes(t *testing.T) {
 }
 
 func slurmPinned(t *testing.T, c *slurmtest.Cluster) {
-	spec, log := jobSpec(t)
-	spec.keepCache, spec.spares = true, 1
-	underLauncher(t, &spec, launch.LauncherSrun)
-	exe := spec.program
-	spec.program = "/bin/sh"
-	spec.args = append([]string{"-c", `echo "slurm-task inc=$CKPT_INCARNATION rank=$SLURM_PROCID node=$SLURMD_NODENAME"; exec "$0" "$@"`, exe}, spec.args...)
+	spec, log := srunSpareSpec(t)
 	res := runScripted(t, spec, log, func(cfg *launch.Config, coords *launch.Coordinators) {
 		injectAfter(cfg, coords, 0)
 		cfg.NodeFailures = true
@@ -158,12 +167,7 @@ func inAllocation(t *testing.T, c *slurmtest.Cluster) {
 }
 
 func slurmNodeLoss(t *testing.T, c *slurmtest.Cluster) {
-	spec, log := jobSpec(t)
-	spec.keepCache, spec.spares = true, 1
-	underLauncher(t, &spec, launch.LauncherSrun)
-	exe := spec.program
-	spec.program = "/bin/sh"
-	spec.args = append([]string{"-c", `echo "slurm-task inc=$CKPT_INCARNATION rank=$SLURM_PROCID node=$SLURMD_NODENAME"; exec "$0" "$@"`, exe}, spec.args...)
+	spec, log := srunSpareSpec(t)
 	res := runNodeLoss(t, spec, log)
 	if t.Failed() {
 		t.Logf("slurmctld.log:\n%s", c.Log("slurmctld.log"))
