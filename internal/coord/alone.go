@@ -97,15 +97,8 @@ func (m *Machine) rejoin(cn *conn, h *wire.Hello) {
 // replaced is the connection that holds exactly h's ranks, none of them
 // left; nil if none does.
 func (m *Machine) replaced(h *wire.Hello) *conn {
-	if len(h.Ranks) == 0 {
-		return nil
-	}
-	i, ok := m.t.idx(h.Ranks[0])
-	if !ok {
-		return nil
-	}
-	old := m.t.owner[i]
-	if old == nil || old.left > 0 || !slices.Equal(old.ranks, h.Ranks) || m.byID[old.id] != old {
+	old := m.owner(h)
+	if old == nil || old.left > 0 || m.byID[old.id] != old {
 		return nil
 	}
 	return old

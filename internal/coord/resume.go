@@ -48,9 +48,9 @@ func (m *Machine) resume(cn *conn, h *wire.Hello) bool {
 	return true
 }
 
-// holder is the connection that holds exactly h's ranks, in order, for
-// h's node; nil if none does.
-func (m *Machine) holder(h *wire.Hello) *conn {
+// owner is the connection that holds exactly h's ranks, in order; nil if
+// none does.
+func (m *Machine) owner(h *wire.Hello) *conn {
 	if len(h.Ranks) == 0 {
 		return nil
 	}
@@ -59,7 +59,17 @@ func (m *Machine) holder(h *wire.Hello) *conn {
 		return nil
 	}
 	old := m.t.owner[i]
-	if old == nil || old.node != h.Node || !slices.Equal(old.ranks, h.Ranks) {
+	if old == nil || !slices.Equal(old.ranks, h.Ranks) {
+		return nil
+	}
+	return old
+}
+
+// holder is the connection that holds exactly h's ranks, in order, for
+// h's node; nil if none does.
+func (m *Machine) holder(h *wire.Hello) *conn {
+	old := m.owner(h)
+	if old == nil || old.node != h.Node {
 		return nil
 	}
 	return old

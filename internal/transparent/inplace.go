@@ -132,19 +132,28 @@ func (s *supervisor) eachImage(dir string, store func(enc *zstd.Encoder, name, p
 	return names, compressed, nil
 }
 
+// openImage opens the image at path and says its size.
+func openImage(path string) (*os.File, int64, error) {
+	r, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := r.Stat()
+	if err != nil {
+		r.Close()
+		return nil, 0, err
+	}
+	return r, fi.Size(), nil
+}
+
 // compressInPlace replaces the image at path by its zstd frame when its
 // sample says it pays, and returns its sizes and the choice.
 func compressInPlace(enc *zstd.Encoder, path string) (raw, stored int64, compressed bool, err error) {
-	r, err := os.Open(path)
+	r, raw, err := openImage(path)
 	if err != nil {
 		return 0, 0, false, err
 	}
 	defer r.Close()
-	fi, err := r.Stat()
-	if err != nil {
-		return 0, 0, false, err
-	}
-	raw = fi.Size()
 	if raw < compress.MinSize {
 		return raw, raw, false, nil
 	}

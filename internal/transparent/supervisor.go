@@ -563,25 +563,21 @@ func (s *supervisor) store(f Files, dir string) (names, compressed []string, err
 
 // copyIn stores the image at path as the checkpoint's file name.
 func copyIn(enc *zstd.Encoder, f Files, name, path string) (raw, stored int64, compressed bool, err error) {
-	r, err := os.Open(path)
+	r, raw, err := openImage(path)
 	if err != nil {
 		return 0, 0, false, err
 	}
 	defer r.Close()
-	fi, err := r.Stat()
-	if err != nil {
-		return 0, 0, false, err
-	}
 	w, err := f.Create(name)
 	if err != nil {
 		return 0, 0, false, err
 	}
-	stored, compressed, err = storeImage(enc, w, r, fi.Size())
+	stored, compressed, err = storeImage(enc, w, r, raw)
 	if err != nil {
 		w.Close()
-		return fi.Size(), stored, compressed, err
+		return raw, stored, compressed, err
 	}
-	return fi.Size(), stored, compressed, w.Close()
+	return raw, stored, compressed, w.Close()
 }
 
 func writeFile(f Files, name string, b []byte) error {

@@ -618,21 +618,7 @@ func TestRankKilledAgainDuringReexecutionRecoversAlone(t *testing.T) {
 	const victim = 4
 	first := crashOnce(victim, 25, nil)
 	second := crashOnce(victim, 23, nil)
-	fired := 0
-	j := newJob(t, func(j *job, r, s int, w string, d *Rank) bool {
-		if r != victim { // fired is the victim's goroutine's
-			return false
-		}
-		if fired == 0 && first(j, r, s, w, d) || fired == 1 && second(j, r, s, w, d) {
-			fired++
-			return true
-		}
-		return false
-	})
-	same(t, j.run(testCtx(t)), sequential())
-	if fired != 2 || j.whole != 0 || j.alone != 2 || j.starts[victim] != 3 {
-		t.Fatalf("%d failures, %d whole-job restarts (%v), %d recovered alone, victim started %d times; want 2, 0, 2, 3", fired, j.whole, j.cannot, j.alone, j.starts[victim])
-	}
+	failsTwiceRecoversAlone(t, victim, first, second)
 }
 
 func TestRankKilledAgainRightAfterItsReplayRecoversAlone(t *testing.T) {
@@ -643,6 +629,14 @@ func TestRankKilledAgainRightAfterItsReplayRecoversAlone(t *testing.T) {
 	const victim = 4
 	first := crashOnce(victim, 25, nil)
 	second := crashAt(victim, 21, afterReplay, nil)
+	failsTwiceRecoversAlone(t, victim, first, second)
+}
+
+// failsTwiceRecoversAlone runs the job with victim failing at first,
+// then at second, and checks that both failures were recovered alone
+// and that the result is the failure-free one.
+func failsTwiceRecoversAlone(t *testing.T, victim int, first, second crashFn) {
+	t.Helper()
 	fired := 0
 	j := newJob(t, func(j *job, r, s int, w string, d *Rank) bool {
 		if r != victim { // fired is the victim's goroutine's
