@@ -37,8 +37,9 @@ func (r *Restored) ID() uint64   { return r.r.ID() }
 func (r *Restored) Files() []string { return r.r.Files() }
 
 // Open reads one of this rank's files. Its content was verified by Restart;
-// the reader checks the hash again as it goes and fails at the end if the
-// file changed since.
+// the reader fails at the end if the file changed since (checked by the
+// file's stamp where Restart hashed it, else by hashing it as it is read:
+// docs/STORE.md says what each catches).
 func (r *Restored) Open(file string) (io.ReadCloser, error) { return r.r.Open(file) }
 
 // Path is the cache path of one of this rank's files, for applications that

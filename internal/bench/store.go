@@ -481,7 +481,8 @@ func cacheWriteRestart(ctx context.Context, r *StoreResult, dir string, size int
 }
 
 // restartRead restarts and reads every restored file as an application
-// does (through Restored.Open, which checks the hash again as it reads);
+// does (through Restored.Open, which checks that the file is the one
+// Restart verified, or hashes it as it reads);
 // it returns the bytes read.
 func restartRead(ctx context.Context, s *engine.Engine, b []byte) (int64, error) {
 	res, err := s.Restart(ctx)

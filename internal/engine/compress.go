@@ -118,17 +118,26 @@ func (z *compressor) discard() {
 // first (its window is bounded: compress.NewReader); what it makes of
 // them is caught by the application's hash, so a wrong byte fails the
 // read at the latest at the file's end, as for a file stored as written.
-func openStored(rc io.ReadCloser, f manifest.File) (io.ReadCloser, error) {
+// verified: rc checks itself (a stampedReader of a file Restart hashed),
+// so its stored bytes are not hashed again.
+func openStored(rc io.ReadCloser, f manifest.File, verified bool) (io.ReadCloser, error) {
+	var stored io.Reader = rc
+	size, hash := f.Stored()
+	if !verified {
+		stored = manifest.NewContentVerifyingReader(rc, f.Name, size, hash)
+	}
 	if f.Codec == "" {
-		return readCloser{manifest.NewContentVerifyingReader(rc, f.Name, f.Size, f.Hash), rc}, nil
+		return readCloser{stored, rc}, nil
 	}
 	form := compress.Form{Codec: f.Codec, Filter: f.Filter}
-	size, hash := f.Stored()
-	dec, err := compress.NewReader(manifest.NewContentVerifyingReader(rc, f.Name, size, hash), form)
+	dec, err := compress.NewReader(stored, form)
 	if err != nil {
 		rc.Close()
 		return nil, fmt.Errorf("%s: %w", f.Name, err)
 	}
+	// The decompressed bytes are checked against the application's hash
+	// even when the stored ones were verified: no read of the file, only
+	// a hash of what the decoder made of it.
 	return readCloser{manifest.NewContentVerifyingReader(dec, f.Name, f.Size, f.Hash), closers{dec, rc}}, nil
 }
 

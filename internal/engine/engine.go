@@ -66,6 +66,9 @@ type Engine struct {
 	// decoded remembers the manifests of this node's cache that retention
 	// decoded, by their text (decodeMemo).
 	decoded map[string]*manifest.Manifest
+	// seen holds the stamps of the files the last Restart verified, for
+	// its Restored.Open (stamp.go).
+	seen *verifiedFiles
 }
 
 // New returns the engine of one rank.

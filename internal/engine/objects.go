@@ -32,8 +32,9 @@ type objectsReaderAt struct {
 	names []string
 	sizes []int64
 
-	mu    sync.Mutex
-	files []*os.File // by object, opened at first read; nil until then
+	mu     sync.Mutex
+	files  []*os.File   // by object, opened at first read; nil until then
+	stamps []*fileStamp // by object, its stamp when opened (nil: none)
 }
 
 // file returns object i opened for pread, or nil when the backend has no
@@ -43,6 +44,7 @@ func (o *objectsReaderAt) file(i int) (*os.File, error) {
 	defer o.mu.Unlock()
 	if o.files == nil {
 		o.files = make([]*os.File, len(o.names))
+		o.stamps = make([]*fileStamp, len(o.names))
 	}
 	if f := o.files[i]; f != nil {
 		return f, nil
@@ -60,7 +62,23 @@ func (o *objectsReaderAt) file(i int) (*os.File, error) {
 		return nil, fmt.Errorf("%s: %w", o.names[i], err)
 	}
 	o.files[i] = f
+	if st, ok := stampOf(f); ok {
+		o.stamps[i] = &st
+	}
 	return f, nil
+}
+
+// unchanged returns the stamp object i had when it was opened, if it has
+// it still: every byte read from it since came from the file in that
+// state. ok is false for an object not opened or without a stamp.
+func (o *objectsReaderAt) unchanged(i int) (st fileStamp, ok bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.files == nil || o.files[i] == nil || o.stamps[i] == nil {
+		return st, false
+	}
+	now, ok := stampOf(o.files[i])
+	return *o.stamps[i], ok && now == *o.stamps[i]
 }
 
 // Close closes the files ReadAt opened.

@@ -5,8 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
-	"sync"
+	"time"
 
 	"github.com/ckpt/ckpt/internal/cachetier"
 	"github.com/ckpt/ckpt/internal/compress"
@@ -33,9 +34,10 @@ type Restored struct {
 	m       *manifest.Manifest
 	rank    int
 	cache   storage.Backend
-	Source  Source // SourceCache, SourceRebuild or SourceShared
-	Rebuilt []int  // ranks whose files were rebuilt or fetched
-	Skipped []Skip // newer candidates that could not be used, newest first
+	Source  Source         // SourceCache, SourceRebuild or SourceShared
+	Rebuilt []int          // ranks whose files were rebuilt or fetched
+	Skipped []Skip         // newer candidates that could not be used, newest first
+	seen    *verifiedFiles // files Restart verified, for Open
 }
 
 // Skip is a checkpoint Restart passed over, and why.
@@ -46,7 +48,7 @@ type Skip struct {
 }
 
 func (e *Engine) restored(m *manifest.Manifest, source Source, rebuilt []int) *Restored {
-	return &Restored{m: m, rank: e.Rank, cache: e.Cache, Source: source, Rebuilt: rebuilt}
+	return &Restored{m: m, rank: e.Rank, cache: e.Cache, Source: source, Rebuilt: rebuilt, seen: e.seen}
 }
 
 func (r *Restored) Name() string { return r.m.Name }
@@ -76,18 +78,26 @@ func (r *Restored) Has(file string) bool {
 
 // Open reads one of this rank's files, as the application wrote it (a
 // file stored compressed is decompressed). Its content was verified by
-// Restart; the reader checks the hash again as it goes and fails at the end
-// if the file changed since.
+// Restart, and the reader fails at its end if the file changed since: a
+// file Restart hashed in a state it can recognise (stamp.go: same inode,
+// size and times, not racily close to the verification) is read without
+// hashing it again, its stamp checked at the open and at the end; any
+// other (one rebuilt or fetched, which Restart hashed on its way into the
+// cache, not as the cache returns it) is hashed as it is read.
 func (r *Restored) Open(file string) (io.ReadCloser, error) {
 	for _, f := range r.m.Parts[r.rank].Files {
 		if f.Name != file {
 			continue
 		}
-		rc, err := r.cache.Open(context.Background(), cachetier.FileObject(r.m.Name, r.rank, f.Name), 0, -1)
+		obj := cachetier.FileObject(r.m.Name, r.rank, f.Name)
+		if out := r.openVerified(obj, f); out != nil {
+			return out, nil
+		}
+		rc, err := r.cache.Open(context.Background(), obj, 0, -1)
 		if err != nil {
 			return nil, fmt.Errorf("ckpt: %w", err)
 		}
-		out, err := openStored(rc, f)
+		out, err := openStored(rc, f, false)
 		if err != nil {
 			return nil, fmt.Errorf("ckpt: %w", err)
 		}
@@ -95,6 +105,70 @@ func (r *Restored) Open(file string) (io.ReadCloser, error) {
 	}
 	return nil, fmt.Errorf("ckpt: checkpoint %q has no file %q for rank %d", r.m.Name, file, r.rank)
 }
+
+// openVerified opens object obj of file f without hashing its stored
+// bytes, if Restart verified it and its stamp says it is the file it
+// verified; else nil.
+func (r *Restored) openVerified(obj string, f manifest.File) io.ReadCloser {
+	loc, ok := storage.As[storage.Locator](r.cache)
+	if !ok || r.seen == nil {
+		return nil
+	}
+	p, ok := loc.Path(obj)
+	if !ok {
+		return nil
+	}
+	fh, err := os.Open(p)
+	if err != nil {
+		return nil
+	}
+	st, ok := r.seen.still(obj, fh)
+	if !ok {
+		fh.Close()
+		return nil
+	}
+	out, err := openStored(&stampedReader{f: fh, name: obj, want: st}, f, true)
+	if err != nil {
+		return nil // openStored closed it; the hashing path will say why
+	}
+	return out
+}
+
+// stampedReader reads a verified file and fails where it completes it (or
+// ends early) if the file's stamp is no longer the one verified: the bytes
+// read may then not be the verified ones. Like manifest.VerifyingReader,
+// the read that finds the change returns no bytes.
+type stampedReader struct {
+	f    *os.File
+	name string
+	want fileStamp
+	n    int64
+	err  error
+}
+
+func (s *stampedReader) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.f.Read(p)
+	s.n += int64(n)
+	if s.n >= s.want.size || err != nil {
+		if got, ok := stampOf(s.f); !ok || got != s.want {
+			s.err = fmt.Errorf("%s: %w: the file changed after Restart verified it", s.name, manifest.ErrCorrupt)
+			return 0, s.err
+		}
+		if s.n > s.want.size || (err == io.EOF && s.n < s.want.size) {
+			s.err = fmt.Errorf("%s: %w: %d bytes read, %d verified", s.name, manifest.ErrCorrupt, s.n, s.want.size)
+			return 0, s.err
+		}
+	}
+	if err != nil {
+		s.err = err
+	}
+	return n, err
+}
+
+func (s *stampedReader) Close() error { return s.f.Close() }
 
 // Path is the cache path of one of this rank's files. A file stored
 // compressed has none that holds its bytes: read it with Open.
@@ -141,6 +215,7 @@ func (r *Restored) Path(file string) (string, error) {
 // planner input from the same gathered data, so every rank gets the same
 // plan and takes part in the same rounds.
 func (e *Engine) Restart(ctx context.Context) (*Restored, error) {
+	e.seen = &verifiedFiles{}
 	in, candidates, err := e.gatherCandidates(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("ckpt: restart: %w", err)
@@ -172,7 +247,7 @@ func (e *Engine) Restart(ctx context.Context) (*Restored, error) {
 			// every byte is hashed before the decision.
 			if !quick[i] {
 				quick[i] = true
-				res, qp, err := e.quickRebuild(ctx, in, i, c.cache)
+				res, qp, _, err := e.quickRebuild(ctx, in, i, c.cache)
 				if err != nil {
 					return nil, fmt.Errorf("ckpt: restart from %q: %w", p.Name, err)
 				}
@@ -266,7 +341,7 @@ func (e *Engine) gatherCandidates(ctx context.Context) (recovery.Input, []candid
 // gatherHeld has every rank check its data files and parity of m in its
 // node's cache, for the planner's Verify.
 func (e *Engine) gatherHeld(ctx context.Context, m *manifest.Manifest) ([]recovery.Held, error) {
-	held, _ := CheckPart(ctx, e.Cache, m.Name, m.Parts[e.Rank])
+	held, _ := checkPart(ctx, e.Cache, m.Name, m.Parts[e.Rank], e.seen)
 	// Round 2 (per candidate the planner asks to verify): every rank sends
 	// what its node's cache holds of its files and parity, and if not
 	// intact why, so that all know which members each set lost.
@@ -284,24 +359,26 @@ func (e *Engine) gatherHeld(ctx context.Context, m *manifest.Manifest) ([]recove
 // agree. A nil res without err means no such shortcut: the sizes call for
 // no rebuild of m, or the rebuild or a verification failed; the caller
 // then hashes every file and plans from that, with the caches as they
-// were: what the attempt rebuilt is removed again.
-func (e *Engine) quickRebuild(ctx context.Context, in recovery.Input, i int, m *manifest.Manifest) (*Restored, recovery.Plan, error) {
+// were: what the attempt rebuilt is removed again. reason is why an
+// attempted rebuild failed (the tests read it; the full check's plan
+// says it again in its own terms).
+func (e *Engine) quickRebuild(ctx context.Context, in recovery.Input, i int, m *manifest.Manifest) (res *Restored, p recovery.Plan, reason string, err error) {
 	held, err := GatherJSON(ctx, e.Comm, sizePart(ctx, e.Cache, m.Name, m.Parts[e.Rank]))
 	if err != nil {
-		return nil, recovery.Plan{}, err
+		return nil, recovery.Plan{}, "", err
 	}
 	trial := in
 	trial.Checkpoints = slices.Clone(in.Checkpoints)
 	trial.Checkpoints[i].Held = held
-	p, err := recovery.Decide(trial)
+	p, err = recovery.Decide(trial)
 	if err != nil || p.Action != recovery.Rebuild || p.Name != m.Name || p.ID != m.ID {
-		return nil, p, nil
+		return nil, p, "", nil
 	}
-	res, reason, err := e.restore(ctx, m, p, true)
+	res, reason, err = e.restore(ctx, m, p, true)
 	if err != nil || reason != "" {
-		return nil, p, err
+		return nil, p, reason, err
 	}
-	return res, p, nil
+	return res, p, "", nil
 }
 
 // sizePart checks what a node's cache holds of a rank's files of
@@ -359,20 +436,19 @@ func (e *Engine) restore(ctx context.Context, m *manifest.Manifest, p recovery.P
 	if p.Action == recovery.Rebuild {
 		res.Source = SourceRebuild
 		rebuilt := slices.Contains(p.Rebuilt, e.Rank)
-		var verr error
-		var wg sync.WaitGroup
-		if verify && !rebuilt {
-			// A survivor's reads for the rebuild and for its hash meet
-			// in the page cache: the disk reads its files once.
-			wg.Go(func() { verr = VerifyPart(ctx, e.Cache, m.Name, part) })
+		lost := p.LostMembers(part.Set)
+		var verified bool
+		var rerr error
+		if verify && !rebuilt && len(lost) == 0 {
+			// A set that lost nothing: its ranks only verify.
+			rerr = verifyPart(ctx, e.Cache, m.Name, part, e.seen)
+		} else {
+			// A survivor (with verify) hashes the blocks it reads for
+			// the rebuild as they pass: it reads each byte once.
+			verified, rerr = e.rebuild(ctx, m, epoch, lost, verify && !rebuilt)
 		}
-		verified, rerr := e.rebuild(ctx, m, epoch, p.LostMembers(part.Set))
-		wg.Wait()
 		if rerr == nil && !verified && rebuilt {
 			rerr = VerifyPart(ctx, e.Cache, m.Name, part)
-		}
-		if rerr == nil {
-			rerr = verr
 		}
 		// Round 3 (after a rebuild): every rank sends whether its set's
 		// rebuild, and the verification of what it rebuilt, succeeded.
@@ -415,18 +491,22 @@ func (e *Engine) writeManifest(ctx context.Context, m *manifest.Manifest, p reco
 
 // rebuild restores the lost members of this rank's set, lost as the plan
 // gives them (Plan.LostMembers: indices in the set); a set with none does
-// nothing. verified says that this rank rebuilt its own part and checked
-// every byte of it against the manifest on its way to the cache (so it
-// needs no reading back); a rank that rebuilt its part without verified
-// must verify it.
+// nothing. verified says that this rank checked every byte of its part
+// against the manifest in the rebuild's pass: a replacement as it wrote
+// them (so it needs no reading back; one without verified must verify
+// what it wrote), a survivor with check as it read them for the rebuild.
 //
 // The work is a pipeline end to end (issue 17): the survivors read their
 // blocks ahead of sending them (redundancy.Rebuild), each object opened
-// once; the replacement decodes while it writes, and hashes each file from
-// the buffer it writes, committing a file only if its hash is the
-// manifest's. A wrong byte is never restored: a mismatch fails the
-// rebuild, and a failed rebuild leaves nothing of this rank's part.
-func (e *Engine) rebuild(ctx context.Context, m *manifest.Manifest, epoch uint64, lost []int) (verified bool, err error) {
+// once, and with check hash each block after it is sent, in a stage of its
+// own (streamVerifier), so one read of each byte serves the rebuild and
+// the verification; the replacement decodes while it writes, and hashes
+// each file from the buffer it writes, committing a file only if its hash
+// is the manifest's. A wrong byte is never restored: a mismatch fails the
+// rebuild, and a failed rebuild leaves nothing of this rank's part; a
+// survivor whose bytes do not match fails it too (after the pass: what it
+// sent was rebuilt into files whose hashes fail on the replacement too).
+func (e *Engine) rebuild(ctx context.Context, m *manifest.Manifest, epoch uint64, lost []int, check bool) (verified bool, err error) {
 	part := m.Parts[e.Rank]
 	set := m.Sets[part.Set]
 	if len(lost) == 0 {
@@ -454,6 +534,9 @@ func (e *Engine) rebuild(ctx context.Context, m *manifest.Manifest, epoch uint64
 	if slices.Contains(lost, part.Member) {
 		// A replacement: throw away what is left, write the rebuilt files.
 		cachetier.RemovePart(ctx, e.Cache, m.Name, e.Rank)
+		for _, f := range part.Files {
+			e.seen.forget(cachetier.FileObject(m.Name, e.Rank, f.Name))
+		}
 		out := e.partWriter(ctx, m.Name, part)
 		pout := &splitWriter{ctx: ctx, b: e.Cache, names: parity, sizes: []int64{paritySize}}
 		// The parity is one object; a manifest that splits it otherwise
@@ -486,7 +569,42 @@ func (e *Engine) rebuild(ctx context.Context, m *manifest.Manifest, epoch uint64
 	pr := &objectsReaderAt{ctx: ctx, b: e.Cache, names: parity, sizes: []int64{paritySize}}
 	defer pr.Close()
 	local.Parity = pr
-	return false, redundancy.Rebuild(ctx, layout, lost, part.Member, tr, local, slices.Max(sizes), e.blockOpts()...)
+	var dv, pv *streamVerifier
+	at := time.Now()
+	if check {
+		var hashes []manifest.Hash
+		for _, f := range part.Files {
+			_, h := f.Stored()
+			hashes = append(hashes, h)
+		}
+		dv = newStreamVerifier(data.names, data.sizes, hashes)
+		if len(part.Parity) == 1 {
+			pv = newStreamVerifier(parity, []int64{paritySize}, []manifest.Hash{part.Parity[0].Hash})
+		}
+		local.Seen = func(isParity bool, off int64, b []byte) {
+			switch {
+			case !isParity:
+				dv.add(off, b)
+			case pv != nil:
+				pv.add(off, b)
+			}
+		}
+	}
+	if err := redundancy.Rebuild(ctx, layout, lost, part.Member, tr, local, slices.Max(sizes), e.blockOpts()...); err != nil || !check {
+		return false, err
+	}
+	if err := dv.finish(ctx, data, e.Cache, e.seen, at); err != nil {
+		return false, err
+	}
+	if pv != nil {
+		err = pv.finish(ctx, pr, e.Cache, nil, at)
+	} else if len(part.Parity) > 0 {
+		// A parity split otherwise than as one object: read it again.
+		pp := part
+		pp.Files = nil
+		err = VerifyPart(ctx, e.Cache, m.Name, pp)
+	}
+	return err == nil, err
 }
 
 // partWriter writes one stream back into the files of this rank's part,

@@ -200,3 +200,23 @@ func ContentHashParallel(b []byte, workers int) Hash {
 	sums = binary.LittleEndian.AppendUint64(sums, uint64(len(b)))
 	return fromUint128(xxh3.Hash128(sums))
 }
+
+// ChunkSum is the hash of one whole chunk of content (ContentChunk bytes,
+// the last chunk of a file shorter), as the content hash records it: with
+// the chunks' sums in order and the length, CombineChunkSums gives the
+// content hash. Together they let a reader that meets a file's chunks out
+// of order (a rebuild streaming a member's blocks) hash each chunk as it
+// passes and never read the file again.
+func ChunkSum(b []byte) Hash { return fromUint128(xxh3.Hash128(b)) }
+
+// CombineChunkSums is the content hash of a file of size bytes whose
+// chunks, in order, have the sums given (ChunkSum); there must be
+// ceil(size / ContentChunk) of them.
+func CombineChunkSums(sums []Hash, size int64) Hash {
+	b := make([]byte, 0, len(sums)*HashSize+8)
+	for _, s := range sums {
+		b = append(b, s[:]...)
+	}
+	b = binary.LittleEndian.AppendUint64(b, uint64(size))
+	return fromUint128(xxh3.Hash128(b))
+}

@@ -97,3 +97,31 @@ func TestContentVerifyingReader(t *testing.T) {
 		t.Fatalf("flipped byte: %v", err)
 	}
 }
+
+// ChunkSum and CombineChunkSums give the content hash from the chunks in
+// any order of hashing, and a changed byte changes it.
+func TestCombineChunkSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, size := range []int{0, 1, ContentChunk, ContentChunk + 1, 3*ContentChunk + 17} {
+		data := make([]byte, size)
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		n := (size + ContentChunk - 1) / ContentChunk
+		sums := make([]Hash, n)
+		for _, c := range rng.Perm(n) { // out of order
+			sums[c] = ChunkSum(data[c*ContentChunk : min((c+1)*ContentChunk, size)])
+		}
+		want := ContentHashBytes(data)
+		if got := CombineChunkSums(sums, int64(size)); got != want {
+			t.Errorf("size %d: %s, want %s", size, got, want)
+		}
+		if size > 0 {
+			data[size/2] ^= 1
+			sums[size/2/ContentChunk] = ChunkSum(data[size/2/ContentChunk*ContentChunk : min((size/2/ContentChunk+1)*ContentChunk, size)])
+			if CombineChunkSums(sums, int64(size)) == want {
+				t.Errorf("size %d: a flipped byte kept the hash", size)
+			}
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -175,6 +176,82 @@ func TestCancelMidRebuild(t *testing.T) {
 		}
 		if got := reads[i].Load(); got != atReturn[i] {
 			t.Errorf("member %d read %d times after Rebuild returned", i, got-atReturn[i])
+		}
+	}
+}
+
+// A survivor's Seen gets exactly the bytes it read for the rebuild, at
+// their offsets: with one member lost from xor:4 every survivor reads its
+// whole data and parity once, so what Seen gets rebuilds both, each byte
+// once. With rs(4+2) and two lost, Seen never gets a byte other than the
+// file's own.
+func TestRebuildSeen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, tc := range []struct {
+		scheme string
+		lost   []int
+		whole  bool // every survivor sees all of its bytes, each once
+	}{{"xor:4", []int{2}, true}, {"rs:4+2", []int{0, 3}, false}} {
+		l := layoutOf(t, tc.scheme)
+		n := l.Members()
+		const bs = 1000
+		data := randomData(rng, memberSizes(n, bs, rng))
+		parity := encodeSet(t, l, data, bs)
+		type copyOf struct {
+			data, parity []byte
+			count        []int // times each data byte was seen
+		}
+		seen := make([]copyOf, n)
+		for me := range seen {
+			seen[me] = copyOf{make([]byte, len(data[me])), make([]byte, len(parity[me])), make([]int, len(data[me]))}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		outs := make([]bytes.Buffer, n)
+		pouts := make([]bytes.Buffer, n)
+		errs := inproc.New(n).Run(ctx, func(ctx context.Context, me int, ep *inproc.Endpoint) error {
+			local := Local{Size: int64(len(data[me]))}
+			if slices.Contains(tc.lost, me) {
+				local.DataOut, local.ParityOut = &outs[me], &pouts[me]
+			} else {
+				local.Data, local.Parity = bytes.NewReader(data[me]), bytes.NewReader(parity[me])
+				local.Seen = func(isParity bool, off int64, b []byte) {
+					if isParity {
+						copy(seen[me].parity[off:], b)
+						return
+					}
+					copy(seen[me].data[off:], b)
+					for i := range b {
+						seen[me].count[off+int64(i)]++
+					}
+				}
+			}
+			return Rebuild(ctx, l, tc.lost, me, ep, local, maxLen(data), WithBlockSize(bs))
+		})
+		cancel()
+		for me, err := range errs {
+			if err != nil {
+				t.Fatalf("%s: member %d: %v", tc.scheme, me, err)
+			}
+		}
+		for me := range n {
+			if slices.Contains(tc.lost, me) {
+				if !bytes.Equal(outs[me].Bytes(), data[me]) {
+					t.Errorf("%s: member %d rebuilt wrong", tc.scheme, me)
+				}
+				continue
+			}
+			s := seen[me]
+			for i, c := range s.count {
+				if c > 0 && s.data[i] != data[me][i] {
+					t.Fatalf("%s: member %d: seen byte %d differs from the data", tc.scheme, me, i)
+				}
+				if tc.whole && c != 1 {
+					t.Fatalf("%s: member %d: data byte %d seen %d times, want once", tc.scheme, me, i, c)
+				}
+			}
+			if tc.whole && !bytes.Equal(s.parity, parity[me]) {
+				t.Errorf("%s: member %d: seen parity differs", tc.scheme, me)
+			}
 		}
 	}
 }

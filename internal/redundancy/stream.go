@@ -254,6 +254,16 @@ type Local struct {
 
 	DataOut   io.Writer // replacement: the rebuilt data, in order
 	ParityOut io.Writer // replacement: the rebuilt parity file, in order
+
+	// Seen, if set, is given every block a survivor read for the rebuild,
+	// once it is sent: off is its offset in the Data (parity false) or
+	// the Parity, b its bytes, valid during the call only. The calls come
+	// from one goroutine of their own, in the order of the reads, a
+	// pipeline stage after the sends, and all have returned when Rebuild
+	// does. A survivor uses it to verify its files in the pass that feeds
+	// the rebuild (issue 17), so that it reads each byte once; a block
+	// sent to two lost members is read, and seen, twice.
+	Seen func(parity bool, off int64, b []byte)
 }
 
 // Rebuild restores the lost members of a set. Every member runs it at the
@@ -326,31 +336,65 @@ type staged struct {
 	n      int
 	to     int    // survivor: the lost member it goes to
 	tag    uint64 // survivor: its message tag
-	parity bool   // replacement: a parity shard's block, else data
+	off    int64  // survivor: its offset in the data or parity
+	parity bool   // a parity shard's block, else data
 	err    error  // survivor: the read failed; nothing follows
 }
 
 // serveLost is a survivor's part of Rebuild: a reader goroutine reads the
 // blocks this member sources, in the order they are sent, up to
 // pipelineDepth blocks ahead of the sends, so that the disk (or page cache)
-// and the transport work at once. Each byte it sends is read once.
+// and the transport work at once. Each byte it sends is read once. With
+// local.Seen, a third stage gives each sent block to it before its buffer
+// is read into again, so Seen's work (hashing) overlaps the reads and
+// the sends too.
 func (r *run) serveLost(ctx context.Context, lost []int, isLost []bool, local Local) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	free := make(chan []byte, pipelineDepth)
-	for range pipelineDepth {
+	depth := pipelineDepth
+	if local.Seen != nil {
+		depth *= 2 // blocks being seen are in flight too
+	}
+	free := make(chan []byte, depth)
+	for range depth {
 		free <- make([]byte, r.bs)
 	}
-	ready := make(chan staged, pipelineDepth)
+	ready := make(chan staged, depth)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		defer close(ready)
 		r.readSources(ctx, lost, local, free, ready)
 	}()
-	// The reader stops on cancel; wait for it so that nothing reads the
-	// member's files once Rebuild has returned.
-	defer func() { cancel(); <-done }()
+	release := func(it staged) { free <- it.buf }
+	var sent chan staged
+	seen := make(chan struct{})
+	if local.Seen != nil {
+		sent = make(chan staged, depth)
+		go func() {
+			defer close(seen)
+			for it := range sent {
+				if it.n > 0 { // a block all padding was not read
+					local.Seen(it.parity, it.off, it.buf[:it.n])
+				}
+				free <- it.buf
+			}
+		}()
+		release = func(it staged) { sent <- it }
+	} else {
+		close(seen)
+	}
+	// The reader stops on cancel; wait for it, and for Seen, so that
+	// nothing reads the member's files or calls Seen once Rebuild has
+	// returned.
+	defer func() {
+		cancel()
+		<-done
+		if sent != nil {
+			close(sent)
+		}
+		<-seen
+	}()
 	for it := range ready {
 		if it.err != nil {
 			return it.err
@@ -358,7 +402,7 @@ func (r *run) serveLost(ctx context.Context, lost []int, isLost []bool, local Lo
 		if err := r.send(ctx, it.to, it.tag, it.buf[:it.n]); err != nil {
 			return err
 		}
-		free <- it.buf
+		release(it)
 	}
 	// The reader stops early, without an error of its own, only when ctx
 	// is done.
@@ -400,13 +444,17 @@ func (r *run) readSources(ctx context.Context, lost []int, local Local, free cha
 				}
 				it := staged{buf: buf, n: blen, to: x, tag: tag(opRebuild, t, row, b)}
 				if s < k {
-					got, err := readPadded(local.Data, local.Size, int64(s)*r.chunk+off, buf[:blen])
+					it.off = int64(s)*r.chunk + off
+					got, err := readPadded(local.Data, local.Size, it.off, buf[:blen])
 					if err != nil {
 						it.err = r.errf("data chunk %d: %w", s, err)
 					}
 					it.n = got
-				} else if err := readFull(local.Parity, int64(s-k)*r.chunk+off, buf[:blen]); err != nil {
-					it.err = r.errf("parity shard %d: %w", s-k, err)
+				} else {
+					it.off, it.parity = int64(s-k)*r.chunk+off, true
+					if err := readFull(local.Parity, it.off, buf[:blen]); err != nil {
+						it.err = r.errf("parity shard %d: %w", s-k, err)
+					}
 				}
 				select {
 				case ready <- it:
