@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/capitest/mpitest"
 	"github.com/ckpt/ckpt/internal/inject"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
@@ -28,7 +29,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asCkpt) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	mpitest.Cleanup() // the C API installed by the SCR applications' tests
+	os.Exit(code)
 }
 
 // himenoArgs is the example the job tests run: small enough for ranks

@@ -88,8 +88,8 @@ var Vars = []Var{
 	{VarCoord, "the job's coordinator, host:port", "ckpt run; ckpt coordinator prints it", "none: the process is a job of one rank", true},
 	{VarToken, "the job's secret, which the coordinator and the ranks' peers check", "ckpt run (new for every launch); ckpt coordinator", "empty (read only with " + VarCoord + ")", true},
 	{VarIncarnation, "the launch's number: 0, then one more per relaunch", "ckpt run; ckpt coordinator --incarnation", "0 (read only with " + VarCoord + ")", true},
-	{VarRank, "this process's rank, 0 to " + VarSize + "-1", "ckpt run", "SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK, else 0", true},
-	{VarSize, "the job's number of ranks", "ckpt run", "SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE, else 1", true},
+	{VarRank, "this process's rank, 0 to " + VarSize + "-1", "ckpt run", "OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, else 0", true},
+	{VarSize, "the job's number of ranks", "ckpt run", "OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS, else 1", true},
 	{VarNode, "the node this rank runs on: ranks of one node share its cache", "ckpt run (node0, node1, ...)", "the host name", true},
 	{VarDomain, "the rank's failure domain (a rack, a switch): redundancy sets never put two members in one", "the user", "the node", true},
 	{VarCache, "the node's cache directory", "ckpt run (the job's directory/nodeN)", "ckpt-cache/NODE under the temp directory", true},
@@ -426,16 +426,20 @@ func ParseNodes(v string) []string {
 }
 
 // launcherIdentities are the rank and size variables of the launchers a
-// rank may run under without `ckpt run`, in the order they are tried.
+// rank may run under without `ckpt run`, in the order they are tried:
+// the MPI launchers' before Slurm's. mpirun inside a Slurm allocation
+// starts its daemons with srun, so its ranks inherit the daemon's
+// SLURM_PROCID (one per node, not theirs); under srun alone an MPI
+// launcher's variables are absent, or (srun --mpi=pmi2) the same.
 var launcherIdentities = [][2]string{
-	{"SLURM_PROCID", "SLURM_NTASKS"},
 	{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
 	{"PMI_RANK", "PMI_SIZE"},
+	{"SLURM_PROCID", "SLURM_NTASKS"},
 }
 
 // Identity is a process's rank and size: e's when a launcher set
 // VarRank and VarSize (e.Size > 0; Lookup checked them), else the first
-// pair of Slurm's, Open MPI's and PMI's variables that parses, else rank 0
+// pair of Open MPI's, PMI's and Slurm's variables that parses, else rank 0
 // of 1.
 func Identity(e Env, lookup func(string) (string, bool)) (rank, size int) {
 	if e.Size > 0 {

@@ -344,6 +344,10 @@ func TestIdentity(t *testing.T) {
 		{Env{}, map[string]string{"SLURM_PROCID": "3", "SLURM_NTASKS": "4"}, 3, 4},
 		{Env{}, map[string]string{"SLURM_PROCID": "x", "SLURM_NTASKS": "4", "OMPI_COMM_WORLD_RANK": "5", "OMPI_COMM_WORLD_SIZE": "6"}, 5, 6},
 		{Env{}, map[string]string{"PMI_RANK": "7", "PMI_SIZE": "8"}, 7, 8},
+		// mpirun in a Slurm allocation: its ranks inherit their node's
+		// daemon's SLURM_PROCID; the MPI launcher's variables win.
+		{Env{}, map[string]string{"SLURM_PROCID": "1", "SLURM_NTASKS": "2", "OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "4"}, 3, 4},
+		{Env{}, map[string]string{"SLURM_PROCID": "1", "SLURM_NTASKS": "2", "PMI_RANK": "2", "PMI_SIZE": "4"}, 2, 4},
 		{Env{}, map[string]string{"PMI_RANK": "7"}, 0, 1},
 	} {
 		r, n := Identity(c.env, func(name string) (string, bool) { v, ok := c.vars[name]; return v, ok })

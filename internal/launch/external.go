@@ -32,7 +32,7 @@ const (
 // launcher: mpirun (Open MPI's, or MPICH's Hydra) or Slurm's srun. Such a
 // launcher gives every rank the same environment, so each rank derives
 // what is its own: its rank from the launcher's variables
-// (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), its node from
+// (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID: the first set), its node from
 // jobenv.VarNodes and its cache from jobenv.VarCacheRoot (jobenv.Lookup),
 // the same block mapping Local uses, so that the simulated nodes exist
 // under every launcher. The job's variables reach the ranks through the
@@ -65,15 +65,17 @@ type External struct {
 	Output func(name string, args ...string) ([]byte, error)
 }
 
-// SpareHosts are the hosts srun may run ranks on, where a spare node
-// goes when its host is not known yet (HostSource): inside an allocation
-// its nodes (SLURM_JOB_NODELIST, else squeue's list of the job
-// SLURM_JOB_ID names), else the cluster's responding nodes (sinfo -r),
-// each list expanded by scontrol show hostnames. mpirun has none: its
-// spare nodes go to hosts its ranks ran on.
+// SpareHosts are the hosts the launcher may run ranks on, where a spare
+// node goes when its host is not known yet (HostSource). Inside a Slurm
+// allocation, for srun and mpirun alike (Open MPI's mpirun runs its
+// daemons on the allocation's nodes), its nodes: SLURM_JOB_NODELIST,
+// else squeue's list of the job SLURM_JOB_ID names. Outside one, srun's
+// are the cluster's responding nodes (sinfo -r), mpirun's the hosts its
+// --launcher-args name (--host, --hostfile: mpirunHosts). Slurm's lists
+// are expanded by scontrol show hostnames.
 func (e *External) SpareHosts() ([]string, error) {
-	if e.Kind != LauncherSrun {
-		return nil, nil
+	if e.Kind != LauncherSrun && os.Getenv("SLURM_JOB_ID") == "" {
+		return mpirunHosts(e.Args, os.ReadFile)
 	}
 	out := e.Output
 	if out == nil {
@@ -105,14 +107,14 @@ func (e *External) SpareHosts() ([]string, error) {
 		list = strings.Join(partitionNodes(string(b), os.Getenv("SLURM_PARTITION")), ",")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("srun's hosts: %w", err)
+		return nil, fmt.Errorf("%s's hosts: %w", e.Kind, err)
 	}
 	if list == "" {
 		return nil, nil
 	}
 	b, err = out("scontrol", "show", "hostnames", list)
 	if err != nil {
-		return nil, fmt.Errorf("srun's hosts: scontrol show hostnames %s: %w", list, err)
+		return nil, fmt.Errorf("%s's hosts: scontrol show hostnames %s: %w", e.Kind, list, err)
 	}
 	var hosts []string
 	for _, h := range strings.Fields(string(b)) {
@@ -121,6 +123,93 @@ func (e *External) SpareHosts() ([]string, error) {
 		}
 	}
 	return hosts, nil
+}
+
+// SlurmNames says whether the launcher knows hosts by their Slurm node
+// names (SLURMD_NODENAME, jobenv.Proc.Where): srun always, mpirun inside
+// a Slurm allocation (SLURM_JOB_ID), where it runs its daemons on the
+// allocation's nodes through srun and refuses a host file naming any
+// other host.
+func (e *External) SlurmNames() bool {
+	return e.Kind == LauncherSrun || os.Getenv("SLURM_JOB_ID") != ""
+}
+
+// mpirunHosts are the hosts mpirun's arguments name, in their order,
+// each once: Open MPI's --host/-H/-host lists (HOST or HOST:SLOTS,
+// comma-separated) and the host files of --hostfile, --machinefile (or
+// their one-dash forms) and Hydra's -f (a host first on each line, with
+// " slots=N" or ":N"; "#" begins a comment). A host file that cannot be
+// read is an error naming it.
+func mpirunHosts(args []string, read func(string) ([]byte, error)) ([]string, error) {
+	var hosts []string
+	add := func(h string) {
+		h, _, _ = strings.Cut(h, ":")
+		if h != "" && !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	for i := 0; i < len(args); i++ {
+		opt, val, inline := strings.Cut(args[i], "=")
+		kind := mpirunHostOption(opt)
+		if kind == "" {
+			continue
+		}
+		if !inline {
+			if i+1 >= len(args) {
+				break
+			}
+			i++
+			val = args[i]
+		}
+		if kind == "list" {
+			for _, h := range strings.Split(val, ",") {
+				add(strings.TrimSpace(h))
+			}
+			continue
+		}
+		b, err := read(val)
+		if err != nil {
+			return nil, fmt.Errorf("mpirun's hosts: %s %s: %w", opt, val, err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			line, _, _ = strings.Cut(line, "#")
+			if f := strings.Fields(line); len(f) > 0 {
+				add(f[0])
+			}
+		}
+	}
+	return hosts, nil
+}
+
+// mpirunHostOption is what an mpirun option names: "list" (hosts),
+// "file" (a host file), or "" (neither).
+func mpirunHostOption(opt string) string {
+	switch opt {
+	case "--host", "-host", "-H", "--hosts", "-hosts":
+		return "list"
+	case "--hostfile", "-hostfile", "--machinefile", "-machinefile", "-f", "--default-hostfile", "-default-hostfile":
+		return "file"
+	}
+	return ""
+}
+
+// withoutHosts is mpirun's args without the hosts they name
+// (mpirunHosts): a launch whose ranks ckpt places with a host file of
+// its own, which says exactly where each goes; Open MPI refuses a
+// --host that its host file lacks.
+func withoutHosts(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		opt, _, inline := strings.Cut(args[i], "=")
+		if mpirunHostOption(opt) == "" {
+			out = append(out, args[i])
+			continue
+		}
+		if !inline {
+			i++
+		}
+	}
+	return out
 }
 
 // slurmQueryTimeout bounds each Slurm client SpareHosts runs.
@@ -250,7 +339,11 @@ func (e *External) command(ranks, nodes int, names []string, place Place, progra
 			cmd = append(cmd, "-x", v)
 		}
 	}
-	cmd = append(append(cmd, place.Args...), e.Args...)
+	user := e.Args
+	if e.Kind != LauncherSrun && place.File != "" {
+		user = withoutHosts(user)
+	}
+	cmd = append(append(cmd, place.Args...), user...)
 	return append(append(cmd, program), args...)
 }
 

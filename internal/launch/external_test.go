@@ -2,6 +2,8 @@ package launch
 
 import (
 	"errors"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -211,8 +213,75 @@ func TestExternalSpareHosts(t *testing.T) {
 	if _, err := e.SpareHosts(); err == nil || !strings.Contains(err.Error(), "sinfo: not found") {
 		t.Errorf("sinfo failing: %v", err)
 	}
+	// mpirun outside an allocation: the hosts of its arguments, none
+	// without; inside one, the allocation's nodes, as srun's.
 	if h, err := (&External{Kind: LauncherMPIRun, Output: fake}).SpareHosts(); h != nil || err != nil {
-		t.Errorf("mpirun: %v %v", h, err)
+		t.Errorf("mpirun without hosts: %v %v", h, err)
+	}
+	mpirun := &External{Kind: LauncherMPIRun, Output: fake, Args: []string{"--bind-to", "none", "--host", "h1:2,h2:2,h3:2"}}
+	if h, err := mpirun.SpareHosts(); !slices.Equal(h, []string{"h1", "h2", "h3"}) || err != nil {
+		t.Errorf("mpirun --host h1:2,h2:2,h3:2: %v %v", h, err)
+	}
+	t.Setenv("SLURM_JOB_ID", "7")
+	t.Setenv("SLURM_JOB_NODELIST", "n[1-3]")
+	calls = nil
+	if h, err := mpirun.SpareHosts(); !slices.Equal(h, []string{"n1", "n2", "n3"}) || err != nil || len(calls) != 1 {
+		t.Errorf("mpirun in an allocation: %v %v (ran %q)", h, err, calls)
+	}
+}
+
+// mpirun's hosts are those its arguments name: Open MPI's host lists
+// (HOST:SLOTS too, = or a word apart) and host files (with slots=N,
+// HOST:N, comments), in order, each once; an unreadable host file is an
+// error naming it. withoutHosts leaves the rest of the arguments.
+func TestMPIRunHosts(t *testing.T) {
+	files := map[string]string{
+		"ompi":  "# the nodes\nh2 slots=2\n\nh4 slots=2 # a spare\n",
+		"hydra": "h5:3\nh1\n",
+	}
+	read := func(name string) ([]byte, error) {
+		if f, ok := files[name]; ok {
+			return []byte(f), nil
+		}
+		return nil, fs.ErrNotExist
+	}
+	args := []string{"--bind-to", "none", "-H", "h1,h2:2", "--hostfile", "ompi", "--host=h3", "-x", "A", "-f", "hydra", "--machinefile=ompi"}
+	got, err := mpirunHosts(args, read)
+	if want := []string{"h1", "h2", "h4", "h3", "h5"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("mpirunHosts: %v %v, want %v", got, err, want)
+	}
+	if got := withoutHosts(args); !slices.Equal(got, []string{"--bind-to", "none", "-x", "A"}) {
+		t.Errorf("withoutHosts: %q", got)
+	}
+	if _, err := mpirunHosts([]string{"--hostfile", "gone"}, read); err == nil || !strings.Contains(err.Error(), "--hostfile gone") {
+		t.Errorf("a missing host file: %v", err)
+	}
+	// A last option without its value names nothing.
+	if got, err := mpirunHosts([]string{"--host"}, read); got != nil || err != nil {
+		t.Errorf("--host alone: %v %v", got, err)
+	}
+}
+
+// A launch placed by ckpt's host file drops the user's host arguments
+// (Open MPI refuses a --host its host file lacks); one left to mpirun
+// keeps them, and srun's arguments are never touched.
+func TestMPIRunPinnedDropsUserHosts(t *testing.T) {
+	ompi := &External{Kind: LauncherMPIRun, Flavor: OpenMPI, Args: []string{"--host", "h1:2,h2:2,h3:2", "--bind-to", "none"}}
+	if got := strings.Join(ompi.command(4, 2, nil, Place{}, "prog", nil), " "); got != "-np 4 --oversubscribe --host h1:2,h2:2,h3:2 --bind-to none prog" {
+		t.Errorf("unplaced: %s", got)
+	}
+	p, err := ompi.Placement(4, nil, nil, []string{"h1", "h1", "h3", "h3"})
+	if err != nil || !p.Pinned {
+		t.Fatalf("%+v %v", p, err)
+	}
+	defer os.Remove(p.File)
+	want := "-np 4 --oversubscribe --hostfile " + p.File + " --map-by seq --bind-to none prog"
+	if got := strings.Join(ompi.command(4, 2, nil, p, "prog", nil), " "); got != want {
+		t.Errorf("pinned:\n%s\nwant\n%s", got, want)
+	}
+	srun := &External{Kind: LauncherSrun, Args: []string{"-H", "x"}}
+	if got := strings.Join(srun.command(2, 0, nil, Place{File: "f"}, "prog", nil), " "); !strings.HasSuffix(got, " -H x prog") {
+		t.Errorf("srun: %s", got)
 	}
 }
 
@@ -226,5 +295,20 @@ func TestPartitionNodes(t *testing.T) {
 	}
 	if got := partitionNodes(lines, "c"); got != nil {
 		t.Errorf("a partition with no node: %v, want none", got)
+	}
+}
+
+// srun knows hosts by their Slurm node names always; mpirun only inside
+// an allocation, where Open MPI's host file must name the allocation's
+// nodes.
+func TestExternalSlurmNames(t *testing.T) {
+	t.Setenv("SLURM_JOB_ID", "")
+	srun, mpirun := &External{Kind: LauncherSrun}, &External{Kind: LauncherMPIRun}
+	if !srun.SlurmNames() || mpirun.SlurmNames() {
+		t.Errorf("outside an allocation: srun %v, mpirun %v; want true, false", srun.SlurmNames(), mpirun.SlurmNames())
+	}
+	t.Setenv("SLURM_JOB_ID", "7")
+	if !srun.SlurmNames() || !mpirun.SlurmNames() {
+		t.Errorf("inside an allocation: srun %v, mpirun %v; want both", srun.SlurmNames(), mpirun.SlurmNames())
 	}
 }

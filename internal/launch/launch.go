@@ -781,11 +781,12 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 	for r := range a.procHosts {
 		if v, ok := coord.Value(jobenv.KeyProc(r)); ok {
 			if p, err := jobenv.DecodeProc(v); err == nil {
-				// Slurm's node name is what srun's --exclude takes; any
-				// other launcher (mpirun inside an allocation too) knows
-				// hosts by their host names.
+				// Slurm's node name is what srun's --exclude takes, and
+				// what mpirun inside an allocation knows its hosts by
+				// (its host file may name only the allocation's nodes);
+				// any other launcher knows hosts by their host names.
 				a.procHosts[r] = p.Host
-				if cfg.Launcher.Name() == LauncherSrun {
+				if e, ok := cfg.Launcher.(*External); ok && e.SlurmNames() {
 					a.procHosts[r] = p.Where()
 				}
 			}

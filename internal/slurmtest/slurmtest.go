@@ -97,6 +97,10 @@ func Config(dir, host string, ctld int, nodes []int, cpus int) string {
 	p("AuthInfo=socket=%s", filepath.Join(dir, "munge.sock"))
 	p("StateSaveLocation=%s", filepath.Join(dir, "state"))
 	p("SlurmdSpoolDir=%s", filepath.Join(dir, "spool", "%n"))
+	// Each node's temporary directory of its own: Slurm's PMIx plugin
+	// (srun --mpi=pmix) makes a step's directory there, named by job and
+	// step only, which the nodes sharing one machine would each make.
+	p("TmpFS=%s", filepath.Join(dir, "tmp", "%n"))
 	p("SlurmctldPidFile=%s", filepath.Join(dir, "slurmctld.pid"))
 	p("SlurmdPidFile=%s", filepath.Join(dir, "slurmd-%n.pid"))
 	p("SlurmctldLogFile=%s", filepath.Join(dir, "slurmctld.log"))
@@ -224,6 +228,9 @@ func (c *Cluster) start(o Options) error {
 	}
 	for i := range o.Nodes {
 		c.Names = append(c.Names, NodeName(i))
+		if err := os.MkdirAll(filepath.Join(c.Dir, "tmp", NodeName(i)), 0o700); err != nil {
+			return err
+		}
 	}
 	sock := filepath.Join(c.Dir, "munge.sock")
 	// --force: munged would refuse a socket directory that is not

@@ -17,7 +17,7 @@ func TestConfig(t *testing.T) {
 	conf := Config("/d", "vm", 7000, []int{7001, 7002}, 4)
 	for _, want := range []string{
 		"SlurmctldHost=vm(127.0.0.1)\n", "SlurmctldPort=7000\n", "AuthInfo=socket=/d/munge.sock\n",
-		"StateSaveLocation=/d/state\n", "SlurmdSpoolDir=/d/spool/%n\n", "ProctrackType=proctrack/linuxproc\n",
+		"StateSaveLocation=/d/state\n", "SlurmdSpoolDir=/d/spool/%n\n", "TmpFS=/d/tmp/%n\n", "ProctrackType=proctrack/linuxproc\n",
 		"TaskPlugin=task/none\n", "AccountingStorageType=accounting_storage/none\n",
 		"NodeName=n1 NodeHostname=vm NodeAddr=127.0.0.1 Port=7001 CPUs=4 ",
 		"NodeName=n2 NodeHostname=vm NodeAddr=127.0.0.1 Port=7002 CPUs=4 ",
