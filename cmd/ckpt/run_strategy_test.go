@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/internal/capitest/mpitest"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/policy"
 )
@@ -282,24 +282,51 @@ func processes(t *testing.T, dir string) (per map[int]int, alone map[int]int) {
 	return per, alone
 }
 
+// torusCLI runs the torus as `ckpt run --strategy uncoordinated --json`
+// with flags, the ranks given app's arguments; it returns the JSON, the
+// progress (stderr) and the directory of the ranks' processes.
+func torusCLI(t *testing.T, flags []string, app ...string) (map[string]any, string, string) {
+	t.Helper()
+	t.Setenv(asTorus, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := t.TempDir()
+	args := append([]string{"run", "-n", strconv.Itoa(torusW * torusH), "--nodes", strconv.Itoa(torusW * torusH),
+		"--strategy", "uncoordinated", "--interval", "5steps", "--retries", "4",
+		"--cache-root", filepath.Join(t.TempDir(), "caches"), "--json"}, flags...)
+	args = append(append(args, "--", exe, "--starts", starts), app...)
+	code, stdout, stderr := runCLI(t, args...)
+	if code != exitOK {
+		t.Fatalf("ckpt %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
+	}
+	obj := decodeOne(t, stdout)
+	if want := torusReference(); obj["result"] != want {
+		t.Fatalf("result %v, want the failure-free (sequential) %q\n%s", obj["result"], want, stderr)
+	}
+	if obj["strategy"] != "uncoordinated" {
+		t.Errorf("strategy %v, want uncoordinated", obj["strategy"])
+	}
+	return obj, stderr, starts
+}
+
 func TestRunUncoordinatedFailureFree(t *testing.T) {
-	spec, log, starts := torusSpec(t)
-	res := launchScripted(t, spec, log, nil, 3*time.Minute)
-	if want := torusReference(); res.Result != want {
-		t.Fatalf("result %q, want the sequential %q\n%s", res.Result, want, log)
-	}
-	if len(res.Attempts) != 1 || res.RanksRecoveredAlone != 0 || res.WholeJobRestarts != 0 {
-		t.Errorf("%d attempts, %d recovered alone, %d whole-job restarts; want 1, 0, 0\n%s", len(res.Attempts), res.RanksRecoveredAlone, res.WholeJobRestarts, log)
-	}
-	per, _ := processes(t, starts)
-	for r := range spec.ranks {
-		if per[r] != 1 {
-			t.Errorf("rank %d ran in %d processes, want 1", r, per[r])
+	obj, stderr, starts := torusCLI(t, nil)
+	for k, want := range map[string]float64{"attempts": 1, "ranks_recovered_alone": 0, "whole_job_restarts": 0, "log_replay_seconds": 0} {
+		if got := getNum(t, obj, k); got != want {
+			t.Errorf("%s = %v, want %v\n%s", k, got, want, stderr)
 		}
 	}
 	// Every rank received and logged: the logging took some time.
-	if res.MsgLog.Protect <= 0 || res.MsgLog.Replay != 0 {
-		t.Errorf("logging %v, replay %v; want some logging and no replay", res.MsgLog.Protect, res.MsgLog.Replay)
+	if getNum(t, obj, "log_protect_seconds") <= 0 {
+		t.Errorf("log_protect_seconds %v, want some logging", obj["log_protect_seconds"])
+	}
+	per, _ := processes(t, starts)
+	for r := range torusW * torusH {
+		if per[r] != 1 {
+			t.Errorf("rank %d ran in %d processes, want 1", r, per[r])
+		}
 	}
 }
 
@@ -309,22 +336,20 @@ func TestRunUncoordinatedFailureFree(t *testing.T) {
 // bit.
 func TestRunUncoordinatedRankKilledRecoversAlone(t *testing.T) {
 	const victim = 4
-	spec, log, starts := torusSpec(t, "--kill-rank", strconv.Itoa(victim), "--kill-step", "13")
-	res := launchScripted(t, spec, log, nil, 3*time.Minute)
-	if want := torusReference(); res.Result != want {
-		t.Fatalf("result %q, want the failure-free %q\n%s", res.Result, want, log)
+	obj, stderr, starts := torusCLI(t, nil, "--kill-rank", strconv.Itoa(victim), "--kill-step", "13")
+	for k, want := range map[string]float64{"attempts": 1, "ranks_recovered_alone": 1, "whole_job_restarts": 0} {
+		if got := getNum(t, obj, k); got != want {
+			t.Errorf("%s = %v, want %v\n%s", k, got, want, stderr)
+		}
 	}
-	if len(res.Attempts) != 1 || res.RanksRecoveredAlone != 1 || res.WholeJobRestarts != 0 {
-		t.Fatalf("%d attempts, %d recovered alone, %d whole-job restarts; want 1, 1, 0\n%s", len(res.Attempts), res.RanksRecoveredAlone, res.WholeJobRestarts, log)
+	if getNum(t, obj, "log_replay_seconds") <= 0 {
+		t.Errorf("log_replay_seconds %v: the victim replayed nothing", obj["log_replay_seconds"])
 	}
-	if got := res.Attempts[0].RecoveredAlone; !slices.Equal(got, []int{victim}) {
-		t.Errorf("recovered alone %v, want [%d]", got, victim)
-	}
-	if !strings.Contains(log.String(), fmt.Sprintf("rank %d restarted alone (rank %d (node node%[1]d) killed by signal", victim, victim)) {
-		t.Errorf("no progress line says rank %d restarted alone:\n%s", victim, log)
+	if !strings.Contains(stderr, fmt.Sprintf("rank %d restarted alone (rank %d (node node%[1]d) killed by signal", victim, victim)) {
+		t.Errorf("no progress line says rank %d restarted alone:\n%s", victim, stderr)
 	}
 	per, alone := processes(t, starts)
-	for r := range spec.ranks {
+	for r := range torusW * torusH {
 		want, wantAlone := 1, 0
 		if r == victim {
 			want, wantAlone = 2, 1
@@ -333,8 +358,18 @@ func TestRunUncoordinatedRankKilledRecoversAlone(t *testing.T) {
 			t.Errorf("rank %d ran in %d processes (%d restarted alone), want %d (%d)", r, per[r], alone[r], want, wantAlone)
 		}
 	}
-	if res.MsgLog.Replay <= 0 {
-		t.Errorf("log replay %v: the victim replayed nothing", res.MsgLog.Replay)
+}
+
+// Under mpirun the strategy runs, with a warning that a failure
+// relaunches the whole job there.
+func TestRunUncoordinatedUnderMPIRunWarns(t *testing.T) {
+	mpitest.RequireTools(t, "mpirun")
+	obj, stderr, _ := torusCLI(t, []string{"--launcher", "mpirun"})
+	if !strings.Contains(stderr, "warning: --strategy uncoordinated under --launcher mpirun") {
+		t.Errorf("no warning:\n%s", stderr)
+	}
+	if getNum(t, obj, "attempts") != 1 || obj["launcher"] != "mpirun" {
+		t.Errorf("attempts %v, launcher %v", obj["attempts"], obj["launcher"])
 	}
 }
 

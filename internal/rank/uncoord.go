@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ckpt/ckpt/internal/engine"
@@ -58,6 +59,9 @@ func decodeMember(rank int, b []byte) (member, error) {
 
 // uncoordinated is a rank's state under the strategy.
 type uncoordinated struct {
+	// mu guards the driver's start, which Send and Recv, concurrent,
+	// may both attempt (a rank restarted alone that did not call Restart).
+	mu      sync.Mutex
 	self    member
 	members []member // every rank's, once learnt
 	drv     *uncoord.Rank
@@ -191,9 +195,14 @@ func (r *Runtime) driver(ctx context.Context) (*uncoord.Rank, error) {
 	if r.u == nil {
 		return nil, errors.New("ckpt: the uncoordinated strategy was not started (StartStrategy)")
 	}
+	r.u.mu.Lock()
+	defer r.u.mu.Unlock()
 	if r.u.drv == nil {
 		if _, err := r.restartAlone(ctx); err != nil && !errors.Is(err, engine.ErrNoCheckpoint) {
 			return nil, err
+		}
+		if r.u.drv == nil {
+			return nil, errors.New("ckpt: the rank's message-logging driver did not start")
 		}
 	}
 	return r.u.drv, nil
@@ -246,6 +255,8 @@ func (r *Runtime) RestartAlone(ctx context.Context) ([]byte, error) {
 	if r.u == nil {
 		return nil, errors.New("ckpt: the uncoordinated strategy was not started (StartStrategy)")
 	}
+	r.u.mu.Lock()
+	defer r.u.mu.Unlock()
 	return r.restartAlone(ctx)
 }
 
