@@ -438,7 +438,7 @@ again, in the next allocation, to resume (docs/RUNTIME.md, "Time limits").
 eq. 11 from the rank's own measured costs), with no barrier and no vote;
 every message a rank receives is logged by it at its protector (the next
 rank on another node) before the application sees it. A rank killed while
-the job runs is restarted alone, on its node, with CKPT_RECOVER_ALONE=1:
+the job runs is restarted alone, on its node, with CKPT_RECOVER_ALONE set to 1:
 it reloads its own checkpoint, replays its log and rejoins while the
 other ranks go on. When its checkpoint or log cannot serve (damaged,
 lost) it exits with status 66 and the whole job is relaunched, every rank

@@ -75,7 +75,7 @@ func TestConfigureDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Rank: 0, Size: 1, Policy: policy.Policy{Kind: policy.None},
-		Flush: flush.Config{Every: policy.FlushEvery{K: 1}, Busy: flush.Skip}}
+		Flush: flush.Config{Every: policy.FlushEvery{K: 1}, Busy: flush.Skip}, Strategy: jobenv.StrategyCoordinated}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("configured %+v\nwant %+v", c, want)
 	}
