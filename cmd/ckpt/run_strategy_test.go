@@ -18,6 +18,7 @@ import (
 	"github.com/ckpt/ckpt"
 	"github.com/ckpt/ckpt/internal/capitest/mpitest"
 	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
 )
 
@@ -429,6 +430,31 @@ func TestRunStrategyFlags(t *testing.T) {
 		args := append(append([]string{"run", "-n", "2", "--cache-root", filepath.Join(t.TempDir(), "c")}, c.args...), "--", "/bin/true")
 		if code := run(args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("ckpt %s: exit %d, stderr %q; want %d naming %s", strings.Join(args, " "), code, errb.String(), exitUsage, c.want)
+		}
+	}
+}
+
+// ckpt run's summary of an uncoordinated job: its counts and the logging
+// times, as text and as --json's keys (the sums over ranks and launches).
+func TestPrintRunUncoordinated(t *testing.T) {
+	r := runResult{Strategy: jobenv.StrategyUncoordinated, Outcome: launch.Outcome{Restarts: map[string]int{},
+		Report: launch.Report{Attempts: []launch.Attempt{{}, {}}, Result: "ok", RanksRecoveredAlone: 2, WholeJobRestarts: 1,
+			MsgLog: jobenv.MsgLogStats{Protect: 1500 * time.Millisecond, Replay: 250 * time.Millisecond}}}}
+	var text bytes.Buffer
+	if err := printRun(&text, r, predict(0, 0, 0, r), false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "uncoordinated: 2 ranks recovered alone, 1 whole-job restarts") {
+		t.Errorf("summary:\n%s", text.String())
+	}
+	var js bytes.Buffer
+	if err := printRun(&js, r, predict(0, 0, 0, r), true); err != nil {
+		t.Fatal(err)
+	}
+	obj := decodeOne(t, js.String())
+	for k, want := range map[string]float64{"ranks_recovered_alone": 2, "whole_job_restarts": 1, "log_protect_seconds": 1.5, "log_replay_seconds": 0.25} {
+		if got := getNum(t, obj, k); got != want {
+			t.Errorf("%s = %v, want %v", k, got, want)
 		}
 	}
 }
