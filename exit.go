@@ -33,7 +33,7 @@ const (
 // job failed elsewhere, jobenv.ExitCannotServe when a rank restarted alone
 // under uncoordinated checkpointing cannot recover from its own checkpoint
 // and message log (uncoord.ErrCannotServe: the launcher relaunches the
-// whole job; the strategy is not offered by 'ckpt run' yet), else 1. Under 'ckpt run' it lets the launcher give
+// whole job; 'ckpt run --strategy uncoordinated'), else 1. Under 'ckpt run' it lets the launcher give
 // up at once on what a relaunch cannot fix, and name the rank that failed
 // first rather than the others that only saw the job fail.
 func ExitStatus(err error) int {

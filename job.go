@@ -3,11 +3,13 @@ package ckpt
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
 	"github.com/ckpt/ckpt/internal/engine"
 	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/rank"
 )
 
@@ -77,6 +79,23 @@ type JobOptions struct {
 	// it) or FlushWait (each node waits for its previous one). Default
 	// CKPT_FLUSH_BUSY.
 	FlushBusy string
+	// Strategy is how the ranks checkpoint: "coordinated" (the default:
+	// every rank at the same step, the messages in flight drained, and a
+	// failure relaunches the whole job) or "uncoordinated" (each rank
+	// alone, on its own schedule; every message is logged by its receiver
+	// at its protector before the application sees it, and a failed rank
+	// recovers alone while the others go on: docs/MESSAGE-LOGGING.md).
+	// Default CKPT_STRATEGY (ckpt run --strategy).
+	//
+	// Under "uncoordinated": Send and Recv go through the message log;
+	// Checkpoint is local to the rank (Path is not offered: write files
+	// with Create); NeedCheckpoint decides per rank, without a round
+	// (Fialho et al. 2011 eq. 11 for "auto"), and never halts; Restart
+	// loads the rank's own checkpoint in a process the launcher restarted
+	// alone, and starts from the beginning in a new launch (a whole-job
+	// relaunch starts every rank from the beginning, with fresh logs);
+	// Barrier and AllGather, collectives, fail after a lone recovery.
+	Strategy string
 }
 
 // Join joins this process to its job: it connects to the coordinator named
@@ -88,7 +107,7 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 	so := opts.Store
 	cfg, err := rank.Configure(rank.Options{Set: jobenv.Env{Rank: so.Rank, Size: so.Size, Node: so.Node,
 		Coord: opts.Coord, Token: opts.Token, Incarnation: opts.Incarnation, Advertise: opts.Advertise,
-		Stage: jobenv.ParseStage(opts.Staging), FlushBusy: opts.FlushBusy},
+		Stage: jobenv.ParseStage(opts.Staging), FlushBusy: opts.FlushBusy, Strategy: opts.Strategy},
 		Interval: opts.Interval, FlushEvery: opts.FlushEvery, FlushAuto: opts.FlushAuto}, os.LookupEnv)
 	if err != nil {
 		return nil, configError(err)
@@ -109,6 +128,11 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 		return nil, err
 	}
 	r.Attach(s.eng)
+	if err := r.StartStrategy(ctx); err != nil {
+		r.Close()
+		s.Close()
+		return nil, err
+	}
 	return &Job{r: r, store: s}, nil
 }
 
@@ -176,13 +200,34 @@ func (j *Job) Halting() bool { return j.r.Halting() }
 // flight between ranks are captured with it (and delivered again after a
 // restart); save writes the rank's files.
 func (j *Job) Checkpoint(ctx context.Context, name string, save func(c *Checkpoint) error) error {
-	return engineError(j.r.Checkpoint(ctx, name, func(c *engine.Checkpoint) error { return save(&Checkpoint{c}) }))
+	if j.r.Uncoordinated() {
+		if err := manifest.ValidName(name); err != nil {
+			return fmt.Errorf("ckpt: checkpoint %q: %w", name, err)
+		}
+		return j.r.CheckpointAlone(ctx, func() ([]byte, error) {
+			oc := &ownCheckpoint{name: name}
+			if err := save(&Checkpoint{own: oc}); err != nil {
+				return nil, fmt.Errorf("ckpt: checkpoint %q: %w", name, err)
+			}
+			return oc.encode()
+		})
+	}
+	return engineError(j.r.Checkpoint(ctx, name, func(c *engine.Checkpoint) error { return save(&Checkpoint{c: c}) }))
 }
 
 // Restart restores the newest checkpoint the job can recover (see
 // Store.Restart) and delivers again the messages that were in flight when
 // it was taken. It returns ErrNoCheckpoint on a fresh start.
-func (j *Job) Restart(ctx context.Context) (*Restored, error) { return restored(j.r.Restart(ctx)) }
+func (j *Job) Restart(ctx context.Context) (*Restored, error) {
+	if j.r.Uncoordinated() {
+		state, err := j.r.RestartAlone(ctx)
+		if err != nil {
+			return restored(nil, err)
+		}
+		return restoredOwn(state)
+	}
+	return restored(j.r.Restart(ctx))
+}
 
 // FlushStats reports this launch's flushes so far.
 func (j *Job) FlushStats() FlushStats { return j.r.FlushStats() }

@@ -3,7 +3,9 @@ package ckpt
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 
 	"github.com/ckpt/ckpt/internal/engine"
 )
@@ -18,9 +20,10 @@ const (
 // Restored is the checkpoint Restart recovered, ready to be read.
 type Restored struct {
 	r       *engine.Restored
-	Source  string // SourceCache, SourceRebuild or SourceShared
-	Rebuilt []int  // ranks whose files were rebuilt
-	Skipped []Skip // newer candidates that could not be used, newest first
+	own     *ownRestored // under the uncoordinated strategy
+	Source  string       // SourceCache, SourceRebuild, SourceShared or SourceOwn
+	Rebuilt []int        // ranks whose files were rebuilt
+	Skipped []Skip       // newer candidates that could not be used, newest first
 }
 
 // Skip is a checkpoint Restart passed over, and why.
@@ -30,21 +33,51 @@ type Skip struct {
 	Reason string
 }
 
-func (r *Restored) Name() string { return r.r.Name() }
-func (r *Restored) ID() uint64   { return r.r.ID() }
+func (r *Restored) Name() string {
+	if r.own != nil {
+		return r.own.name
+	}
+	return r.r.Name()
+}
+
+// ID is the checkpoint's number in the job (0 for a rank's own, under
+// the uncoordinated strategy).
+func (r *Restored) ID() uint64 {
+	if r.own != nil {
+		return 0
+	}
+	return r.r.ID()
+}
 
 // Files lists this rank's files in the order they were created.
-func (r *Restored) Files() []string { return r.r.Files() }
+func (r *Restored) Files() []string {
+	if r.own != nil {
+		return slices.Clone(r.own.names)
+	}
+	return r.r.Files()
+}
 
 // Open reads one of this rank's files. Its content was verified by Restart;
 // the reader fails at the end if the file changed since (checked by the
 // file's stamp where Restart hashed it, else by hashing it as it is read:
-// docs/STORE.md says what each catches).
-func (r *Restored) Open(file string) (io.ReadCloser, error) { return r.r.Open(file) }
+// docs/STORE.md says what each catches). A rank's own checkpoint (the
+// uncoordinated strategy) was verified when it was loaded and is read from
+// memory.
+func (r *Restored) Open(file string) (io.ReadCloser, error) {
+	if r.own != nil {
+		return r.own.open(file)
+	}
+	return r.r.Open(file)
+}
 
 // Path is the cache path of one of this rank's files, for applications that
 // read their files themselves.
-func (r *Restored) Path(file string) (string, error) { return r.r.Path(file) }
+func (r *Restored) Path(file string) (string, error) {
+	if r.own != nil {
+		return "", fmt.Errorf("ckpt: checkpoint %q: a file's path: %w (uncoordinated: use Open)", r.own.name, ErrStrategy)
+	}
+	return r.r.Path(file)
+}
 
 // Restart finds the newest checkpoint the job can recover and makes every
 // rank's files ready: intact in the cache, or rebuilt from the redundancy

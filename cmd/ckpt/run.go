@@ -15,6 +15,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/inject"
 	"github.com/ckpt/ckpt/internal/jobdir"
+	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/internal/report"
@@ -39,12 +40,15 @@ type runSpec struct {
 	heartbeat    time.Duration
 	joinTimeout  time.Duration // how long an attempt's ranks may take to join (0: the coordinator's default)
 	tree         bool
-	tls          bool           // mutual TLS with a key pair of the job's (launch.Job.TLS)
-	keepCache    bool           // keep the node caches after the job finished
-	verbose      bool           // also report every staging flush
-	inject       *inject.Config // nil: no failures injected
-	output       io.Writer      // the ranks' output
-	progress     io.Writer      // one line per event
+	// uncoordinated: the ranks checkpoint alone and log their messages;
+	// a failed rank recovers alone (--strategy uncoordinated).
+	uncoordinated bool
+	tls           bool           // mutual TLS with a key pair of the job's (launch.Job.TLS)
+	keepCache     bool           // keep the node caches after the job finished
+	verbose       bool           // also report every staging flush
+	inject        *inject.Config // nil: no failures injected
+	output        io.Writer      // the ranks' output
+	progress      io.Writer      // one line per event
 
 	// Non-blocking flushing (paper 001): staging servers pull every
 	// flushEvery-th checkpoint while the job computes.
@@ -80,6 +84,7 @@ type runResult struct {
 	launch.Outcome
 	Err      string
 	Launcher string // local, mpirun or srun
+	Strategy string // coordinated or uncoordinated
 }
 
 func (s runSpec) haltFile() string { return s.dir().File(jobdir.HaltFile) }
@@ -89,7 +94,7 @@ func (s runSpec) launchJob() launch.Job {
 	return launch.Job{Ranks: s.ranks, Nodes: s.nodes, Program: s.program, Args: s.args,
 		Redundancy: s.redundancy, Shared: s.shared, FlushEvery: s.flushEvery, Interval: s.interval,
 		Durability: s.durability, Compress: s.compress, Retries: s.retries, Heartbeat: s.heartbeat, JoinTimeout: s.joinTimeout,
-		Tree: s.tree, TLS: s.tls, Inject: s.inject, StagingServers: s.stagingServers, StageArgs: s.stageArgs,
+		Tree: s.tree, Uncoordinated: s.uncoordinated, TLS: s.tls, Inject: s.inject, StagingServers: s.stagingServers, StageArgs: s.stageArgs,
 		FlushBusy: s.flushBusy, SharedBandwidth: s.sharedBandwidth, Spares: s.spares, ReadmitAfter: s.readmitAfter}
 }
 
@@ -110,7 +115,11 @@ func (s runSpec) config() (launch.Config, *launch.Coordinators, error) {
 		defer mu.Unlock()
 		line := describe(e)
 		if e.Kind == "restored" && e.Source == "none" && e.Incarnation > 0 {
-			line += scratchWhy(seen)
+			if s.uncoordinated {
+				line += ": a whole-job relaunch starts every rank from the beginning (uncoordinated)"
+			} else {
+				line += scratchWhy(seen)
+			}
 		}
 		seen = seen || e.Kind == "checkpoint" || (e.Kind == "restored" && e.Source != "none")
 		fmt.Fprintf(s.progress, "  %6.2fs  %s\n", e.At.Seconds(), line)
@@ -151,7 +160,10 @@ func (s runSpec) launch(ctx context.Context, cfg launch.Config, coords *launch.C
 	out, err := launch.Session{Job: s.launchJob(), Lock: s.lock, Config: cfg, Coords: coords,
 		Interval: s.interval.String(), Redundancy: redundancy, StartStaging: s.startStaging,
 		StageToken: s.stageToken, OnStaging: s.onStaging, KeepCache: s.keepCache}.Run(ctx)
-	res := runResult{Outcome: out, Launcher: s.launcherName()}
+	res := runResult{Outcome: out, Launcher: s.launcherName(), Strategy: jobenv.StrategyCoordinated}
+	if s.uncoordinated {
+		res.Strategy = jobenv.StrategyUncoordinated
+	}
 	if err != nil {
 		res.Err = oneLine(err.Error())
 	}
@@ -252,6 +264,10 @@ func describe(e launch.Event) string {
 		return "checkpoint " + e.Checkpoint + " committed"
 	case "finish":
 		return "finished"
+	case "recover":
+		return fmt.Sprintf("rank %s restarted alone (%s); the other ranks go on", joinInts(e.Ranks), e.Reason)
+	case "fallback":
+		return "a failure relaunches the whole job: " + e.Reason
 	}
 	return e.Kind
 }
@@ -417,6 +433,23 @@ squeue), makes the job checkpoint and halt --halt-before the end (SCR's
 SCR_HALT_SECONDS); ckpt run then exits with status 3: run the same command
 again, in the next allocation, to resume (docs/RUNTIME.md, "Time limits").
 
+--strategy uncoordinated checkpoints each rank alone, on its own schedule
+(--interval: Nsteps and durations per rank; auto is Fialho et al. 2011's
+eq. 11 from the rank's own measured costs), with no barrier and no vote;
+every message a rank receives is logged by it at its protector (the next
+rank on another node) before the application sees it. A rank killed while
+the job runs is restarted alone, on its node, with CKPT_RECOVER_ALONE set to 1:
+it reloads its own checkpoint, replays its log and rejoins while the
+other ranks go on. When its checkpoint or log cannot serve (damaged,
+lost) it exits with status 66 and the whole job is relaunched, every rank
+from the beginning with fresh logs. --json reports ranks_recovered_alone,
+whole_job_restarts, and log_protect_seconds and log_replay_seconds, summed
+over the ranks and launches. Not with --tree, --transparent, --shared,
+--staging-servers or --inject-kind hang; under --launcher mpirun or srun
+every failure relaunches the whole job (a warning says so). The rank API's
+collectives (Barrier, AllGather) and 'ckpt halt' are not offered under it
+(docs/MESSAGE-LOGGING.md).
+
 --transparent runs an unmodified PROGRAM (any program: no ckpt API): each
 rank's process tree is checkpointed with CRIU 4.1 or newer (CKPT_CRIU, else
 criu in PATH; as root) into the same caches, with the same redundancy,
@@ -473,7 +506,8 @@ checkpointed cleanly.
   ckpt run --launcher mpirun --launcher-args '--bind-to none' -n 4 --nodes 2 -- ckpt example himeno
   ckpt run -n 8 --nodes 4 --shared /lustre/job --staging-servers 2 --flush-every auto:1h \
       -- ckpt example himeno
-  ckpt run --transparent -n 4 --nodes 4 --interval 2s -- ./stencil`
+  ckpt run --transparent -n 4 --nodes 4 --interval 2s -- ./stencil
+  ckpt run --strategy uncoordinated -n 6 --nodes 6 --interval 10steps -- ./torus`
 
 func newRunCmd() *cobra.Command {
 	c := command("run -n N [flags] -- PROGRAM [ARGS...]", "Run a job of N ranks on simulated nodes, relaunching it from checkpoints after failures",
@@ -489,6 +523,7 @@ func newRunCmd() *cobra.Command {
 	f.timeLimit = durationFlag(fs, "time-limit", "the job must be over this long after its start: it checkpoints and halts --halt-before the end, exit status 3 (default: the Slurm allocation's end, SLURM_JOB_END_TIME or squeue, if any)")
 	f.haltBefore = durationFlag(fs, "halt-before", "how long before the time limit the job is asked to checkpoint and halt (default 60s, or a quarter of the time left if shorter; SCR's SCR_HALT_SECONDS)")
 	f.transparent = fs.Bool("transparent", false, "PROGRAM is unmodified (any program, no ckpt API): ckpt checkpoints each rank's process tree with CRIU (docs/TRANSPARENT.md)")
+	f.strategy = fs.String("strategy", jobenv.StrategyCoordinated, "how the ranks checkpoint: coordinated (all at one step; a failure relaunches the whole job) or uncoordinated (each alone, messages logged by their receiver at a protector; a failed rank recovers alone while the others go on)")
 	c.RunE = f.run
 	return c
 }
@@ -506,6 +541,7 @@ type runCmdFlags struct {
 	// The job's time limit and how long before it the job halts.
 	timeLimit, haltBefore *quantity
 	transparent           *bool // ranks are unmodified programs, checkpointed with CRIU
+	strategy              *string
 }
 
 // run checks the flags (a bad one is a usage error) and runs the job.
@@ -513,12 +549,25 @@ func (f *runCmdFlags) run(c *cobra.Command, args []string) error {
 	if !f.changed("ranks") {
 		return usagef("-n: how many ranks? (see 'ckpt run --help')")
 	}
+	uncoordinated, err := strategyFlag(*f.strategy)
+	if err != nil {
+		return err
+	}
 	if *f.transparent {
+		if uncoordinated {
+			return usagef("--strategy %s: not with --transparent (CRIU checkpoints every rank's process together)", jobenv.StrategyUncoordinated)
+		}
 		return f.runTransparent(c, args)
 	}
 	spec, err := f.spec(*f.ranks, args[0], args[1:])
 	if err != nil {
 		return err
+	}
+	if uncoordinated {
+		if err := spec.checkUncoordinated(); err != nil {
+			return err
+		}
+		spec.uncoordinated = true
 	}
 	halt, grace, err := signalFlags(*f.signal, f.haltTimeout)
 	if err != nil {
@@ -526,6 +575,10 @@ func (f *runCmdFlags) run(c *cobra.Command, args []string) error {
 	}
 	if spec.launcher, err = runLauncher(*f.launcher, *f.launcherArgs, spec.tree); err != nil {
 		return err
+	}
+	if spec.uncoordinated && spec.launcherName() != launch.LauncherLocal {
+		fmt.Fprintf(c.ErrOrStderr(), "ckpt run: warning: --strategy %s under --launcher %s: %s starts every rank in one run, so a failure relaunches the whole job (only --launcher local restarts one rank alone)\n",
+			jobenv.StrategyUncoordinated, spec.launcherName(), spec.launcherName())
 	}
 	if spec.timeLimit, err = runTimeLimit(f.timeLimit, f.haltBefore, time.Now(), os.LookupEnv, squeueEnd); err != nil {
 		return err
@@ -610,6 +663,11 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 			{"failures_expected", num(pred.applied.Expected)},
 			{"model_efficiency_applied", num(pred.appliedEfficiency)},
 			{"flush", flushJSON(r)},
+			{"strategy", nullIfEmpty(r.Strategy)},
+			{"ranks_recovered_alone", r.RanksRecoveredAlone},
+			{"whole_job_restarts", r.WholeJobRestarts},
+			{"log_protect_seconds", num(r.MsgLog.Protect.Seconds())},
+			{"log_replay_seconds", num(r.MsgLog.Replay.Seconds())},
 			{"error", nullIfEmpty(r.Err)},
 		})
 	}
@@ -622,6 +680,10 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 	t.row("restarts", fmt.Sprintf("cache %d, rebuild %d, shared %d, scratch %d",
 		r.Restarts["cache"], r.Restarts["rebuild"], r.Restarts["shared"], r.Restarts["none"]))
 	t.row("failures", r.Account.String())
+	if r.Strategy == jobenv.StrategyUncoordinated {
+		t.row("strategy", fmt.Sprintf("uncoordinated: %d ranks recovered alone, %d whole-job restarts", r.RanksRecoveredAlone, r.WholeJobRestarts))
+		t.row("", fmt.Sprintf("message logging %s, log replay %s (summed over the ranks and launches)", sec(r.MsgLog.Protect.Seconds()), sec(r.MsgLog.Replay.Seconds())))
+	}
 	if len(r.Excluded) > 0 {
 		t.row("excluded", excludedText(r.Excluded))
 	}

@@ -26,6 +26,9 @@ import (
 const asCkpt = "CKPT_TEST_AS_CKPT"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(asTorus) == "1" {
+		os.Exit(torusMain(os.Args[1:]))
+	}
 	if os.Getenv(asCkpt) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}

@@ -42,6 +42,18 @@ const (
 	VarTLSCA           = "CKPT_TLS_CA"           // the job's CA certificate (ckpt run --tls)
 	VarTLSCert         = "CKPT_TLS_CERT"         // the job's certificate
 	VarTLSKey          = "CKPT_TLS_KEY"          // its private key
+	VarStrategy        = "CKPT_STRATEGY"         // coordinated or uncoordinated
+)
+
+// Checkpointing strategies (VarStrategy).
+const (
+	// StrategyCoordinated: every rank checkpoints at the same step, the
+	// messages in flight drained, and a failure relaunches the whole job.
+	StrategyCoordinated = "coordinated"
+	// StrategyUncoordinated: every rank checkpoints on its own and logs
+	// what it receives at its protector; a failed rank recovers alone
+	// (docs/MESSAGE-LOGGING.md).
+	StrategyUncoordinated = "uncoordinated"
 )
 
 // Variables ckpt reads that are not part of what a launcher passes a rank.
@@ -110,7 +122,8 @@ var Vars = []Var{
 	{VarTLSCA, "the job's own CA certificate (PEM): the job's traffic is mutual TLS, and only a peer with a certificate it signed takes part", "ckpt run --tls (made at launch, in the job's directory, mode 0600)", "no TLS (plain TCP, token only)", true},
 	{VarTLSCert, "the job's certificate (PEM), which every process of the job presents; with " + VarTLSCA + " and " + VarTLSKey, "ckpt run --tls", "no TLS", true},
 	{VarTLSKey, "the private key of " + VarTLSCert + " (PEM), readable by the job's user only", "ckpt run --tls", "no TLS", true},
-	{VarRecoverAlone, "1: this process restarts a rank lost while its job runs, alone (uncoordinated strategy): it is to recover from its own checkpoint and message log while the other ranks go on. The launcher's side is built, the rank runtime's not yet, and ckpt run does not offer the strategy yet (docs/MESSAGE-LOGGING.md)", "the local launcher under the uncoordinated strategy, on the rank's next process only", "a rank of a new launch", false},
+	{VarStrategy, "the checkpointing strategy: coordinated (every rank at the same step, a failure relaunches the whole job) or uncoordinated (each rank on its own, messages logged by their receiver at its protector, a failed rank recovers alone: docs/MESSAGE-LOGGING.md)", "ckpt run --strategy", "coordinated", true},
+	{VarRecoverAlone, "1: this process restarts a rank lost while its job runs, alone (uncoordinated strategy): it recovers from its own checkpoint and message log while the other ranks go on, and exits with status 66 when they cannot serve (the launcher then relaunches the whole job)", "the local launcher under the uncoordinated strategy, on the rank's next process only", "a rank of a new launch", false},
 	{VarDebug, "any value: ranks log their staging client's steps to standard error", "the user", "no log", false},
 	{VarS3Endpoint, "the S3 endpoint of s3:// locations", "the user", "AWS_ENDPOINT_URL_S3, else AWS's", false},
 	{VarMinio, "the minio server binary the S3 tests run", "the user, CI", "minio on PATH", false},
@@ -157,6 +170,8 @@ type Env struct {
 	Advertise       string
 	// TLS names the job's TLS files: all three or none (no TLS).
 	TLS jobtls.Files
+	// Strategy is StrategyCoordinated, StrategyUncoordinated or "".
+	Strategy string
 }
 
 // Flush busy policies (VarFlushBusy): the flush scheduler's.
@@ -224,6 +239,7 @@ func (e Env) Encode() []string {
 	str(VarTLSCA, e.TLS.CA)
 	str(VarTLSCert, e.TLS.Cert)
 	str(VarTLSKey, e.TLS.Key)
+	str(VarStrategy, e.Strategy)
 	return out
 }
 
@@ -356,6 +372,12 @@ func Lookup(lookup func(string) (string, bool)) (Env, error) {
 			return bad(VarFlushPrior, v, err.Error())
 		}
 		e.FlushPrior = f
+	}
+	switch v := get(VarStrategy); v {
+	case "", StrategyCoordinated, StrategyUncoordinated:
+		e.Strategy = v
+	default:
+		return bad(VarStrategy, v, "want "+StrategyCoordinated+" or "+StrategyUncoordinated)
 	}
 	if v := get(VarStage); v != "" {
 		e.Stage = ParseStage(v)

@@ -42,7 +42,8 @@ func full(t *testing.T) Env {
 		Interval: &p, FlushEvery: &f, FlushBusy: FlushWait,
 		FlushPrior: FlushStats{Mode: "blocking", K: 3, Due: 2, Started: 2, Seconds: 0.25, LastFailure: "a, b", IdleSteps: 7},
 		Stage:      []string{"127.0.0.1:1", "127.0.0.1:2"}, StageToken: "st", Advertise: "host-a",
-		TLS: jobtls.Files{CA: "/job/tls-ca.pem", Cert: "/job/tls-cert.pem", Key: "/job/tls-key.pem"}}
+		TLS:      jobtls.Files{CA: "/job/tls-ca.pem", Cert: "/job/tls-cert.pem", Key: "/job/tls-key.pem"},
+		Strategy: StrategyUncoordinated}
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -108,6 +109,7 @@ func TestMalformed(t *testing.T) {
 		{VarTLSCert, "", VarTLSCA, "/ca.pem", VarTLSKey, "/key.pem"}, // all three or none
 		{VarTLSKey, "", VarTLSCA, "/ca.pem", VarTLSCert, "/cert.pem"},
 		{VarTLSCA, "", VarTLSCert, "/cert.pem", VarTLSKey, "/key.pem"},
+		{VarStrategy, "optimistic"},
 	} {
 		var environ []string
 		for i := 0; i < len(c); i += 2 {
@@ -382,5 +384,24 @@ func TestEndTime(t *testing.T) {
 	}
 	if _, err := ParseSqueueEnd("tomorrow", loc); err == nil {
 		t.Errorf("a bad end: no error")
+	}
+}
+
+func TestMsgLogStats(t *testing.T) {
+	s := MsgLogStats{Protect: 1500 * time.Millisecond, Replay: 7}
+	got, err := DecodeMsgLogStats(s.Encode())
+	if err != nil || got != s {
+		t.Fatalf("round trip of %+v: %+v, %v", s, got, err)
+	}
+	if sum := s.Add(MsgLogStats{Protect: 1, Replay: 2}); sum != (MsgLogStats{Protect: 1500*time.Millisecond + 1, Replay: 9}) {
+		t.Errorf("Add = %+v", sum)
+	}
+	for _, bad := range []string{"", "1", "1 2 3", "x 1", "1 -2"} {
+		if _, err := DecodeMsgLogStats([]byte(bad)); err == nil {
+			t.Errorf("DecodeMsgLogStats(%q) accepted it", bad)
+		}
+	}
+	if KeyMsgLog(3) != "ckpt/msglog/3" {
+		t.Errorf("KeyMsgLog(3) = %s", KeyMsgLog(3))
 	}
 }

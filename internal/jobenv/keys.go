@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ckpt/ckpt/flushstats"
 )
@@ -19,6 +20,43 @@ const (
 	// (FlushStats), after each one that fell due.
 	KeyFlush = "ckpt/flush"
 )
+
+// KeyMsgLog is where every rank publishes, under the uncoordinated
+// strategy, what its message logging cost (MsgLogStats): at each of its
+// checkpoints and when it finishes, its earlier processes' in the launch
+// included (a rank restarted alone adds its predecessor's last).
+func KeyMsgLog(rank int) string { return "ckpt/msglog/" + strconv.Itoa(rank) }
+
+// MsgLogStats is the payload of KeyMsgLog: one rank's time spent waiting
+// for its received messages to be logged at its protector (Δ_lp, Fialho
+// et al. 2011 §3.2) and replaying its log after a lone recovery (Δ_lr).
+type MsgLogStats struct {
+	Protect, Replay time.Duration
+}
+
+// Add sums two ranks' (or processes') statistics.
+func (s MsgLogStats) Add(o MsgLogStats) MsgLogStats {
+	return MsgLogStats{Protect: s.Protect + o.Protect, Replay: s.Replay + o.Replay}
+}
+
+// Encode is "PROTECT REPLAY" in nanoseconds.
+func (s MsgLogStats) Encode() []byte {
+	return []byte(strconv.FormatInt(int64(s.Protect), 10) + " " + strconv.FormatInt(int64(s.Replay), 10))
+}
+
+// DecodeMsgLogStats reads Encode's form.
+func DecodeMsgLogStats(b []byte) (MsgLogStats, error) {
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return MsgLogStats{}, fmt.Errorf("message log statistics %q: want PROTECT REPLAY", b)
+	}
+	p, err1 := strconv.ParseInt(f[0], 10, 64)
+	r, err2 := strconv.ParseInt(f[1], 10, 64)
+	if err1 != nil || err2 != nil || p < 0 || r < 0 {
+		return MsgLogStats{}, fmt.Errorf("message log statistics %q: want two non-negative nanosecond counts", b)
+	}
+	return MsgLogStats{Protect: time.Duration(p), Replay: time.Duration(r)}, nil
+}
 
 // KeyProc is where every rank publishes, as it joins, the process it runs
 // in (Proc): a launcher that did not start the rank's process itself

@@ -32,7 +32,11 @@ type Job struct {
 	Heartbeat    time.Duration // a rank silent this long has failed
 	JoinTimeout  time.Duration // 0: the coordinator's default
 	Tree         bool
-	Inject       *inject.Config // nil: no failures injected
+	// Uncoordinated runs the job under the uncoordinated strategy
+	// (jobenv.StrategyUncoordinated; Config.Uncoordinated and
+	// Coordinators.Uncoordinated).
+	Uncoordinated bool
+	Inject        *inject.Config // nil: no failures injected
 	// Spares are nodes beyond Nodes for the ranks of a failed node;
 	// ReadmitAfter re-admits an excluded node after that many launches
 	// without it (0: never). See Pool.
@@ -68,13 +72,16 @@ func (j Job) Env() jobenv.Env {
 	if j.SharedBandwidth > 0 && j.Ranks > 0 {
 		e.SharedBandwidth = j.SharedBandwidth / float64(j.Ranks)
 	}
+	if j.Uncoordinated {
+		e.Strategy = jobenv.StrategyUncoordinated
+	}
 	return e
 }
 
 // Coordinators is the factory of the job's coordinators.
 func (j Job) Coordinators() *Coordinators {
 	return &Coordinators{Ranks: j.Ranks, Nodes: j.Nodes, Policy: j.Interval,
-		HeartbeatTimeout: j.Heartbeat, JoinTimeout: j.JoinTimeout, Tree: j.Tree}
+		HeartbeatTimeout: j.Heartbeat, JoinTimeout: j.JoinTimeout, Tree: j.Tree, Uncoordinated: j.Uncoordinated}
 }
 
 // Config is the launcher's configuration of the job, its caches under
@@ -84,7 +91,7 @@ func (j Job) Config(cacheRoot string) (Config, *Coordinators, error) {
 	coords := j.Coordinators()
 	cfg := Config{Ranks: j.Ranks, Nodes: j.Nodes, Program: j.Program, Args: j.Args, Job: j.Env(),
 		CacheRoot: cacheRoot, Retries: j.Retries, NewCoordinator: coords.New,
-		Spares: j.Spares, ReadmitAfter: j.ReadmitAfter, Fits: j.Fits}
+		Spares: j.Spares, ReadmitAfter: j.ReadmitAfter, Fits: j.Fits, Uncoordinated: j.Uncoordinated}
 	if j.TLS {
 		cfg.Job.TLS = jobtls.FilesIn(TLSDir(cacheRoot)) // made by Session.Run
 	}

@@ -240,6 +240,11 @@ type Attempt struct {
 	// RecoveredAlone are the ranks restarted alone in the attempt
 	// (Config.Uncoordinated), in order.
 	RecoveredAlone []int
+	// MsgLog sums what the ranks last published under jobenv.KeyMsgLog
+	// (Config.Uncoordinated): each rank's time waiting for its messages
+	// to be logged and replaying its log, its processes restarted alone
+	// included.
+	MsgLog jobenv.MsgLogStats
 }
 
 // Report is what Run did.
@@ -270,6 +275,9 @@ type Report struct {
 	// relaunches of the whole job after a failure.
 	RanksRecoveredAlone int
 	WholeJobRestarts    int
+	// MsgLog sums the attempts' (Attempt.MsgLog): over every rank and
+	// every launch.
+	MsgLog jobenv.MsgLogStats
 }
 
 // Joiner is a Coordinator that knows which ranks joined its attempt (the
@@ -394,6 +402,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		a.alone = cfg.Retries - len(rep.Attempts) - rep.RanksRecoveredAlone
 		att, err := a.run(ctx, &nextFailure, &target, &rep.Injected)
 		rep.RanksRecoveredAlone += len(att.RecoveredAlone)
+		rep.MsgLog = rep.MsgLog.Add(att.MsgLog)
 		rep.Halted = rep.Halted || a.halted
 		rep.TimeLimit = rep.TimeLimit || a.timeLimit
 		att.Nodes = distinct(a.layout)
@@ -797,6 +806,15 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 	}
 	if v, ok := coord.Value(jobenv.KeyFlush); ok {
 		att.Flush, _ = jobenv.DecodeFlushStats(v)
+	}
+	if cfg.Uncoordinated {
+		for r := range cfg.Ranks {
+			if v, ok := coord.Value(jobenv.KeyMsgLog(r)); ok {
+				if s, err := jobenv.DecodeMsgLogStats(v); err == nil {
+					att.MsgLog = att.MsgLog.Add(s)
+				}
+			}
+		}
 	}
 	if c, ok := coord.(Committer); ok {
 		att.Committed, a.newest = c.Committed()

@@ -143,6 +143,8 @@ func fakeRank(mode string) int {
 		if rank == 0 {
 			c.Publish(ctx, jobenv.KeyResult, []byte("all back"))
 		}
+		// What each rank's logging cost: rank r, r seconds and r ms.
+		c.Publish(ctx, jobenv.KeyMsgLog(rank), jobenv.MsgLogStats{Protect: time.Duration(rank) * time.Second, Replay: time.Duration(rank) * time.Millisecond}.Encode())
 		if err := c.Leave(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 5
@@ -564,6 +566,10 @@ func TestRunRecoversRankAloneWithCoordinator(t *testing.T) {
 	}
 	if len(rep.Attempts) != 1 || rep.RanksRecoveredAlone != 1 || rep.WholeJobRestarts != 0 || rep.Result != "all back" {
 		t.Fatalf("report %+v\n%s", rep, f.out.String())
+	}
+	// The ranks' statistics, summed: 0+1+2.
+	if want := (jobenv.MsgLogStats{Protect: 3 * time.Second, Replay: 3 * time.Millisecond}); rep.MsgLog != want || rep.Attempts[0].MsgLog != want {
+		t.Errorf("message logging %+v (attempt %+v), want %+v", rep.MsgLog, rep.Attempts[0].MsgLog, want)
 	}
 	for r, want := range []string{"\n", "\n1\n", "\n"} {
 		b, _ := os.ReadFile(filepath.Join(f.dir, fmt.Sprintf("starts.0.%d", r)))

@@ -44,6 +44,12 @@ type Config struct {
 	// the peers and the staging servers are spoken to over mutual TLS.
 	// None: plain TCP.
 	TLS jobtls.Files
+	// Strategy is jobenv.StrategyCoordinated (the default) or
+	// jobenv.StrategyUncoordinated (see uncoord.go); RecoverAlone says
+	// this process restarts a rank lost while the job runs, alone
+	// (jobenv.VarRecoverAlone, uncoordinated only).
+	Strategy     string
+	RecoverAlone bool
 }
 
 // Configure resolves opts against the environment, read through lookup
@@ -69,6 +75,7 @@ func Configure(opts Options, lookup func(string) (string, bool)) (Config, error)
 		jobenv.VarTLSCA:       set.TLS == (jobtls.Files{}),
 		jobenv.VarTLSCert:     set.TLS == (jobtls.Files{}),
 		jobenv.VarTLSKey:      set.TLS == (jobtls.Files{}),
+		jobenv.VarStrategy:    set.Strategy == "",
 	})
 	if err != nil {
 		return Config{}, fmt.Errorf("ckpt: %w", err)
@@ -93,6 +100,19 @@ func Configure(opts Options, lookup func(string) (string, bool)) (Config, error)
 	}
 	if len(c.Stage) == 0 {
 		c.Stage = env.Stage
+	}
+	if c.Strategy = set.Strategy; c.Strategy == "" {
+		c.Strategy = env.Strategy
+	}
+	switch c.Strategy {
+	case "":
+		c.Strategy = jobenv.StrategyCoordinated
+	case jobenv.StrategyCoordinated, jobenv.StrategyUncoordinated:
+	default:
+		return Config{}, fmt.Errorf("ckpt: strategy %q: want %s or %s", c.Strategy, jobenv.StrategyCoordinated, jobenv.StrategyUncoordinated)
+	}
+	if v, _ := lookup(jobenv.VarRecoverAlone); v != "" && c.Strategy == jobenv.StrategyUncoordinated {
+		c.RecoverAlone = true
 	}
 
 	switch {

@@ -35,7 +35,7 @@ func TestConfigureFromEnvironment(t *testing.T) {
 		Flush: flush.Config{Every: policy.FlushEvery{K: 3}, NonBlocking: true, Busy: flush.Wait,
 			Prior: flush.Stats{Mode: flush.ModeBlocking, K: 5}},
 		Stage: []string{"s:1", "s:2"}, StageToken: "st", Coord: "h:1", Token: "tok", Incarnation: 4,
-		Advertise: "me", Debug: true}
+		Advertise: "me", Debug: true, Strategy: jobenv.StrategyCoordinated}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("configured %+v\nwant %+v", c, want)
 	}
@@ -57,7 +57,7 @@ func TestConfigureOptionsOverride(t *testing.T) {
 	}
 	want := Config{Rank: 1, Size: 2, Node: "n", Policy: policy.Policy{Kind: policy.Time, Period: 5 * time.Second},
 		Flush: flush.Config{Every: policy.FlushEvery{Auto: true, Level2MTTI: time.Hour}, NonBlocking: true, Busy: flush.Skip},
-		Stage: []string{"a:1", "b:2"}, Coord: "opt:1", Advertise: "a"}
+		Stage: []string{"a:1", "b:2"}, Coord: "opt:1", Advertise: "a", Strategy: jobenv.StrategyCoordinated}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("configured %+v\nwant %+v", c, want)
 	}
@@ -75,7 +75,7 @@ func TestConfigureDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Rank: 0, Size: 1, Policy: policy.Policy{Kind: policy.None},
-		Flush: flush.Config{Every: policy.FlushEvery{K: 1}, Busy: flush.Skip}}
+		Flush: flush.Config{Every: policy.FlushEvery{K: 1}, Busy: flush.Skip}, Strategy: jobenv.StrategyCoordinated}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("configured %+v\nwant %+v", c, want)
 	}
@@ -130,6 +130,38 @@ func TestConfigureErrors(t *testing.T) {
 			t.Errorf("%v: %v, want an error naming %s", c.env, err, c.name)
 		case c.name == "" && errors.As(err, &je):
 			t.Errorf("option %+v: %v blames a variable", c.opts, err)
+		}
+	}
+}
+
+// The strategy: coordinated by default, uncoordinated from the option or
+// the environment; CKPT_RECOVER_ALONE counts only under uncoordinated.
+func TestConfigureStrategy(t *testing.T) {
+	for _, c := range []struct {
+		opt          string
+		env          []string
+		want         string
+		recoverAlone bool
+		bad          bool
+	}{
+		{want: jobenv.StrategyCoordinated},
+		{env: []string{jobenv.VarRecoverAlone, "1"}, want: jobenv.StrategyCoordinated},
+		{env: []string{jobenv.VarStrategy, "uncoordinated"}, want: jobenv.StrategyUncoordinated},
+		{env: []string{jobenv.VarStrategy, "uncoordinated", jobenv.VarRecoverAlone, "1"}, want: jobenv.StrategyUncoordinated, recoverAlone: true},
+		{opt: "uncoordinated", env: []string{jobenv.VarStrategy, "nonsense"}, want: jobenv.StrategyUncoordinated},
+		{opt: "coordinated", env: []string{jobenv.VarStrategy, "uncoordinated", jobenv.VarRecoverAlone, "1"}, want: jobenv.StrategyCoordinated},
+		{env: []string{jobenv.VarStrategy, "nonsense"}, bad: true},
+		{opt: "optimistic", bad: true},
+	} {
+		cfg, err := Configure(Options{Set: jobenv.Env{Strategy: c.opt}}, environ(c.env...))
+		if c.bad {
+			if err == nil {
+				t.Errorf("%q %v: accepted", c.opt, c.env)
+			}
+			continue
+		}
+		if err != nil || cfg.Strategy != c.want || cfg.RecoverAlone != c.recoverAlone {
+			t.Errorf("%q %v: strategy %q, alone %v, %v; want %q, %v", c.opt, c.env, cfg.Strategy, cfg.RecoverAlone, err, c.want, c.recoverAlone)
 		}
 	}
 }

@@ -23,10 +23,19 @@
 //     the saved messages again.
 //  5. Finish and Close leave the job.
 //
+// Under the uncoordinated strategy (Config.Strategy; uncoord.go) steps 4
+// and 5 change: StartStrategy (after Attach) learns the ranks' places
+// and starts the rank's message-logging driver (internal/uncoord), Send
+// and Recv go through it, NeedCheckpoint decides per rank
+// (policy.Own), CheckpointAlone and RestartAlone replace the engine's
+// collective Checkpoint and Restart, and Finish waits for every rank
+// through the key–value service instead of a barrier: no collective is
+// on the strategy's path.
+//
 // Rank 0 publishes for the launcher, under jobenv's keys, where the launch
 // restored from, its flush statistics and its result.
 //
 // The package imports neither the module root nor the launcher: the root
 // calls it, and it calls only the layers below (engine, flush, peer,
-// coordnet, policy, jobenv).
+// coordnet, policy, jobenv, uncoord).
 package rank

@@ -45,6 +45,7 @@ type Runtime struct {
 	halting     bool
 	finished    bool
 	tls         *jobtls.Config // nil: plain TCP
+	u           *uncoordinated // the uncoordinated strategy's state (StartStrategy)
 }
 
 // Join joins the job cfg describes and returns when every rank has
@@ -215,6 +216,9 @@ func (r *Runtime) Send(ctx context.Context, to int, tag uint64, msg []byte) erro
 	if r.peers == nil {
 		return fmt.Errorf("ckpt: send to rank %d: a job of one rank has no peers", to)
 	}
+	if r.u != nil {
+		return r.sendAlone(ctx, to, tag, msg)
+	}
 	return r.peers.Send(ctx, to, tag, msg)
 }
 
@@ -222,6 +226,9 @@ func (r *Runtime) Send(ctx context.Context, to int, tag uint64, msg []byte) erro
 func (r *Runtime) Recv(ctx context.Context, from int, tag uint64, buf []byte) ([]byte, error) {
 	if r.peers == nil {
 		return nil, fmt.Errorf("ckpt: receive from rank %d: a job of one rank has no peers", from)
+	}
+	if r.u != nil {
+		return r.recvAlone(ctx, from, tag, buf)
 	}
 	return r.peers.Recv(ctx, from, tag, buf)
 }
@@ -234,6 +241,10 @@ func (r *Runtime) NeedCheckpoint(ctx context.Context, step int64) (bool, error) 
 	pol := r.cfg.Policy
 	if pol.Kind == policy.None {
 		return false, nil
+	}
+	if r.u != nil {
+		// Each rank decides alone: no round with the coordinator.
+		return r.needAlone(step), nil
 	}
 	now := time.Since(r.start)
 	// Every step is timed, in every mode: the idle steps' mean is the
@@ -283,6 +294,9 @@ func (r *Runtime) NeedCheckpoint(ctx context.Context, step int64) (bool, error) 
 // every rank committed the same checkpoint. Errors of the engine's commit
 // are returned as they are (engine.ErrConfig among them).
 func (r *Runtime) Checkpoint(ctx context.Context, name string, save func(c *engine.Checkpoint) error) error {
+	if r.Uncoordinated() {
+		return errors.New("ckpt: under the uncoordinated strategy a rank checkpoints alone (CheckpointAlone)")
+	}
 	start := time.Since(r.start)
 	r.sched.CheckpointBegins()
 	var pending []peer.Pending
@@ -336,6 +350,9 @@ func (r *Runtime) Checkpoint(ctx context.Context, name string, save func(c *engi
 // again the messages that were in flight when it was taken; rank 0 tells
 // the launcher where it restored from.
 func (r *Runtime) Restart(ctx context.Context) (*engine.Restored, error) {
+	if r.Uncoordinated() {
+		return nil, errors.New("ckpt: under the uncoordinated strategy a rank restarts alone (RestartAlone)")
+	}
 	res, err := r.eng.Restart(ctx)
 	if err != nil {
 		if errors.Is(err, engine.ErrNoCheckpoint) && r.rank == 0 && r.client != nil {
@@ -379,6 +396,9 @@ func (r *Runtime) Finish(ctx context.Context, result string) error {
 	if r.client == nil {
 		return nil
 	}
+	if r.u != nil {
+		return r.finishAlone(ctx, result)
+	}
 	if r.rank == 0 && result != "" {
 		if err := r.client.Publish(ctx, jobenv.KeyResult, []byte(result)); err != nil {
 			return err
@@ -403,6 +423,8 @@ func (r *Runtime) Finish(ctx context.Context, result string) error {
 // closes). A rank that closes without Finish counts as failed.
 func (r *Runtime) Close() error {
 	var errs []error
+	// The driver first: its readers and writers use the peers' node.
+	errs = append(errs, r.u.close())
 	if r.stager != nil {
 		// Flushes under way stay with their servers; a relaunched rank's
 		// client takes them up again.

@@ -121,3 +121,24 @@ func decodeCheckpoint(b []byte) (state, snapshot []byte, err error) {
 	}
 	return state, snapshot, nil
 }
+
+// Remove deletes rank's checkpoint from every directory of Dirs: a rank
+// that starts from the beginning (a whole-job relaunch) must not be
+// restarted alone later from a checkpoint of an earlier launch.
+func (c Checkpoints) Remove(rank int) error {
+	dirs, err := c.Dirs(rank)
+	if err != nil {
+		return fmt.Errorf("uncoord: checkpoint of rank %d: %w", rank, err)
+	}
+	var errs []error
+	for _, dir := range dirs {
+		p := ckptPath(dir, rank)
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+		if _, err := os.Stat(filepath.Dir(p)); err == nil {
+			errs = append(errs, local.RemoveTemps(p))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -149,3 +149,27 @@ func TestCheckpointsSaveErrors(t *testing.T) {
 		t.Errorf("Load with Dirs failing: %v", err)
 	}
 }
+
+// Remove deletes every copy (and what a crashed Save left); Load then
+// finds none. Removing what is not there is no error.
+func TestCheckpointsRemove(t *testing.T) {
+	root := t.TempDir()
+	c := twoCopies(root)
+	if err := c.Remove(2); err != nil {
+		t.Fatalf("Remove before any Save: %v", err)
+	}
+	if err := c.Save(2, []byte("state"), snapBytes(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Remove(2); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Load(2); !errors.Is(err, ErrNoCheckpoint) {
+		t.Fatalf("Load after Remove: %v, want ErrNoCheckpoint", err)
+	}
+	for _, d := range []string{"node", "protector"} {
+		if _, err := os.Stat(ckptPath(filepath.Join(root, d), 2)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s's copy: %v, want it gone", d, err)
+		}
+	}
+}

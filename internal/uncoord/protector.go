@@ -1,7 +1,9 @@
 package uncoord
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,15 +28,35 @@ type FileProtectors struct {
 
 // OpenLog opens (creating it if need be) the log of rank.
 func (p FileProtectors) OpenLog(rank int) (logstore.Store, error) {
-	dir, err := p.Dir(rank)
+	path, err := p.path(rank)
 	if err != nil {
 		return nil, err
 	}
-	dir = filepath.Join(dir, "msglog")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("uncoord: protector of rank %d: %w", rank, err)
 	}
-	return logstore.OpenFile(filepath.Join(dir, fmt.Sprintf("rank-%d.log", rank)))
+	return logstore.OpenFile(path)
+}
+
+// RemoveLog deletes the log of rank, if any: a rank that starts from the
+// beginning (a whole-job relaunch) starts a fresh log.
+func (p FileProtectors) RemoveLog(rank int) error {
+	path, err := p.path(rank)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("uncoord: protector of rank %d: %w", rank, err)
+	}
+	return nil
+}
+
+func (p FileProtectors) path(rank int) (string, error) {
+	dir, err := p.Dir(rank)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "msglog", fmt.Sprintf("rank-%d.log", rank)), nil
 }
 
 // ProtectorOf returns the rank that protects rank's log and checkpoints:

@@ -66,3 +66,33 @@ func TestFileProtectorsKeepTheLogInTheProtectorsDirectory(t *testing.T) {
 	}
 	var _ logstore.Store = l
 }
+
+// RemoveLog deletes the rank's log (a fresh start), and a missing one is
+// no error; the next OpenLog starts an empty log.
+func TestFileProtectorsRemoveLog(t *testing.T) {
+	root := t.TempDir()
+	p := FileProtectors{Dir: func(int) (string, error) { return root, nil }}
+	l, err := p.OpenLog(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := msglog.Record{Index: 1, From: 0, Seq: 1, Data: []byte("x")}
+	rec.Sum = msglog.Hash(rec.Index, rec.From, rec.Seq, rec.Data)
+	if err := l.Append([]msglog.Record{rec}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if err := p.RemoveLog(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.RemoveLog(1); err != nil {
+		t.Fatalf("removing a log that is not there: %v", err)
+	}
+	if l, err = p.OpenLog(1); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, last, err := l.Bounds(); err != nil || last != 0 {
+		t.Errorf("log after RemoveLog: last %d, %v; want an empty log", last, err)
+	}
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"github.com/ckpt/ckpt/internal/inject"
+	"github.com/ckpt/ckpt/internal/jobenv"
+)
+
+// strategyFlag reads --strategy: whether the job is uncoordinated.
+func strategyFlag(v string) (bool, error) {
+	switch v {
+	case jobenv.StrategyCoordinated:
+		return false, nil
+	case jobenv.StrategyUncoordinated:
+		return true, nil
+	}
+	return false, usagef("--strategy %q: want %s or %s", v, jobenv.StrategyCoordinated, jobenv.StrategyUncoordinated)
+}
+
+// checkUncoordinated refuses what the uncoordinated strategy does not
+// offer (a usage error, before anything starts).
+func (s runSpec) checkUncoordinated() error {
+	switch {
+	case s.tree:
+		// The coordinator lets a lost rank rejoin alone only without
+		// relays (coord.Config.Uncoordinated).
+		return usagef("--tree: not with --strategy %s (a rank recovering alone rejoins the coordinator itself, not its node's sub-coordinator)", jobenv.StrategyUncoordinated)
+	case s.inject != nil && s.inject.Kind == inject.Hang:
+		return usagef("--inject-kind hang: not with --strategy %s yet (a hung rank would be vacated by the coordinator but never restarted)", jobenv.StrategyUncoordinated)
+	case s.stagingServers > 0:
+		return usagef("--staging-servers: not with --strategy %s (a rank's own checkpoints stay in the caches: nothing is flushed)", jobenv.StrategyUncoordinated)
+	case s.shared != "":
+		return usagef("--shared: not with --strategy %s (a rank's own checkpoints stay in the caches: nothing is flushed)", jobenv.StrategyUncoordinated)
+	}
+	return nil
+}

@@ -1,0 +1,460 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/internal/capitest/mpitest"
+	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/policy"
+)
+
+// The tests of --strategy uncoordinated run Fialho et al. 2011's
+// synthetic application (§4), as internal/uncoord's tests do, as the
+// ranks of a real job: the test binary, with asTorus set, is a rank of a
+// 3×2 torus that, every step, computes, sends to its right and lower
+// neighbours and receives from its left and upper ones, checkpointing
+// alone on its own schedule. A rank told to (--kill-rank, --kill-step)
+// kills itself with SIGKILL at that step of its first process in the
+// first launch — after its receives, so that its log holds what it
+// received since its checkpoint — and, with --damage-log, first flips a
+// byte of the first record in its log: the failure happens at the same
+// point whatever the machine's speed.
+const asTorus = "CKPT_TEST_AS_TORUS"
+
+const (
+	torusW, torusH = 3, 2
+	torusSteps     = 30
+)
+
+// torusMix is splitmix64's finaliser: any lost, duplicated or reordered
+// message changes the result.
+func torusMix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+func torusNeighbours(r int) (right, down, left, up int) {
+	x, y := r%torusW, r/torusW
+	return (x+1)%torusW + y*torusW, x + (y+1)%torusH*torusW, (x+torusW-1)%torusW + y*torusW, x + (y+torusH-1)%torusH*torusW
+}
+
+// torusSend is what rank r sends at step s from its value v; torusStep
+// its value after receiving l from the left and u from above.
+func torusSend(v uint64, step int) uint64 { return torusMix(v ^ uint64(step)) }
+func torusStep(s, l, u uint64) uint64     { return torusMix(torusMix(s^l) ^ (u * 0x2545f4914f6cdd1d)) }
+
+// torusReference is the result computed sequentially, without failures.
+func torusReference() string {
+	n := torusW * torusH
+	v := make([]uint64, n)
+	for r := range v {
+		v[r] = uint64(r) + 1
+	}
+	for step := 1; step <= torusSteps; step++ {
+		s := make([]uint64, n)
+		for r := range s {
+			s[r] = torusSend(v[r], step)
+		}
+		for r := range v {
+			_, _, left, up := torusNeighbours(r)
+			v[r] = torusStep(s[r], s[left], s[up])
+		}
+	}
+	return torusResult(v)
+}
+
+func torusResult(v []uint64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%016x", x)
+	}
+	return "torus " + strings.Join(parts, " ")
+}
+
+// torusPayload carries v in a message whose length varies with the step.
+func torusPayload(v uint64, step int) []byte {
+	return append(binary.LittleEndian.AppendUint64(nil, v), make([]byte, step%5)...)
+}
+
+// torusMain is a rank of the torus (the test binary run with asTorus).
+func torusMain(args []string) int {
+	fs := flag.NewFlagSet("torus", flag.ContinueOnError)
+	killRank := fs.Int("kill-rank", -1, "the rank that kills itself")
+	killStep := fs.Int("kill-step", 0, "at this step")
+	damage := fs.Bool("damage-log", false, "after damaging its log")
+	starts := fs.String("starts", "", "a directory where each process of a rank leaves a file")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	err := torusRank(context.Background(), *killRank, *killStep, *damage, *starts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	return ckpt.ExitStatus(err)
+}
+
+func torusRank(ctx context.Context, killRank, killStep int, damage bool, starts string) error {
+	job, err := ckpt.Join(ctx, ckpt.JobOptions{})
+	if err != nil {
+		return err
+	}
+	defer job.Close()
+	me := job.Rank()
+	alone := os.Getenv(jobenv.VarRecoverAlone) != ""
+	if starts != "" {
+		f, err := os.CreateTemp(starts, fmt.Sprintf("rank%d-inc%d-alone%v-", me, job.Incarnation(), alone))
+		if err != nil {
+			return err
+		}
+		f.Close()
+	}
+	right, down, left, up := torusNeighbours(me)
+	v, first := uint64(me)+1, 1
+	res, err := job.Restart(ctx)
+	switch {
+	case err == nil:
+		rd, err := res.Open("state")
+		if err != nil {
+			return err
+		}
+		var b [16]byte
+		_, err = rd.Read(b[:])
+		rd.Close()
+		if err != nil {
+			return err
+		}
+		first, v = int(binary.LittleEndian.Uint64(b[:]))+1, binary.LittleEndian.Uint64(b[8:])
+	case !errors.Is(err, ckpt.ErrNoCheckpoint):
+		return err
+	}
+	buf := make([]byte, 16)
+	for step := first; step <= torusSteps; step++ {
+		s := torusSend(v, step)
+		if err := job.Send(ctx, right, 1, torusPayload(s, step)); err != nil {
+			return err
+		}
+		if err := job.Send(ctx, down, 2, torusPayload(s, step)); err != nil {
+			return err
+		}
+		l, err := job.Recv(ctx, left, 1, buf)
+		if err != nil {
+			return err
+		}
+		lv := binary.LittleEndian.Uint64(l)
+		u, err := job.Recv(ctx, up, 2, buf)
+		if err != nil {
+			return err
+		}
+		v = torusStep(s, lv, binary.LittleEndian.Uint64(u))
+		if me == killRank && step == killStep && !alone && job.Incarnation() == 0 {
+			if damage {
+				if err := damageOwnLog(me); err != nil {
+					return err
+				}
+			}
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+		need, err := job.NeedCheckpoint(ctx, int64(step))
+		if err != nil {
+			return err
+		}
+		if need {
+			err := job.Checkpoint(ctx, fmt.Sprintf("step-%d", step), func(c *ckpt.Checkpoint) error {
+				f, err := c.Create("state")
+				if err != nil {
+					return err
+				}
+				b := binary.LittleEndian.AppendUint64(nil, uint64(step))
+				if _, err := f.Write(binary.LittleEndian.AppendUint64(b, v)); err != nil {
+					return err
+				}
+				return f.Close()
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	// Rank 0 gathers the values, through the logged channels too.
+	if me != 0 {
+		if err := job.Send(ctx, 0, 3, binary.LittleEndian.AppendUint64(nil, v)); err != nil {
+			return err
+		}
+		return job.Finish(ctx, "")
+	}
+	all := []uint64{v}
+	for p := 1; p < job.Size(); p++ {
+		b, err := job.Recv(ctx, p, 3, buf)
+		if err != nil {
+			return err
+		}
+		all = append(all, binary.LittleEndian.Uint64(b))
+	}
+	fmt.Println(torusResult(all))
+	return job.Finish(ctx, torusResult(all))
+}
+
+// damageOwnLog flips a byte of the data of the first record in the
+// rank's message log, at its protector's node (a cache directory beside
+// its own): that record is after the rank's checkpoint, so the replay
+// reaches it.
+func damageOwnLog(rank int) error {
+	logs, err := filepath.Glob(filepath.Join(filepath.Dir(os.Getenv(jobenv.VarCache)), "*", "msglog", fmt.Sprintf("rank-%d.log", rank)))
+	if err != nil || len(logs) != 1 {
+		return fmt.Errorf("rank %d's log: found %v, %v", rank, logs, err)
+	}
+	f, err := os.OpenFile(logs[0], os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	// The file's header is 24 bytes, a frame's head 32 (logstore.File).
+	const firstData = 24 + 32
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], firstData); err != nil {
+		return fmt.Errorf("rank %d's log holds no record to damage: %w", rank, err)
+	}
+	b[0] ^= 0x40
+	if _, err := f.WriteAt(b[:], firstData); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// torusSpec is a job of 6 ranks of the torus on 6 nodes under the
+// uncoordinated strategy, each rank checkpointing every 5 steps.
+func torusSpec(t *testing.T, args ...string) (runSpec, *bytes.Buffer, string) {
+	t.Helper()
+	t.Setenv(asTorus, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.Parse("5steps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := t.TempDir()
+	var log bytes.Buffer
+	w := &syncWriter{b: &log}
+	return runSpec{ranks: torusW * torusH, nodes: torusW * torusH, program: exe,
+		args:     append([]string{"--starts", starts}, args...),
+		interval: p, cacheRoot: filepath.Join(t.TempDir(), "caches"), retries: 4,
+		heartbeat: 10 * time.Second, uncoordinated: true, output: w, progress: w}, &log, starts
+}
+
+// processes counts the processes each rank ran in, and how many of them
+// were restarted alone.
+func processes(t *testing.T, dir string) (per map[int]int, alone map[int]int) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per, alone = map[int]int{}, map[int]int{}
+	for _, e := range ents {
+		f := strings.Split(e.Name(), "-")
+		r, err := strconv.Atoi(strings.TrimPrefix(f[0], "rank"))
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		per[r]++
+		if f[2] == "alonetrue" {
+			alone[r]++
+		}
+	}
+	return per, alone
+}
+
+// torusCLI runs the torus as `ckpt run --strategy uncoordinated --json`
+// with flags, the ranks given app's arguments; it returns the JSON, the
+// progress (stderr) and the directory of the ranks' processes.
+func torusCLI(t *testing.T, flags []string, app ...string) (map[string]any, string, string) {
+	t.Helper()
+	t.Setenv(asTorus, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := t.TempDir()
+	args := append([]string{"run", "-n", strconv.Itoa(torusW * torusH), "--nodes", strconv.Itoa(torusW * torusH),
+		"--strategy", "uncoordinated", "--interval", "5steps", "--retries", "4",
+		"--cache-root", filepath.Join(t.TempDir(), "caches"), "--json"}, flags...)
+	args = append(append(args, "--", exe, "--starts", starts), app...)
+	code, stdout, stderr := runCLI(t, args...)
+	if code != exitOK {
+		t.Fatalf("ckpt %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
+	}
+	obj := decodeOne(t, stdout)
+	if want := torusReference(); obj["result"] != want {
+		t.Fatalf("result %v, want the failure-free (sequential) %q\n%s", obj["result"], want, stderr)
+	}
+	if obj["strategy"] != "uncoordinated" {
+		t.Errorf("strategy %v, want uncoordinated", obj["strategy"])
+	}
+	return obj, stderr, starts
+}
+
+func TestRunUncoordinatedFailureFree(t *testing.T) {
+	obj, stderr, starts := torusCLI(t, nil)
+	for k, want := range map[string]float64{"attempts": 1, "ranks_recovered_alone": 0, "whole_job_restarts": 0, "log_replay_seconds": 0} {
+		if got := getNum(t, obj, k); got != want {
+			t.Errorf("%s = %v, want %v\n%s", k, got, want, stderr)
+		}
+	}
+	// Every rank received and logged: the logging took some time.
+	if getNum(t, obj, "log_protect_seconds") <= 0 {
+		t.Errorf("log_protect_seconds %v, want some logging", obj["log_protect_seconds"])
+	}
+	per, _ := processes(t, starts)
+	for r := range torusW * torusH {
+		if per[r] != 1 {
+			t.Errorf("rank %d ran in %d processes, want 1", r, per[r])
+		}
+	}
+}
+
+// A rank killed mid-run is restarted alone: it reloads its checkpoint of
+// step 10, replays its log and re-executes, while the other ranks go on
+// in their first process; the result is the failure-free one, bit for
+// bit.
+func TestRunUncoordinatedRankKilledRecoversAlone(t *testing.T) {
+	const victim = 4
+	obj, stderr, starts := torusCLI(t, nil, "--kill-rank", strconv.Itoa(victim), "--kill-step", "13")
+	for k, want := range map[string]float64{"attempts": 1, "ranks_recovered_alone": 1, "whole_job_restarts": 0} {
+		if got := getNum(t, obj, k); got != want {
+			t.Errorf("%s = %v, want %v\n%s", k, got, want, stderr)
+		}
+	}
+	if getNum(t, obj, "log_replay_seconds") <= 0 {
+		t.Errorf("log_replay_seconds %v: the victim replayed nothing", obj["log_replay_seconds"])
+	}
+	if !strings.Contains(stderr, fmt.Sprintf("rank %d restarted alone (rank %d (node node%[1]d) killed by signal", victim, victim)) {
+		t.Errorf("no progress line says rank %d restarted alone:\n%s", victim, stderr)
+	}
+	per, alone := processes(t, starts)
+	for r := range torusW * torusH {
+		want, wantAlone := 1, 0
+		if r == victim {
+			want, wantAlone = 2, 1
+		}
+		if per[r] != want || alone[r] != wantAlone {
+			t.Errorf("rank %d ran in %d processes (%d restarted alone), want %d (%d)", r, per[r], alone[r], want, wantAlone)
+		}
+	}
+}
+
+// Under mpirun the strategy runs, with a warning that a failure
+// relaunches the whole job there.
+func TestRunUncoordinatedUnderMPIRunWarns(t *testing.T) {
+	mpitest.RequireTools(t, "mpirun")
+	obj, stderr, _ := torusCLI(t, []string{"--launcher", "mpirun"})
+	if !strings.Contains(stderr, "warning: --strategy uncoordinated under --launcher mpirun") {
+		t.Errorf("no warning:\n%s", stderr)
+	}
+	if getNum(t, obj, "attempts") != 1 || obj["launcher"] != "mpirun" {
+		t.Errorf("attempts %v, launcher %v", obj["attempts"], obj["launcher"])
+	}
+}
+
+// A rank killed after a record of its log was damaged cannot recover
+// alone: its replay stops at the record (its hash), it exits with 66, and
+// the whole job is relaunched from the beginning with fresh logs; the
+// result is still the failure-free one.
+func TestRunUncoordinatedDamagedLogFallsBackToWholeJob(t *testing.T) {
+	const victim = 2
+	spec, log, starts := torusSpec(t, "--kill-rank", strconv.Itoa(victim), "--kill-step", "13", "--damage-log")
+	res := launchScripted(t, spec, log, nil, 3*time.Minute)
+	if want := torusReference(); res.Result != want {
+		t.Fatalf("result %q, want the failure-free %q\n%s", res.Result, want, log)
+	}
+	if len(res.Attempts) != 2 || res.RanksRecoveredAlone != 1 || res.WholeJobRestarts != 1 {
+		t.Fatalf("%d attempts, %d restarted alone, %d whole-job restarts; want 2, 1, 1\n%s", len(res.Attempts), res.RanksRecoveredAlone, res.WholeJobRestarts, log)
+	}
+	if c := res.Attempts[0].Cause; !strings.Contains(c, fmt.Sprintf("rank %d (node node%d) exited with status 66", victim, victim)) {
+		t.Errorf("the first attempt ended with %q, want the victim's exit status 66", c)
+	}
+	if !strings.Contains(log.String(), "record corrupt: hash mismatch") {
+		t.Errorf("the victim's output does not say its log record failed its hash:\n%s", log)
+	}
+	per, alone := processes(t, starts)
+	for r := range spec.ranks {
+		// Every rank's process of the first launch, and of the second;
+		// the victim's restart alone in between.
+		want := 2 + boolInt(r == victim)
+		if per[r] != want || alone[r] != boolInt(r == victim) {
+			t.Errorf("rank %d ran in %d processes (%d restarted alone), want %d", r, per[r], alone[r], want)
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// The flags: --strategy takes coordinated or uncoordinated; what the
+// strategy does not offer is refused before anything starts, naming the
+// flag.
+func TestRunStrategyFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--strategy", "optimistic"}, "--strategy"},
+		{[]string{"--strategy", "uncoordinated", "--tree"}, "--tree"},
+		{[]string{"--strategy", "uncoordinated", "--transparent"}, "--transparent"},
+		{[]string{"--strategy", "uncoordinated", "--inject-mtti", "10s", "--inject-kind", "hang"}, "--inject-kind hang"},
+		{[]string{"--strategy", "uncoordinated", "--shared", t.TempDir()}, "--shared"},
+	} {
+		var out, errb bytes.Buffer
+		args := append(append([]string{"run", "-n", "2", "--cache-root", filepath.Join(t.TempDir(), "c")}, c.args...), "--", "/bin/true")
+		if code := run(args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("ckpt %s: exit %d, stderr %q; want %d naming %s", strings.Join(args, " "), code, errb.String(), exitUsage, c.want)
+		}
+	}
+}
+
+// ckpt run's summary of an uncoordinated job: its counts and the logging
+// times, as text and as --json's keys (the sums over ranks and launches).
+func TestPrintRunUncoordinated(t *testing.T) {
+	r := runResult{Strategy: jobenv.StrategyUncoordinated, Outcome: launch.Outcome{Restarts: map[string]int{},
+		Report: launch.Report{Attempts: []launch.Attempt{{}, {}}, Result: "ok", RanksRecoveredAlone: 2, WholeJobRestarts: 1,
+			MsgLog: jobenv.MsgLogStats{Protect: 1500 * time.Millisecond, Replay: 250 * time.Millisecond}}}}
+	var text bytes.Buffer
+	if err := printRun(&text, r, predict(0, 0, 0, r), false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "uncoordinated: 2 ranks recovered alone, 1 whole-job restarts") {
+		t.Errorf("summary:\n%s", text.String())
+	}
+	var js bytes.Buffer
+	if err := printRun(&js, r, predict(0, 0, 0, r), true); err != nil {
+		t.Fatal(err)
+	}
+	obj := decodeOne(t, js.String())
+	for k, want := range map[string]float64{"ranks_recovered_alone": 2, "whole_job_restarts": 1, "log_protect_seconds": 1.5, "log_replay_seconds": 0.25} {
+		if got := getNum(t, obj, k); got != want {
+			t.Errorf("%s = %v, want %v", k, got, want)
+		}
+	}
+}

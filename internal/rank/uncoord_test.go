@@ -1,0 +1,48 @@
+package rank
+
+import (
+	"testing"
+
+	"github.com/ckpt/ckpt/internal/placement"
+)
+
+func TestMemberEncoding(t *testing.T) {
+	m := member{Member: placement.Member{Rank: 3, Node: "node1", Domain: "rack0"}, Cache: "/c/node1"}
+	got, err := decodeMember(3, m.encode())
+	if err != nil || got != m {
+		t.Fatalf("round trip of %+v: %+v, %v", m, got, err)
+	}
+	m.Domain = ""
+	if got, err := decodeMember(3, m.encode()); err != nil || got != m {
+		t.Fatalf("round trip without a domain: %+v, %v", got, err)
+	}
+	for _, bad := range []string{"", "node\n\n", "\nd\n/c", "a\nb", "a\nb\nc\nd"} {
+		if _, err := decodeMember(0, []byte(bad)); err == nil {
+			t.Errorf("decodeMember(%q) accepted it", bad)
+		}
+	}
+}
+
+// Each rank's checkpoints go to its node's cache and its protector's
+// (the next rank on another node, RADIC's ring); its log to its
+// protector's; with every rank on one node, its own cache holds both.
+func TestProtectorDirectories(t *testing.T) {
+	u := &uncoordinated{members: []member{
+		{Member: placement.Member{Rank: 0, Node: "n0"}, Cache: "/c/n0"},
+		{Member: placement.Member{Rank: 1, Node: "n0"}, Cache: "/c/n0"},
+		{Member: placement.Member{Rank: 2, Node: "n1"}, Cache: "/c/n1"},
+	}}
+	for rank, want := range map[int][2]string{0: {"/c/n0", "/c/n1"}, 1: {"/c/n0", "/c/n1"}, 2: {"/c/n1", "/c/n0"}} {
+		own, prot, err := u.dirs(rank)
+		if err != nil || own != want[0] || prot != want[1] {
+			t.Errorf("rank %d: %s, %s, %v; want %s, %s", rank, own, prot, err, want[0], want[1])
+		}
+	}
+	if _, _, err := u.dirs(3); err == nil {
+		t.Error("a rank whose place is not known has directories")
+	}
+	one := &uncoordinated{members: u.members[:2]}
+	if own, prot, err := one.dirs(1); err != nil || own != "/c/n0" || prot != "/c/n0" {
+		t.Errorf("one node: %s, %s, %v; want its own cache twice", own, prot, err)
+	}
+}
