@@ -158,7 +158,7 @@ func (v *streamVerifier) finish(ctx context.Context, r *objectsReaderAt, b stora
 	}
 	for i, name := range v.names {
 		if st, ok := r.unchanged(i); ok {
-			seen.note(name, st, at)
+			seen.note(name, st, v.hashes[i], at)
 		}
 	}
 	return nil
