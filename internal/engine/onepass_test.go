@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -624,5 +626,24 @@ func TestStreamVerifierRandom(t *testing.T) {
 				t.Fatalf("round %d, sizes %v: byte %d (fed by a block: %v) flipped: %v, want ErrCorrupt", round, sizes, at, covered[at], err)
 			}
 		}
+	}
+}
+
+// A chunk begun in pieces and then given whole holds no buffer after:
+// the verifier's memory stays bounded by the chunks still incomplete.
+func TestStreamVerifierFreesPieces(t *testing.T) {
+	cc := int64(manifest.ContentChunk)
+	d := make([]byte, 2*cc)
+	v := newStreamVerifier([]string{"x"}, []int64{2 * cc}, []manifest.Hash{manifest.ContentHashBytes(d)})
+	v.add(10, d[10:100])
+	if len(v.parts) != 1 {
+		t.Fatalf("%d chunks being put together, want 1", len(v.parts))
+	}
+	v.add(0, d[:cc+5])
+	if len(v.parts) != 1 || v.parts[[2]int{0, 1}] == nil {
+		t.Fatalf("chunks being put together: %v, want chunk 1 alone", slices.Collect(maps.Keys(v.parts)))
+	}
+	if !v.done[0][0] {
+		t.Fatal("chunk 0, given whole, is not done")
 	}
 }
