@@ -122,7 +122,8 @@ func (r *Restored) openVerified(obj string, f manifest.File) io.ReadCloser {
 	if err != nil {
 		return nil
 	}
-	st, ok := r.seen.still(obj, fh)
+	_, hash := f.Stored()
+	st, ok := r.seen.still(obj, fh, hash)
 	if !ok {
 		fh.Close()
 		return nil

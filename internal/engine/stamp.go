@@ -4,6 +4,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/manifest"
 )
 
 // A restart reads every byte once (issue 17). Restart verifies each file
@@ -55,25 +57,33 @@ func (s fileStamp) racy(at time.Time) bool {
 }
 
 // verifiedFiles remembers the stamps of the files Restart verified, by
-// object name, for Restored.Open. Safe for concurrent use.
+// object name, with the hash each was verified against, for
+// Restored.Open. Safe for concurrent use.
 type verifiedFiles struct {
 	mu sync.Mutex
-	m  map[string]fileStamp
+	m  map[string]verifiedFile
+}
+
+// verifiedFile is a file's stamp and the (stored) content hash it was
+// found to hold in that state.
+type verifiedFile struct {
+	stamp fileStamp
+	hash  manifest.Hash
 }
 
 // note records that object obj, a file whose stamp was s before and after
-// its verification (started at at), holds the bytes the manifest says; a
+// its verification (started at at), holds the bytes of content hash h; a
 // racy stamp is not recorded.
-func (v *verifiedFiles) note(obj string, s fileStamp, at time.Time) {
+func (v *verifiedFiles) note(obj string, s fileStamp, h manifest.Hash, at time.Time) {
 	if v == nil || s.racy(at) {
 		return
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.m == nil {
-		v.m = make(map[string]fileStamp)
+		v.m = make(map[string]verifiedFile)
 	}
-	v.m[obj] = s
+	v.m[obj] = verifiedFile{s, h}
 }
 
 // forget drops what is known of obj (a file rewritten by a rebuild).
@@ -87,17 +97,20 @@ func (v *verifiedFiles) forget(obj string) {
 }
 
 // still reports whether f, opened as object obj, is in the state it was
-// verified in.
-func (v *verifiedFiles) still(obj string, f *os.File) (fileStamp, bool) {
+// verified in, and was verified to hold content hash h: a stamp vouches
+// only for the content it was verified against (the object of a
+// checkpoint's name may be checked against more than one manifest of
+// that name in a restart), never for another manifest's.
+func (v *verifiedFiles) still(obj string, f *os.File, h manifest.Hash) (fileStamp, bool) {
 	if v == nil {
 		return fileStamp{}, false
 	}
 	v.mu.Lock()
 	want, ok := v.m[obj]
 	v.mu.Unlock()
-	if !ok {
+	if !ok || want.hash != h {
 		return fileStamp{}, false
 	}
 	got, ok := stampOf(f)
-	return want, ok && got == want
+	return want.stamp, ok && got == want.stamp
 }

@@ -72,6 +72,12 @@ func (v *streamVerifier) add(off int64, b []byte) {
 			if a == cs && z == ce {
 				v.sums[i][c] = manifest.ChunkSum(piece[cs-lo : ce-lo])
 				v.done[i][c] = true
+				// Pieces of it given before (a block cut otherwise, then
+				// this one) are no longer needed: their buffer is free.
+				if pc := v.parts[[2]int{i, int(c)}]; pc != nil {
+					v.spare = append(v.spare, pc.buf[:cap(pc.buf)])
+					delete(v.parts, [2]int{i, int(c)})
+				}
 				continue
 			}
 			v.addPiece(i, int(c), int(ce-cs), int(a-cs), piece[a-lo:z-lo])
@@ -158,7 +164,7 @@ func (v *streamVerifier) finish(ctx context.Context, r *objectsReaderAt, b stora
 	}
 	for i, name := range v.names {
 		if st, ok := r.unchanged(i); ok {
-			seen.note(name, st, at)
+			seen.note(name, st, v.hashes[i], at)
 		}
 	}
 	return nil

@@ -74,7 +74,7 @@ func verifyObject(ctx context.Context, b storage.Backend, name string, size int6
 		return fmt.Errorf("%s: %w: content hash %s, the manifest says %s", name, manifest.ErrCorrupt, got, want)
 	}
 	if st != nil {
-		seen.note(name, *st, at)
+		seen.note(name, *st, want, at)
 	}
 	return nil
 }

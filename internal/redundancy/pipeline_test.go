@@ -255,3 +255,73 @@ func TestRebuildSeen(t *testing.T) {
 		}
 	}
 }
+
+// A rebuild cancelled while a survivor's Seen is at work returns only
+// once Seen is done: no call of Seen runs on after Rebuild returned (the
+// engine reads the verifier Seen fills as soon as Rebuild returns). The
+// call that cancels holds on until its member's Rebuild returned, or a
+// second passed (how long a Rebuild that waits for Seen takes here): a
+// Rebuild that did not wait shows a call ending after it returned.
+func TestSeenDoneWhenRebuildReturns(t *testing.T) {
+	l := layoutOf(t, "rs:4+2")
+	n := l.Members()
+	sizes := make([]int, n)
+	for i := range sizes {
+		sizes[i] = 6000
+	}
+	data := randomData(rand.New(rand.NewPCG(47, 48)), sizes)
+	parity := encodeSet(t, l, data, 64)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	setCtx, stop := context.WithCancel(ctx)
+	var total atomic.Int64
+	heldEnded := make(chan struct{}) // the call that cancels has ended
+	ended := make([]atomic.Int64, n)
+	atReturn := make([]int64, n)
+	returned := make([]chan struct{}, n)
+	for i := range returned {
+		returned[i] = make(chan struct{})
+	}
+	errs := inproc.New(n).Run(setCtx, func(ctx context.Context, me int, ep *inproc.Endpoint) error {
+		local := Local{Size: 6000}
+		if me == 0 || me == 3 {
+			local.DataOut, local.ParityOut = io.Discard, io.Discard
+		} else {
+			local.Data, local.Parity = bytes.NewReader(data[me]), bytes.NewReader(parity[me])
+			local.Seen = func(bool, int64, []byte) {
+				if total.Add(1) == 20 {
+					stop()
+					select {
+					case <-returned[me]:
+					case <-time.After(time.Second):
+					}
+					defer close(heldEnded)
+				}
+				ended[me].Add(1)
+			}
+		}
+		err := Rebuild(ctx, l, []int{0, 3}, me, ep, local, 6000, WithBlockSize(64))
+		atReturn[me] = ended[me].Load()
+		close(returned[me])
+		return err
+	})
+	if ctx.Err() != nil {
+		t.Fatal("the rebuild hung after its context was cancelled")
+	}
+	if total.Load() < 20 {
+		t.Fatalf("Seen was called %d times: the cancellation never happened", total.Load())
+	}
+	select { // already ended, unless Rebuild returned without waiting for it
+	case <-heldEnded:
+	case <-ctx.Done():
+		t.Fatal("the call of Seen that cancelled never ended")
+	}
+	for i, err := range errs {
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, ErrPeerClosed) {
+			t.Errorf("member %d: %v, want the cancellation", i, err)
+		}
+		if got := ended[i].Load(); got != atReturn[i] {
+			t.Errorf("member %d: %d calls of Seen ended after Rebuild returned", i, got-atReturn[i])
+		}
+	}
+}
