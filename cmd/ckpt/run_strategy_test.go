@@ -99,17 +99,24 @@ func torusMain(args []string) int {
 	killStep := fs.Int("kill-step", 0, "at this step")
 	damage := fs.Bool("damage-log", false, "after damaging its log")
 	starts := fs.String("starts", "", "a directory where each process of a rank leaves a file")
+	noRestart := fs.Bool("no-restart", false, "never call Restart: always start from the beginning")
+	killEarly := fs.Int("kill-early", -1, "the rank that kills itself before joining, in its first process of the second launch")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	err := torusRank(context.Background(), *killRank, *killStep, *damage, *starts)
+	if r, err := strconv.Atoi(os.Getenv(jobenv.VarRank)); err == nil && r == *killEarly &&
+		os.Getenv(jobenv.VarIncarnation) == "1" && os.Getenv(jobenv.VarRecoverAlone) == "" {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+	err := torusRank(context.Background(), *killRank, *killStep, *damage, *noRestart, *starts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
 	return ckpt.ExitStatus(err)
 }
 
-func torusRank(ctx context.Context, killRank, killStep int, damage bool, starts string) error {
+func torusRank(ctx context.Context, killRank, killStep int, damage, noRestart bool, starts string) error {
 	job, err := ckpt.Join(ctx, ckpt.JobOptions{})
 	if err != nil {
 		return err
@@ -126,7 +133,10 @@ func torusRank(ctx context.Context, killRank, killStep int, damage bool, starts 
 	}
 	right, down, left, up := torusNeighbours(me)
 	v, first := uint64(me)+1, 1
-	res, err := job.Restart(ctx)
+	res, err := (*ckpt.Restored)(nil), ckpt.ErrNoCheckpoint
+	if !noRestart {
+		res, err = job.Restart(ctx)
+	}
 	switch {
 	case err == nil:
 		rd, err := res.Open("state")
@@ -402,6 +412,51 @@ func TestRunUncoordinatedDamagedLogFallsBackToWholeJob(t *testing.T) {
 		if per[r] != want || alone[r] != boolInt(r == victim) {
 			t.Errorf("rank %d ran in %d processes (%d restarted alone), want %d", r, per[r], alone[r], want)
 		}
+	}
+}
+
+// A rank killed in a whole-job relaunch before its fresh start removed
+// its checkpoint and log of the earlier launch is restarted alone: it
+// must not take them for its own in this launch (it would resume at the
+// earlier launch's step 10 while its peers start at step 1, and replay
+// messages they never sent in this launch), but start from the
+// beginning. Rank 1 is the damaged victim's left neighbour: it sent its
+// step-13 message, so it had checkpointed at step 10 in the first launch.
+func TestRunUncoordinatedRelaunchIgnoresEarlierLaunchsCheckpoint(t *testing.T) {
+	const victim, early = 2, 1
+	spec, log, starts := torusSpec(t, "--kill-rank", strconv.Itoa(victim), "--kill-step", "13", "--damage-log",
+		"--kill-early", strconv.Itoa(early))
+	res := launchScripted(t, spec, log, nil, 3*time.Minute)
+	if want := torusReference(); res.Result != want {
+		t.Fatalf("result %q, want the failure-free %q\n%s", res.Result, want, log)
+	}
+	if len(res.Attempts) != 2 || res.RanksRecoveredAlone != 2 || res.WholeJobRestarts != 1 {
+		t.Fatalf("%d attempts, %d restarted alone, %d whole-job restarts; want 2, 2, 1\n%s", len(res.Attempts), res.RanksRecoveredAlone, res.WholeJobRestarts, log)
+	}
+	_, alone := processes(t, starts)
+	if alone[early] != 1 {
+		t.Errorf("rank %d restarted alone %d times, want 1\n%s", early, alone[early], log)
+	}
+}
+
+// A rank restarted alone whose program does not call Restart starts
+// from the beginning: its driver must too, replaying its whole log, not
+// resume behind its checkpoint (the messages before it would be lost to
+// the program, which would wait for more than its peers send). Its log
+// was truncated behind its checkpoint of step 10, so it cannot serve
+// that: the victim exits with 66 and the whole job is relaunched.
+func TestRunUncoordinatedRankWithoutRestartStartsFromTheBeginning(t *testing.T) {
+	const victim = 4
+	spec, log, _ := torusSpec(t, "--kill-rank", strconv.Itoa(victim), "--kill-step", "13", "--no-restart")
+	res := launchScripted(t, spec, log, nil, 3*time.Minute)
+	if want := torusReference(); res.Result != want {
+		t.Fatalf("result %q, want the failure-free %q\n%s", res.Result, want, log)
+	}
+	if len(res.Attempts) != 2 || res.RanksRecoveredAlone != 1 || res.WholeJobRestarts != 1 {
+		t.Fatalf("%d attempts, %d restarted alone, %d whole-job restarts; want 2, 1, 1\n%s", len(res.Attempts), res.RanksRecoveredAlone, res.WholeJobRestarts, log)
+	}
+	if c := res.Attempts[0].Cause; !strings.Contains(c, fmt.Sprintf("rank %d (node node%d) exited with status 66", victim, victim)) {
+		t.Errorf("the first attempt ended with %q, want the victim's exit status 66", c)
 	}
 }
 

@@ -120,12 +120,44 @@ func (r *Runtime) StartStrategy(ctx context.Context) error {
 		return err
 	}
 	if r.cfg.RecoverAlone {
-		return nil
+		// The coordinator's key–value service lives as long as the launch:
+		// without keyFresh, this rank's earlier process in the launch was
+		// lost before its fresh start removed the checkpoint and the log of
+		// an earlier launch, which its directories may still hold. Loaded,
+		// they would resume it at a step its peers are not at and replay
+		// messages they never sent in this launch: it starts from the
+		// beginning instead, with a fresh log.
+		_, fresh, err := r.client.Lookup(ctx, keyFresh(r.rank), false)
+		if err != nil {
+			return fmt.Errorf("ckpt: rank %d: its fresh start in this launch: %w", r.rank, err)
+		}
+		if fresh {
+			return nil
+		}
+		return r.freshStart(ctx)
 	}
+	if err := r.freshStart(ctx); err != nil {
+		return err
+	}
+	return r.startDriver(ctx, false, nil)
+}
+
+// keyFresh is where a rank says, once per launch, that its checkpoint and
+// log of an earlier launch are gone (freshStart).
+func keyFresh(rank int) string { return "ckpt/uncoord/fresh/" + strconv.Itoa(rank) }
+
+// freshStart removes the rank's checkpoint and log of an earlier launch
+// (a consistent set of uncoordinated checkpoints is not searched for)
+// and then says so (keyFresh), before the rank receives anything.
+func (r *Runtime) freshStart(ctx context.Context) error {
+	u := r.u
 	if err := errors.Join(u.ckpts.Remove(r.rank), u.prot.RemoveLog(r.rank)); err != nil {
 		return fmt.Errorf("ckpt: rank %d: a fresh start: %w", r.rank, err)
 	}
-	return r.startDriver(ctx, false, nil)
+	if err := r.client.Publish(ctx, keyFresh(r.rank), []byte{1}); err != nil {
+		return fmt.Errorf("ckpt: rank %d: a fresh start: %w", r.rank, err)
+	}
+	return nil
 }
 
 // learnMembers looks up every rank's place, waiting for those not
@@ -190,7 +222,11 @@ func (r *Runtime) startDriver(ctx context.Context, restarted bool, saved []byte)
 }
 
 // driver is the rank's driver, started (restarted alone, from the
-// beginning) if Restart did not.
+// beginning) if Restart did not. From the beginning, not from the rank's
+// checkpoint: a program that did not call Restart did not restore its
+// state, so its driver must deliver every message again from the first
+// (its log replays them, or cannot serve once truncated behind a
+// checkpoint), never resume behind the checkpoint.
 func (r *Runtime) driver(ctx context.Context) (*uncoord.Rank, error) {
 	if r.u == nil {
 		return nil, errors.New("ckpt: the uncoordinated strategy was not started (StartStrategy)")
@@ -198,7 +234,7 @@ func (r *Runtime) driver(ctx context.Context) (*uncoord.Rank, error) {
 	r.u.mu.Lock()
 	defer r.u.mu.Unlock()
 	if r.u.drv == nil {
-		if _, err := r.restartAlone(ctx); err != nil && !errors.Is(err, engine.ErrNoCheckpoint) {
+		if _, err := r.restartAlone(ctx, false); err != nil && !errors.Is(err, engine.ErrNoCheckpoint) {
 			return nil, err
 		}
 		if r.u.drv == nil {
@@ -214,8 +250,10 @@ func (r *Runtime) driver(ctx context.Context) (*uncoord.Rank, error) {
 // which replays its log and meets its peers. Its errors wrap
 // uncoord.ErrCannotServe when the checkpoint or the log cannot serve
 // (the rank then exits with jobenv.ExitCannotServe, and the launcher
-// relaunches the whole job).
-func (r *Runtime) restartAlone(ctx context.Context) ([]byte, error) {
+// relaunches the whole job). Without fromCheckpoint a rank restarted
+// alone ignores its checkpoint and restarts its driver from the
+// beginning (driver).
+func (r *Runtime) restartAlone(ctx context.Context, fromCheckpoint bool) ([]byte, error) {
 	u := r.u
 	if u.restart {
 		return nil, errors.New("ckpt: Restart called twice")
@@ -230,6 +268,9 @@ func (r *Runtime) restartAlone(ctx context.Context) ([]byte, error) {
 	// What this rank's previous processes in the launch measured.
 	if v, ok, err := r.client.Lookup(ctx, jobenv.KeyMsgLog(r.rank), false); err == nil && ok {
 		u.base, _ = jobenv.DecodeMsgLogStats(v)
+	}
+	if !fromCheckpoint {
+		return nil, r.startDriver(ctx, true, nil)
 	}
 	t0 := time.Now()
 	state, snap, err := u.ckpts.Load(r.rank)
@@ -257,7 +298,7 @@ func (r *Runtime) RestartAlone(ctx context.Context) ([]byte, error) {
 	}
 	r.u.mu.Lock()
 	defer r.u.mu.Unlock()
-	return r.restartAlone(ctx)
+	return r.restartAlone(ctx, true)
 }
 
 // CheckpointAlone takes the rank's own checkpoint: the driver's snapshot
