@@ -82,3 +82,27 @@ func TestOwnCheckpointRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// Under the uncoordinated strategy the store refuses the engine's
+// collective calls, which the coordinator would abort after a lone
+// recovery, instead of letting them hang or abort the job later.
+func TestStoreRefusesCollectivesAlone(t *testing.T) {
+	s, err := Open(Options{CacheDir: t.TempDir(), Node: "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.alone = true
+	_, serr := s.Start("c1")
+	_, rerr := s.Restart(t.Context())
+	for what, err := range map[string]error{"Start": serr, "Restart": rerr, "Flush": s.Flush(t.Context(), "c1")} {
+		if !errors.Is(err, ErrStrategy) {
+			t.Errorf("%s: %v, want ErrStrategy", what, err)
+		}
+	}
+	// The same store in a coordinated job starts checkpoints.
+	s.alone = false
+	if _, err := s.Start("c1"); err != nil {
+		t.Errorf("Start, coordinated: %v", err)
+	}
+}

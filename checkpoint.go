@@ -26,6 +26,9 @@ type File struct {
 // the collective step. Names are single path elements (letters, digits,
 // '-', '_', '.'; see manifest.ValidName).
 func (s *Store) Start(name string) (*Checkpoint, error) {
+	if s.alone {
+		return nil, fmt.Errorf("ckpt: Store.Start(%q): %w (uncoordinated: use Job.Checkpoint)", name, ErrStrategy)
+	}
 	c, err := s.eng.Start(name)
 	if err != nil {
 		return nil, err

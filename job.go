@@ -128,6 +128,7 @@ func Join(ctx context.Context, opts JobOptions) (*Job, error) {
 		return nil, err
 	}
 	r.Attach(s.eng)
+	s.alone = r.Uncoordinated()
 	if err := r.StartStrategy(ctx); err != nil {
 		r.Close()
 		s.Close()

@@ -87,7 +87,12 @@ func (r *Restored) Path(file string) (string, error) {
 // checkpoint that cannot be verified is skipped for an older one, and the
 // reasons are reported in Skipped. It is collective. With no recoverable
 // checkpoint it returns an error wrapping ErrNoCheckpoint.
-func (s *Store) Restart(ctx context.Context) (*Restored, error) { return restored(s.eng.Restart(ctx)) }
+func (s *Store) Restart(ctx context.Context) (*Restored, error) {
+	if s.alone {
+		return nil, fmt.Errorf("ckpt: Store.Restart: %w (uncoordinated: use Job.Restart)", ErrStrategy)
+	}
+	return restored(s.eng.Restart(ctx))
+}
 
 // restored is the public face of an engine's restart.
 func restored(er *engine.Restored, err error) (*Restored, error) {
@@ -110,7 +115,12 @@ func restored(er *engine.Restored, err error) (*Restored, error) {
 // shared manifest is written last, by rank 0, only after every rank's
 // object is durable, so a failed flush leaves no checkpoint on the tier and
 // the cached copy untouched.
-func (s *Store) Flush(ctx context.Context, name string) error { return s.eng.Flush(ctx, name) }
+func (s *Store) Flush(ctx context.Context, name string) error {
+	if s.alone {
+		return fmt.Errorf("ckpt: Store.Flush(%q): %w (a rank's own checkpoints stay in the caches)", name, ErrStrategy)
+	}
+	return s.eng.Flush(ctx, name)
+}
 
 // marked is err, its message unchanged, that also is as (errors.Is): an
 // engine's error marked with the public sentinel it stands for.

@@ -77,6 +77,11 @@ type Store struct {
 	eng       *engine.Engine
 	comm      Comm // as the application gave it (a Job reaches the ranks through it too)
 	ownsCache bool
+	// alone is set by Join under the uncoordinated strategy: the engine's
+	// checkpoints are collective (Commit, Restart), and the coordinator
+	// aborts a collective after a rank recovered alone, so the store
+	// refuses them rather than hang or abort the job later.
+	alone bool
 }
 
 // ErrNoCheckpoint is wrapped by Restart's error when no checkpoint can be

@@ -583,6 +583,9 @@ func (f *runCmdFlags) run(c *cobra.Command, args []string) error {
 	if spec.timeLimit, err = runTimeLimit(f.timeLimit, f.haltBefore, time.Now(), os.LookupEnv, squeueEnd); err != nil {
 		return err
 	}
+	if err := spec.uncoordinatedTimeLimit(c.ErrOrStderr()); err != nil {
+		return err
+	}
 	return runCommand(c, spec, halt, grace, *f.asJSON)
 }
 

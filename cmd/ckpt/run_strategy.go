@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"time"
+
 	"github.com/ckpt/ckpt/internal/inject"
 	"github.com/ckpt/ckpt/internal/jobenv"
 )
@@ -31,5 +35,21 @@ func (s runSpec) checkUncoordinated() error {
 	case s.shared != "":
 		return usagef("--shared: not with --strategy %s (a rank's own checkpoints stay in the caches: nothing is flushed)", jobenv.StrategyUncoordinated)
 	}
+	return nil
+}
+
+// uncoordinatedTimeLimit refuses --time-limit under the uncoordinated
+// strategy and warns of an allocation's end: a halt reaches the ranks
+// through the collective decision rounds, which the strategy does without,
+// so the job would not checkpoint and halt before the end.
+func (s runSpec) uncoordinatedTimeLimit(warn io.Writer) error {
+	if !s.uncoordinated || s.timeLimit.Deadline.IsZero() {
+		return nil
+	}
+	if s.timeLimit.From == "--time-limit" {
+		return usagef("--time-limit: not with --strategy %s yet (a halt reaches the ranks through the collective decisions the strategy does without)", jobenv.StrategyUncoordinated)
+	}
+	fmt.Fprintf(warn, "ckpt run: warning: --strategy %s does not halt before the allocation's end (%s, %s): the ranks' last own checkpoints are what a next allocation has\n",
+		jobenv.StrategyUncoordinated, s.timeLimit.From, s.timeLimit.Deadline.Format(time.RFC3339))
 	return nil
 }

@@ -480,12 +480,29 @@ func TestRunStrategyFlags(t *testing.T) {
 		{[]string{"--strategy", "uncoordinated", "--transparent"}, "--transparent"},
 		{[]string{"--strategy", "uncoordinated", "--inject-mtti", "10s", "--inject-kind", "hang"}, "--inject-kind hang"},
 		{[]string{"--strategy", "uncoordinated", "--shared", t.TempDir()}, "--shared"},
+		{[]string{"--strategy", "uncoordinated", "--time-limit", "1h"}, "--time-limit"},
 	} {
 		var out, errb bytes.Buffer
 		args := append(append([]string{"run", "-n", "2", "--cache-root", filepath.Join(t.TempDir(), "c")}, c.args...), "--", "/bin/true")
 		if code := run(args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("ckpt %s: exit %d, stderr %q; want %d naming %s", strings.Join(args, " "), code, errb.String(), exitUsage, c.want)
 		}
+	}
+}
+
+// An allocation's end under the uncoordinated strategy is warned of (the
+// job runs on to it), not refused; --time-limit is refused (above).
+func TestUncoordinatedAllocationEndWarns(t *testing.T) {
+	end := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	var warn bytes.Buffer
+	s := runSpec{uncoordinated: true, timeLimit: launch.TimeLimit{Deadline: end, From: "SLURM_JOB_END_TIME"}}
+	if err := s.uncoordinatedTimeLimit(&warn); err != nil || !strings.Contains(warn.String(), "does not halt before the allocation's end (SLURM_JOB_END_TIME") {
+		t.Errorf("allocation's end: %v, warning %q", err, warn.String())
+	}
+	s.uncoordinated = false
+	warn.Reset()
+	if err := s.uncoordinatedTimeLimit(&warn); err != nil || warn.Len() != 0 {
+		t.Errorf("coordinated: %v, warning %q", err, warn.String())
 	}
 }
 
