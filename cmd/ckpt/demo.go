@@ -106,11 +106,14 @@ and after it, it runs the same job without failures and without
 checkpoints, and compares: the results must be identical, bit for bit;
 the efficiency is the failure-free runs' mean time over the time with
 failures. The run is set beside Daly's model and the multi-level Markov
-model at the failures it met (docs/MODELS.md). Two more figures say how
-far to trust one run's comparison: the efficiency against the work
-measured in the run itself (its own steps' speed, immune to the machine's
-drift between the runs), and how far one run strays from the model by
-chance alone at its parameters (simulated).
+model at the failures it met, and beside the multi-level model at the
+rate of failures the caches cannot survive that its node failures imply
+(a second node of the XOR set lost before the first is rebuilt:
+docs/MODELS.md). Two more figures say how far to trust one run's
+comparison: the efficiency against the work measured in the run itself
+(its own steps' speed, immune to the machine's drift between the runs),
+and how far one run strays from the model by chance alone at its
+parameters (simulated).
 
 It needs nothing but this binary: the nodes are directories under the temp
 directory, removed at the end.`
