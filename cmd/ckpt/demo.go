@@ -106,11 +106,14 @@ and after it, it runs the same job without failures and without
 checkpoints, and compares: the results must be identical, bit for bit;
 the efficiency is the failure-free runs' mean time over the time with
 failures. The run is set beside Daly's model and the multi-level Markov
-model at the failures it met (docs/MODELS.md). Two more figures say how
-far to trust one run's comparison: the efficiency against the work
-measured in the run itself (its own steps' speed, immune to the machine's
-drift between the runs), and how far one run strays from the model by
-chance alone at its parameters (simulated).
+model at the failures it met, and beside the multi-level model at the
+rate of failures the caches cannot survive that its node failures imply
+(a second node of the XOR set lost before the first is rebuilt:
+docs/MODELS.md). Two more figures say how far to trust one run's
+comparison: the efficiency against the work measured in the run itself
+(its own steps' speed, immune to the machine's drift between the runs),
+and how far one run strays from the model by chance alone at its
+parameters (simulated).
 
 It needs nothing but this binary: the nodes are directories under the temp
 directory, removed at the end.`
@@ -276,6 +279,17 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 	if job, ok := demo.JobOf(iters, inRun); ok {
 		finite = demo.FinitePlain(pred.Interval, cost, recovery, applied.MTTI, levels, job)
 	}
+	// The multi-level model at the level-2 rate the node failures imply
+	// (λ2 from the XOR layout and the rebuild window R, not from the
+	// run's own level-2 events): the one model for every run, those
+	// that restarted from scratch included.
+	predicted := demo.PredictLevels(res.Elapsed.Seconds(), res.Injected, recovery, demoXORSet, demoNodes)
+	multiPredicted := demo.MultilevelPlain(pred.Interval, cost, recovery, work, predicted.Levels)
+	finitePredicted := math.NaN()
+	if job, ok := demo.JobOf(iters, inRun); ok {
+		finitePredicted = demo.FinitePlain(pred.Interval, cost, recovery, applied.MTTI, predicted.Levels, job).Multilevel
+	}
+	inRunEff := demo.Efficiency(inRun.Work, runSecs)
 	if asJSON {
 		if err := writeJSON(c.OutOrStdout(), jobs.launcher.report(demo.Report{
 			ResultMatchesReference:           match,
@@ -312,6 +326,7 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 			MultilevelErrorAppliedChanceBias: report.Float(chanceLevels.Mean),
 			InRunReport:                      demo.NewInRunReport(inRun, runSecs, appliedEff, false, multi).WithFinite(finite),
 			Netns:                            jobs.netns,
+			LevelsPredicted:                  demo.NewLevelsPredicted(predicted, eff, inRunEff, multiPredicted, finitePredicted),
 		}, res)); err != nil {
 			return err
 		}
@@ -336,6 +351,11 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 			100*appliedEff, appliedMTTI(applied), sec(recovery), 100*appliedErr))
 		t.row("", chanceNote(chance))
 		t.row("", multilevelNote(levels, multi, eff))
+		t.row("", predictedNote(predicted, levels, recovery, multiPredicted, eff, inRunEff))
+		if !math.IsNaN(finitePredicted) {
+			t.row("", fmt.Sprintf("%.1f%%: the same model over the job run; measured in run − model = %+.1f%% of the model",
+				100*finitePredicted, 100*demo.RelErr(inRunEff, finitePredicted)))
+		}
 		if !math.IsNaN(chanceLevels.MeanAbs) {
 			t.row("", fmt.Sprintf("by chance alone (where the level-2 failures fell), a run with level-2 failures at these rates strays from that model by %.1f%% on average (mean error %+.1f%%, simulated)",
 				100*chanceLevels.MeanAbs, 100*chanceLevels.Mean))
@@ -398,6 +418,17 @@ func multilevelNote(lv demo.Levels, ml, measured float64) string {
 		100*ml, mttiOrNone(lv.Level1MTTI), mttiOrNone(lv.Level2MTTI), why, 100*demo.RelErr(measured, ml))
 }
 
+// predictedNote is the multi-level model at the level-2 rate a run's node
+// failures imply (demo.PredictLevels), beside the level-2 events it met.
+func predictedNote(p demo.Predicted, met demo.Levels, recovery, ml, measured, inRun float64) string {
+	if math.IsNaN(ml) {
+		return "multi-level model at the level-2 rate the node failures imply: n/a (no recovery or cost measured)"
+	}
+	return fmt.Sprintf("%.1f%% multi-level Markov model at the level-2 rate the node failures imply (%.1f%% of failures: another node of the XOR set of %d lost within R = %s of one; λ2 = 1/%s; %.2f level-2 failures predicted, %d met); measured − model = %+.1f%% of the model, in run %+.1f%%",
+		100*ml, 100*p.Probability, demoXORSet, sec(recovery), mttiOrNone(p.Levels.Level2MTTI), p.Level2Expected, met.Level2,
+		100*demo.RelErr(measured, ml), 100*demo.RelErr(inRun, ml))
+}
+
 // mttiOrNone is an applied MTTI for a table: ∞ without a failure.
 func mttiOrNone(m float64) string {
 	if math.IsInf(m, 1) {
@@ -406,6 +437,14 @@ func mttiOrNone(m float64) string {
 	return sec(m)
 }
 
+// The demo's nodes and its XOR sets: one set of all 4 nodes. The
+// level-2 rate the models are given follows from them
+// (demo.PredictLevels).
+const (
+	demoNodes  = 4
+	demoXORSet = 4
+)
+
 // demoSpec is one of the demo's runs: 8 ranks of himeno over 4 nodes with
 // XOR across them.
 func demoSpec(exe string, args []string, interval string, mtti float64, seed uint64, injectFailures bool) (runSpec, error) {
@@ -413,7 +452,7 @@ func demoSpec(exe string, args []string, interval string, mtti float64, seed uin
 	if err != nil {
 		return runSpec{}, err
 	}
-	s := runSpec{ranks: 8, nodes: 4, program: exe, args: args, redundancy: "xor:4", interval: p,
+	s := runSpec{ranks: 8, nodes: demoNodes, program: exe, args: args, redundancy: fmt.Sprintf("xor:%d", demoXORSet), interval: p,
 		retries: 20, heartbeat: 10 * time.Second}
 	if injectFailures {
 		cfg, err := inject.ParseFlags(fmt.Sprintf("%gs", mtti), "exp", "node", seed)

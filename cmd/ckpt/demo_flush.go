@@ -40,6 +40,12 @@ type flushRun struct {
 	// efficiency at them (level-2 failures at their applied rate).
 	levels   demo.Levels
 	multiEff float64
+	// predicted is the failures split by level as the node failures and
+	// the XOR layout imply (demo.PredictLevels), and predEff the model's
+	// efficiency at them.
+	predicted  demo.Predicted
+	predEff    float64
+	predFinite float64
 	// inRun is the work measured in the run itself, and finite the
 	// models over the finite job it did.
 	inRun  demo.InRun
@@ -77,10 +83,14 @@ func runFlushVariants(ctx context.Context, modes []string, d demo.Settings, mtti
 		r.levels = demo.AppliedLevels(res.Elapsed.Seconds(), res.Injected, res.Account)
 		lv := demo.CompareMarkovLevels(mode != "blocking", d, r.levels, flush.Stats(res.Flush), res.Staged, res.Attempts)
 		r.multiEff = lv.Efficiency
+		r.predicted = demo.PredictLevels(res.Elapsed.Seconds(), res.Injected, r.recovery, demoXORSet, demoNodes)
+		pl := demo.CompareMarkovLevels(mode != "blocking", d, r.predicted.Levels, flush.Stats(res.Flush), res.Staged, res.Attempts)
+		r.predEff, r.predFinite = pl.Efficiency, math.NaN()
 		r.inRun = demo.WorkInRun(d.Steps, res.Attempts, res.Flush.StepSeconds())
 		r.finite = demo.NoFinite()
 		if job, ok := demo.JobOf(d.Steps, r.inRun); ok {
 			r.finite = demo.FiniteMarkov(d, ap, lv, job)
+			r.predFinite = demo.FiniteMarkov(d, ap, pl, job).Multilevel
 		}
 		out = append(out, r)
 	}
@@ -130,6 +140,7 @@ func flushRunReport(r flushRun, ref string) *demo.FlushRun {
 		InRunReport:                  demo.NewInRunReport(r.inRun, r.secs, r.appliedEff, true, r.multiEff).WithFinite(r.finite),
 		MarkovErrorAppliedChance:     f(r.chance.MeanAbs),
 		MarkovErrorAppliedChanceBias: f(r.chance.Mean),
+		LevelsPredicted:              demo.NewLevelsPredicted(r.predicted, r.eff, demo.Efficiency(r.inRun.Work, r.secs), r.predEff, r.predFinite),
 	}
 }
 
@@ -199,6 +210,20 @@ func printFlushRuns(w io.Writer, runs []flushRun, d demo.Settings, mtti float64,
 		return fmt.Sprintf("%.1f%% with %d level-2 failures, λ2 = 1/%s (measured − model %+.1f%%)",
 			100*r.multiEff, r.levels.Level2, mttiOrNone(r.levels.Level2MTTI), 100*demo.RelErr(r.eff, r.multiEff))
 	})
+	row("λ2 predicted", func(r flushRun) string {
+		if math.IsNaN(r.predEff) {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.1f%% at λ2 = 1/%s, %.1f%% of failures (%.2f level-2 failures predicted, %d met; measured − model %+.1f%%, in run %+.1f%%)",
+			100*r.predEff, mttiOrNone(r.predicted.Levels.Level2MTTI), 100*r.predicted.Probability, r.predicted.Level2Expected, r.levels.Level2,
+			100*demo.RelErr(r.eff, r.predEff), 100*demo.RelErr(demo.Efficiency(r.inRun.Work, r.secs), r.predEff))
+	})
+	row("λ2 predicted, finite", func(r flushRun) string {
+		if math.IsNaN(r.predFinite) {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.1f%% over the job run (in run − model %+.1f%%)", 100*r.predFinite, 100*demo.RelErr(demo.Efficiency(r.inRun.Work, r.secs), r.predFinite))
+	})
 	row("level-1 cost c1", func(r flushRun) string { return sec(r.C1) })
 	row("flush", func(r flushRun) string {
 		if r.mode == "blocking" {
@@ -228,7 +253,8 @@ func printFlushRuns(w io.Writer, runs []flushRun, d demo.Settings, mtti float64,
 	fmt.Fprintf(w, "reference: %s\n", strings.Trim(referenceNote(refs), "()"))
 	fmt.Fprintf(w, "by level: the same model at the failures the run met, λ2 = level-2 failures (the caches lost: relaunched from the shared tier,\n")
 	fmt.Fprintf(w, "or from scratch after a checkpoint had been committed) / job time, λ1 = the other failures / job time, a failure during a\n")
-	fmt.Fprintf(w, "level-1 restart retrying it (docs/MODELS.md)\n")
+	fmt.Fprintf(w, "level-1 restart retrying it (docs/MODELS.md); λ2 predicted: the same model with λ2 = λ × the chance that another node of the\n")
+	fmt.Fprintf(w, "XOR set fails before the first is rebuilt (within the recovery R), from the node failures, not the run's level-2 events\n")
 	return nil
 }
 

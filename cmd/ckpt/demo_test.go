@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt/internal/demo"
+	"github.com/ckpt/ckpt/internal/flush"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/launch"
 	"github.com/ckpt/ckpt/internal/policy"
@@ -262,4 +264,135 @@ func checkInRun(t *testing.T, obj map[string]any, work, run float64, key string,
 			t.Errorf("%s = %v, want %v", k, got, want)
 		}
 	}
+}
+
+// Both modes set every run beside the multi-level model at the level-2
+// rate its node failures imply (one XOR set of the demo's 4 nodes, the
+// run's recovery as the rebuild window), not at the run's own level-2
+// events: the fake run met 4 failures in 12 s, each recovered in 0.5 s.
+func TestDemoPredictedLevel2(t *testing.T) {
+	secs := map[string]float64{"reference-before": 10, "reference-after": 6, "run": 12, "blocking": 12, "nonblocking": 9}
+	check := func(t *testing.T, run map[string]any, elapsed float64) demo.Predicted {
+		t.Helper()
+		p := demo.PredictLevels(elapsed, 4, 0.5, 4, 4)
+		if !(p.Probability > 0) {
+			t.Fatalf("p = %g", p.Probability)
+		}
+		for k, want := range map[string]float64{"level2_probability": p.Probability, "level2_failures_predicted": 4 * p.Probability,
+			"level1_mtti_predicted_seconds": p.Levels.Level1MTTI, "level2_mtti_predicted_seconds": p.Levels.Level2MTTI} {
+			if got := getNum(t, run, k); math.Abs(got-want) > 1e-9*want {
+				t.Errorf("%s = %v, want %v", k, got, want)
+			}
+		}
+		if _, ok := run["multilevel_efficiency_predicted"]; !ok || run["multilevel_efficiency_predicted"] == nil && run["multilevel_efficiency_applied"] != nil {
+			t.Errorf("multilevel_efficiency_predicted = %v, multilevel_efficiency_applied = %v: want the first wherever the second is",
+				run["multilevel_efficiency_predicted"], run["multilevel_efficiency_applied"])
+		}
+		if run["multilevel_efficiency_predicted"] == nil {
+			return p // the fake flushing runs measure no c1: no Markov model
+		}
+		ml := getNum(t, run, "multilevel_efficiency_predicted")
+		if e := getNum(t, run, "multilevel_error_predicted"); math.Abs(e-(getNum(t, run, "efficiency")/ml-1)) > 1e-12 {
+			t.Errorf("multilevel_error_predicted %v against the model's %v", e, ml)
+		}
+		if e := getNum(t, run, "multilevel_error_predicted_in_run"); math.Abs(e-(getNum(t, run, "efficiency_in_run")/ml-1)) > 1e-12 {
+			t.Errorf("multilevel_error_predicted_in_run %v against the model's %v", e, ml)
+		}
+		// Over the finite job (6.5 s of work measured in the run).
+		fin := getNum(t, run, "multilevel_finite_efficiency_predicted")
+		if e := getNum(t, run, "multilevel_finite_error_predicted_in_run"); math.Abs(e-(getNum(t, run, "efficiency_in_run")/fin-1)) > 1e-12 {
+			t.Errorf("multilevel_finite_error_predicted_in_run %v against the model's %v", e, fin)
+		}
+		if met := getNum(t, run, "multilevel_finite_efficiency"); fin == met {
+			t.Errorf("the finite model at the predicted levels is the one at the levels met, %v", met)
+		}
+		return p
+	}
+
+	t.Run("plain", func(t *testing.T) {
+		f := &fakeDemo{secs: secs}
+		c, out, progress := demoCommand()
+		if err := demoPlain(c, "s", 1500, 2.5, 1, true, f.jobs()); err != nil {
+			t.Fatalf("%v\n%s", err, progress)
+		}
+		obj := decodeOne(t, out.String())
+		p := check(t, obj, 12)
+		want := demo.MultilevelPlain(getNum(t, obj, "interval_seconds"), getNum(t, obj, "checkpoint_seconds"), 0.5, 8, p.Levels)
+		if got := getNum(t, obj, "multilevel_efficiency_predicted"); math.Abs(got-want) > 1e-12 {
+			t.Errorf("multilevel_efficiency_predicted %v, want %v", got, want)
+		}
+		job, ok := demo.JobOf(1500, demo.InRun{Work: 0.5 + 1500*0.004, Start: 0.5, StepSeconds: 0.004})
+		if !ok {
+			t.Fatal("no job")
+		}
+		wantF := demo.FinitePlain(getNum(t, obj, "interval_seconds"), getNum(t, obj, "checkpoint_seconds"), 0.5, 3, p.Levels, job).Multilevel
+		if got := getNum(t, obj, "multilevel_finite_efficiency_predicted"); math.Abs(got-wantF) > 1e-12 {
+			t.Errorf("multilevel_finite_efficiency_predicted %v, want %v", got, wantF)
+		}
+		// It is not the model at the run's own level-2 event (1 in 12 s).
+		if got := getNum(t, obj, "multilevel_efficiency_applied"); got == want {
+			t.Errorf("the predicted model is the applied one, %v", got)
+		}
+	})
+
+	t.Run("compare", func(t *testing.T) {
+		f := &fakeDemo{secs: secs}
+		c, out, progress := demoCommand()
+		if err := demoFlush(c, []string{"blocking", "nonblocking"}, demo.Settings{Interval: 1, Every: 2, Bandwidth: 4e6, Busy: "skip", Steps: 1500},
+			2.5, true, f.jobs()); err != nil {
+			t.Fatalf("%v\n%s", err, progress)
+		}
+		obj := decodeOne(t, out.String())
+		for mode, s := range map[string]float64{"blocking": 12, "nonblocking": 9} {
+			t.Run(mode, func(t *testing.T) { check(t, getObj(t, obj, mode), s) })
+		}
+	})
+
+	// A blocking run that measured its costs: the Markov model at the
+	// predicted levels, with the same inputs as the model at the levels met.
+	t.Run("blocking with costs", func(t *testing.T) {
+		f := &fakeDemo{secs: secs}
+		jobs := f.jobs()
+		var res runResult
+		run := jobs.run
+		jobs.run = func(ctx context.Context, s runSpec) (runResult, float64, error) {
+			r, secs, err := run(ctx, s)
+			if s.shared != "" {
+				// 5 checkpoints of 0.1 s, 2 flushes of 0.4 s.
+				r.Flush.Mode, r.Flush.K, r.Flush.Level1, r.Flush.Level1Seconds = "blocking", 2, 5, 0.5
+				r.Flush.Due, r.Flush.Started, r.Flush.Seconds = 2, 2, 0.8
+				res = r
+			}
+			return r, secs, err
+		}
+		d := demo.Settings{Interval: 1, Every: 2, Bandwidth: 4e6, Busy: "skip", Steps: 1500}
+		c, out, progress := demoCommand()
+		if err := demoFlush(c, []string{"blocking"}, d, 2.5, true, jobs); err != nil {
+			t.Fatalf("%v\n%s", err, progress)
+		}
+		run2 := getObj(t, decodeOne(t, out.String()), "blocking")
+		p := check(t, run2, 12)
+		want := demo.CompareMarkovLevels(false, d, p.Levels, flush.Stats(res.Flush), res.Staged, res.Attempts).Efficiency
+		if got := getNum(t, run2, "multilevel_efficiency_predicted"); !(want > 0) || math.Abs(got-want) > 1e-12 {
+			t.Errorf("multilevel_efficiency_predicted %v, want %v", got, want)
+		}
+		if got := getNum(t, run2, "multilevel_efficiency_applied"); got == want {
+			t.Errorf("the predicted model is the applied one, %v", got)
+		}
+	})
+
+	t.Run("text", func(t *testing.T) {
+		f := &fakeDemo{secs: secs}
+		c, out, progress := demoCommand()
+		if err := demoPlain(c, "s", 1500, 2.5, 1, false, f.jobs()); err != nil {
+			t.Fatalf("%v\n%s", err, progress)
+		}
+		p := demo.PredictLevels(12, 4, 0.5, 4, 4)
+		for _, want := range []string{"at the level-2 rate the node failures imply",
+			fmt.Sprintf("%.2f level-2 failures predicted, 1 met", p.Level2Expected)} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("no %q in\n%s", want, out)
+			}
+		}
+	})
 }

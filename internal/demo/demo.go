@@ -287,6 +287,9 @@ type Report struct {
 	MultilevelErrorAppliedChance     report.Float `json:"multilevel_error_applied_chance"`
 	MultilevelErrorAppliedChanceBias report.Float `json:"multilevel_error_applied_chance_bias"`
 	InRunReport
+	// Added with the level-2 rate predicted from the node failures and
+	// the XOR layout (PredictLevels).
+	LevelsPredicted
 }
 
 // InRunReport is the efficiency against the work measured in the run
@@ -335,6 +338,38 @@ func NewLevelsApplied(lv Levels, measured, efficiency float64) LevelsApplied {
 	return LevelsApplied{Level2Failures: lv.Level2, Level1MTTIAppliedSeconds: report.Float(lv.Level1MTTI),
 		Level2MTTIAppliedSeconds: report.Float(lv.Level2MTTI), MultilevelEfficiencyApplied: report.Float(efficiency),
 		MultilevelErrorApplied: report.Float(RelErr(measured, efficiency))}
+}
+
+// LevelsPredicted is the multi-level model of a run at the level-2 rate
+// its node failures imply (PredictLevels), in the demo's JSON: the
+// comparison for every run, those that restarted from scratch or from
+// the shared tier included, with a λ2 that does not come from the run's
+// own outcome (LevelsApplied's does). Errors are measured / model − 1,
+// against the reference's work and against the work measured in the run.
+type LevelsPredicted struct {
+	Level2Probability             report.Float `json:"level2_probability"`
+	Level2FailuresPredicted       report.Float `json:"level2_failures_predicted"`
+	Level1MTTIPredictedSeconds    report.Float `json:"level1_mtti_predicted_seconds"`
+	Level2MTTIPredictedSeconds    report.Float `json:"level2_mtti_predicted_seconds"`
+	MultilevelEfficiencyPredicted report.Float `json:"multilevel_efficiency_predicted"`
+	MultilevelErrorPredicted      report.Float `json:"multilevel_error_predicted"`
+	MultilevelErrorPredictedInRun report.Float `json:"multilevel_error_predicted_in_run"`
+	// The same over the finite job the run did (FinitePlain,
+	// FiniteMarkov), against the work measured in the run.
+	MultilevelFiniteEfficiencyPredicted report.Float `json:"multilevel_finite_efficiency_predicted"`
+	MultilevelFiniteErrorPredictedInRun report.Float `json:"multilevel_finite_error_predicted_in_run"`
+}
+
+// NewLevelsPredicted is the JSON of a run of efficiency measured (and
+// inRun against the work measured in the run) against the multi-level
+// model's efficiency at the predicted levels p, steady-state and over the
+// finite job (finite).
+func NewLevelsPredicted(p Predicted, measured, inRun, efficiency, finite float64) LevelsPredicted {
+	return LevelsPredicted{Level2Probability: report.Float(p.Probability), Level2FailuresPredicted: report.Float(p.Level2Expected),
+		Level1MTTIPredictedSeconds: report.Float(p.Levels.Level1MTTI), Level2MTTIPredictedSeconds: report.Float(p.Levels.Level2MTTI),
+		MultilevelEfficiencyPredicted: report.Float(efficiency), MultilevelErrorPredicted: report.Float(RelErr(measured, efficiency)),
+		MultilevelErrorPredictedInRun:       report.Float(RelErr(inRun, efficiency)),
+		MultilevelFiniteEfficiencyPredicted: report.Float(finite), MultilevelFiniteErrorPredictedInRun: report.Float(RelErr(inRun, finite))}
 }
 
 // FlushReport is `ckpt demo --flush MODE --json`. `ckpt model multilevel
@@ -396,6 +431,9 @@ type FlushRun struct {
 	MarkovErrorAppliedChance     report.Float `json:"markov_error_applied_chance"`
 	MarkovErrorAppliedChanceBias report.Float `json:"markov_error_applied_chance_bias"`
 	InRunReport
+	// Added with the level-2 rate predicted from the node failures and
+	// the XOR layout (PredictLevels).
+	LevelsPredicted
 }
 
 // LauncherReport is `ckpt demo --launcher NAME --json`: the plain demo's

@@ -151,3 +151,79 @@ func evaluate(m policy.Measured, retry bool, s model.Schedule) (model.Multilevel
 	return model.Scheme{Levels: m.Levels(), NonBlocking: m.NonBlocking, FlushLatency: m.FlushCost, Alpha: m.ModelAlpha(),
 		Options: model.BlockingOptions{RetryRecovery: true}}.Evaluate(s)
 }
+
+// Level2Probability is the probability that a node failure becomes a
+// level-2 event: that, before the lost node's files are rebuilt (within
+// window seconds of the failure: the recovery R from the failure to the
+// restored state, recovery_seconds), another node of its XOR set fails
+// too. XOR withstands node failures as long as two nodes of one set do not
+// fail together (Sato et al. 2012, §III); the models take failures as a
+// Poisson process of rate λ at all times, restarts included, each of level
+// i with probability λi/λ (Sato et al. 2012, §V; SPEC-markov §1), so this
+// probability is λ2/λ.
+//
+// The injector draws node failures at rate λ = rate, each on a node drawn
+// uniformly from the nodes (internal/inject, Schedule.Next). A failure in
+// the window strikes another node of the set with probability a =
+// (set − 1)/nodes, and is then the level-2 event; otherwise (the node
+// being rebuilt, or a node of another set) it ends the relaunch too, and
+// the window starts again from it. With q = 1 − e^(−λw), the chance that
+// the window meets a failure at all,
+//
+//	p = a·q + (1 − a)·q·p  ⇒  p = a·q / (1 − (1 − a)·q),
+//
+// about a·λw for λw ≪ 1. With nodes > set, a failure of another set opens
+// a window of that set as well, which this leaves out (second order in
+// λw; the demo has one set of all its nodes). NaN unless rate ≥ 0,
+// window ≥ 0, set ≥ 2 and nodes ≥ set.
+func Level2Probability(rate, window float64, set, nodes int) float64 {
+	if !(rate >= 0) || !(window >= 0) || math.IsInf(rate*window, 1) || set < 2 || nodes < set {
+		return math.NaN()
+	}
+	a := float64(set-1) / float64(nodes)
+	q := -math.Expm1(-rate * window)
+	return a * q / (1 - (1-a)*q)
+}
+
+// Predicted is the failure process of a run split by level as the node
+// failures imply it (Level2Probability), where Levels counts the level-2
+// events the run met: the model's λ2 from the failure process and the
+// XOR layout, not from the run's outcome.
+type Predicted struct {
+	// Probability is Level2Probability at the applied rate and the
+	// run's recovery.
+	Probability float64
+	// Level2Expected is the level-2 events the run should have met:
+	// failures injected × Probability.
+	Level2Expected float64
+	// Levels has the levels' MTTIs: λ2 = λ·p, λ1 = λ·(1 − p), λ =
+	// injected / elapsed, the applied rate of Applied (so λ1 + λ2 is
+	// the same total rate as the other comparisons at the failures met).
+	// Its Level2 is 0: nothing was counted.
+	Levels Levels
+}
+
+// PredictLevels is Predicted for a run that lasted elapsed seconds on the
+// injector's clock and met injected failures, each rebuilt within window
+// seconds (the run's mean recovery), with XOR sets of set nodes among
+// nodes. Without a failure both MTTIs are +Inf (the failure-free model);
+// NaN MTTIs when p is NaN.
+func PredictLevels(elapsed float64, injected int, window float64, set, nodes int) Predicted {
+	inf := math.Inf(1)
+	if injected == 0 || !(elapsed > 0) {
+		return Predicted{Probability: Level2Probability(0, max(window, 0), set, nodes), Levels: Levels{Level1MTTI: inf, Level2MTTI: inf}}
+	}
+	rate := float64(injected) / elapsed
+	p := Level2Probability(rate, window, set, nodes)
+	if math.IsNaN(p) {
+		return Predicted{Probability: p, Level2Expected: p, Levels: Levels{Level1MTTI: p, Level2MTTI: p}}
+	}
+	mtti := func(r float64) float64 {
+		if r == 0 {
+			return inf
+		}
+		return 1 / r
+	}
+	return Predicted{Probability: p, Level2Expected: float64(injected) * p,
+		Levels: Levels{Level1MTTI: mtti(rate * (1 - p)), Level2MTTI: mtti(rate * p)}}
+}
