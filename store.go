@@ -25,9 +25,9 @@ import (
 // identity comes from the launcher's environment when there is one.
 type Options struct {
 	// Rank and Size identify this process in its job. When Size is 0 they
-	// come from the environment (CKPT_RANK/CKPT_SIZE, SLURM_PROCID/
-	// SLURM_NTASKS, OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE, PMI_RANK/
-	// PMI_SIZE), and default to rank 0 of 1.
+	// come from the environment (CKPT_RANK/CKPT_SIZE, else the first of
+	// OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE, PMI_RANK/PMI_SIZE and
+	// SLURM_PROCID/SLURM_NTASKS set), and default to rank 0 of 1.
 	Rank, Size int
 	// Node names the node this rank runs on, whose cache it writes to
 	// (default: CKPT_NODE, else the host name). Ranks on one node share its

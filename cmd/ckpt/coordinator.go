@@ -48,8 +48,9 @@ const coordinatorTLSLife = 366 * 24 * time.Hour
 // coordinatorLong is the help of 'ckpt coordinator'.
 const coordinatorLong = `Runs the coordinator of one launch of a job whose ranks another launcher
 starts — srun, mpirun — and prints the environment the ranks need. Ranks
-take their rank and size from the launcher (SLURM_PROCID/SLURM_NTASKS,
-OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE), join with ckpt.Join, and reach
+take their rank and size from the launcher (the first of
+OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE and SLURM_PROCID/SLURM_NTASKS
+set), join with ckpt.Join, and reach
 each other at their host names (CKPT_ADVERTISE overrides). The coordinator
 exits when every rank has finished (status 0) or the job fails (status 1,
 with the reason); a batch script relaunches the job from its checkpoints by

@@ -10,12 +10,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ckpt/ckpt/internal/capitest/mpitest"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/policy"
 )
 
 // The C and Python applications of ckpt's SCR-compatible library under
@@ -85,36 +88,41 @@ func TestRunCUnderSlurmExcludesLostNode(t *testing.T) {
 	spec.program = "/bin/sh"
 	spec.args = append([]string{"-c", `echo "slurm-task inc=$CKPT_INCARNATION rank=$SLURM_PROCID node=$SLURMD_NODENAME"; exec "$0" "$@"`, heat}, args...)
 	// SCR's datasets are committed by the library's own collectives,
-	// not the coordinator's commit (launch.Coordinators.OnCommit), so
-	// the node is lost once its cache holds the second checkpoint
-	// (heat.10: one every 5 steps), 50 iterations and ten checkpoints
-	// before heat's end.
-	done := make(chan struct{})
-	defer close(done)
+	// not the coordinator's commit (launch.Coordinators.OnCommit). But
+	// every SCR_Need_checkpoint at a decision step (every 5th) is a round
+	// of the coordinator's, which happens only once every rank has made
+	// the call: the first round after step 10 comes after every rank
+	// completed heat's second checkpoint (heat.10; SCR_Complete_checkpoint
+	// is collective). Node1 is lost from that round itself, not from a
+	// poll of its cache that a busy machine could delay past heat's end:
+	// the rest of heat, 45 steps and 9 rounds and checkpoints, is the time
+	// the kill has.
+	var lostAfter atomic.Bool // node1's cache held heat.10 when it was lost
 	res := launchScripted(t, spec, log, func(cfg *launch.Config, coords *launch.Coordinators) {
 		inject := make(chan []int, 1)
 		cfg.Inject, cfg.NodeFailures = inject, true
-		go func() {
-			tick := time.NewTicker(20 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-done:
-					return
-				case <-tick.C:
-				}
-				if secondCheckpoint(filepath.Join(spec.cacheRoot, "node1")) {
-					inject <- []int{1}
-					return
-				}
+		var once sync.Once
+		prev := coords.OnDecision
+		coords.OnDecision = func(step int64, d policy.Decision) {
+			if prev != nil {
+				prev(step, d)
 			}
-		}()
+			if step > 10 {
+				once.Do(func() {
+					lostAfter.Store(secondCheckpoint(filepath.Join(spec.cacheRoot, "node1")))
+					inject <- []int{1}
+				})
+			}
+		}
 	}, 4*time.Minute)
 	if t.Failed() {
 		t.Logf("slurmctld.log:\n%s", c.Log("slurmctld.log"))
 	}
 	if res.Injected != 1 || len(res.Attempts) != 2 {
 		t.Fatalf("injected %d, %d attempts: want node1 lost and one relaunch\n%s", res.Injected, len(res.Attempts), log)
+	}
+	if !lostAfter.Load() {
+		t.Errorf("node1 was lost before its cache held heat's second checkpoint\n%s", log)
 	}
 	if len(res.Excluded) != 1 || res.Excluded[0].Node != "node1" {
 		t.Errorf("excluded %+v, want node1\n%s", res.Excluded, log)

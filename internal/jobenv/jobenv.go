@@ -461,8 +461,10 @@ var launcherIdentities = [][2]string{
 
 // Identity is a process's rank and size: e's when a launcher set
 // VarRank and VarSize (e.Size > 0; Lookup checked them), else the first
-// pair of Open MPI's, PMI's and Slurm's variables that parses, else rank 0
-// of 1.
+// pair of Open MPI's, PMI's and Slurm's variables that is a rank of its
+// size (0 ≤ rank < size, both from the one pair), else rank 0 of 1. A
+// pair that is not (a stale or broken launcher's) is passed over, as one
+// that does not parse: its rank would name no node (NodeOf).
 func Identity(e Env, lookup func(string) (string, bool)) (rank, size int) {
 	if e.Size > 0 {
 		return e.Rank, e.Size
@@ -472,7 +474,7 @@ func Identity(e Env, lookup func(string) (string, bool)) (rank, size int) {
 		nv, _ := lookup(pair[1])
 		r, err1 := strconv.Atoi(rv)
 		n, err2 := strconv.Atoi(nv)
-		if err1 == nil && err2 == nil {
+		if err1 == nil && err2 == nil && r >= 0 && r < n {
 			return r, n
 		}
 	}

@@ -335,7 +335,7 @@ func TestLookupOnly(t *testing.T) {
 }
 
 // Identity: the contract's variables, else the first launcher's pair that
-// parses, else rank 0 of 1.
+// is a rank of its size, else rank 0 of 1.
 func TestIdentity(t *testing.T) {
 	for _, c := range []struct {
 		env        Env
@@ -351,10 +351,16 @@ func TestIdentity(t *testing.T) {
 		{Env{}, map[string]string{"SLURM_PROCID": "1", "SLURM_NTASKS": "2", "OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "4"}, 3, 4},
 		{Env{}, map[string]string{"SLURM_PROCID": "1", "SLURM_NTASKS": "2", "PMI_RANK": "2", "PMI_SIZE": "4"}, 2, 4},
 		{Env{}, map[string]string{"PMI_RANK": "7"}, 0, 1},
+		// A pair that is not a rank of its size (a stale or broken
+		// launcher's) is passed over, as one that does not parse: it
+		// would index past the job's nodes (NodeOf).
+		{Env{}, map[string]string{"OMPI_COMM_WORLD_RANK": "4", "OMPI_COMM_WORLD_SIZE": "4", "SLURM_PROCID": "1", "SLURM_NTASKS": "2"}, 1, 2},
+		{Env{}, map[string]string{"PMI_RANK": "-1", "PMI_SIZE": "4", "SLURM_PROCID": "1", "SLURM_NTASKS": "2"}, 1, 2},
+		{Env{}, map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "0"}, 0, 1},
 	} {
 		r, n := Identity(c.env, func(name string) (string, bool) { v, ok := c.vars[name]; return v, ok })
 		if r != c.rank || n != c.size {
-			t.Errorf("%+v %v: rank %d of %d, want %d of %d", c.env, c.vars, r, n, c.rank, c.size)
+			t.Errorf("rank %d of %d in Env, %v: rank %d of %d, want %d of %d", c.env.Rank, c.env.Size, c.vars, r, n, c.rank, c.size)
 		}
 	}
 }

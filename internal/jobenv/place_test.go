@@ -59,6 +59,15 @@ func TestNodesBad(t *testing.T) {
 	if err == nil {
 		t.Error("3 nodes for 2 ranks passed")
 	}
+	// A launcher's rank that is not one of its size is no identity: an
+	// error (one rank for the nodes), not a rank past the last node.
+	for _, pair := range [][2]string{{"5", "2"}, {"-1", "2"}, {"0", "0"}} {
+		_, err := FromEnviron([]string{"OMPI_COMM_WORLD_RANK=" + pair[0], "OMPI_COMM_WORLD_SIZE=" + pair[1], VarNodes + "=2"})
+		var je *Error
+		if !errors.As(err, &je) || je.Name != VarNodes {
+			t.Errorf("rank %s of %s on 2 nodes: %v, want an error naming %s", pair[0], pair[1], err, VarNodes)
+		}
+	}
 }
 
 func TestProcRoundTrip(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -136,18 +137,16 @@ func (e *External) SlurmNames() bool {
 
 // mpirunHosts are the hosts mpirun's arguments name, in their order,
 // each once: Open MPI's --host/-H/-host lists (HOST or HOST:SLOTS,
-// comma-separated) and the host files of --hostfile, --machinefile (or
-// their one-dash forms) and Hydra's -f (a host first on each line, with
-// " slots=N" or ":N"; "#" begins a comment). A host file that cannot be
-// read is an error naming it.
+// comma-separated; MPICH's -hosts alike) and the host files of
+// --hostfile, --machinefile (or their one-dash forms) and Hydra's -f (a
+// host first on each line, with " slots=N" or ":N"; "#" begins a
+// comment). A host file that cannot be read, an option without its
+// value, an empty host or slots that are not a whole number ≥ 1 are an
+// error naming the option and the value: mpirun refuses them too, but a
+// launch ckpt places drops them (withoutHosts), and a spare would go to
+// a host that is none.
 func mpirunHosts(args []string, read func(string) ([]byte, error)) ([]string, error) {
 	var hosts []string
-	add := func(h string) {
-		h, _, _ = strings.Cut(h, ":")
-		if h != "" && !slices.Contains(hosts, h) {
-			hosts = append(hosts, h)
-		}
-	}
 	for i := 0; i < len(args); i++ {
 		opt, val, inline := strings.Cut(args[i], "=")
 		kind := mpirunHostOption(opt)
@@ -156,14 +155,20 @@ func mpirunHosts(args []string, read func(string) ([]byte, error)) ([]string, er
 		}
 		if !inline {
 			if i+1 >= len(args) {
-				break
+				return nil, fmt.Errorf("mpirun's hosts: %s: no value", opt)
 			}
 			i++
 			val = args[i]
 		}
 		if kind == "list" {
 			for _, h := range strings.Split(val, ",") {
-				add(strings.TrimSpace(h))
+				name, err := mpirunHost(strings.TrimSpace(h))
+				if err != nil {
+					return nil, fmt.Errorf("mpirun's hosts: %s %q: %w", opt, val, err)
+				}
+				if !slices.Contains(hosts, name) {
+					hosts = append(hosts, name)
+				}
 			}
 			continue
 		}
@@ -171,14 +176,35 @@ func mpirunHosts(args []string, read func(string) ([]byte, error)) ([]string, er
 		if err != nil {
 			return nil, fmt.Errorf("mpirun's hosts: %s %s: %w", opt, val, err)
 		}
-		for _, line := range strings.Split(string(b), "\n") {
+		for n, line := range strings.Split(string(b), "\n") {
 			line, _, _ = strings.Cut(line, "#")
-			if f := strings.Fields(line); len(f) > 0 {
-				add(f[0])
+			f := strings.Fields(line)
+			if len(f) == 0 {
+				continue
+			}
+			name, err := mpirunHost(f[0])
+			if err != nil {
+				return nil, fmt.Errorf("mpirun's hosts: %s %s: line %d: %w", opt, val, n+1, err)
+			}
+			if !slices.Contains(hosts, name) {
+				hosts = append(hosts, name)
 			}
 		}
 	}
 	return hosts, nil
+}
+
+// mpirunHost is the host of one HOST or HOST:SLOTS entry, an error
+// naming it if the host is empty or the slots not a whole number ≥ 1.
+func mpirunHost(entry string) (string, error) {
+	host, slots, hasSlots := strings.Cut(entry, ":")
+	if host == "" {
+		return "", fmt.Errorf("%q: no host", entry)
+	}
+	if n, err := strconv.Atoi(slots); hasSlots && (err != nil || n < 1) {
+		return "", fmt.Errorf("%s: slots %q: want a whole number ≥ 1", entry, slots)
+	}
+	return host, nil
 }
 
 // mpirunHostOption is what an mpirun option names: "list" (hosts),
@@ -196,20 +222,43 @@ func mpirunHostOption(opt string) string {
 // withoutHosts is mpirun's args without the hosts they name
 // (mpirunHosts): a launch whose ranks ckpt places with a host file of
 // its own, which says exactly where each goes; Open MPI refuses a
-// --host that its host file lacks.
-func withoutHosts(args []string) []string {
+// --host that its host file lacks. Pinned (Open MPI's sequential mapper,
+// --map-by seq), without the user's mapping options too: Open MPI takes
+// the last --map-by given, so a user's --map-by (or --rankfile,
+// -npernode, ...) would silently undo the pin.
+func withoutHosts(args []string, pinned bool) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
 		opt, _, inline := strings.Cut(args[i], "=")
-		if mpirunHostOption(opt) == "" {
-			out = append(out, args[i])
-			continue
+		value := mpirunHostOption(opt) != ""
+		flag := false
+		if pinned {
+			m := mpirunMapOption(opt)
+			value, flag = value || m == "value", m == "flag"
 		}
-		if !inline {
+		switch {
+		case flag:
+		case !value:
+			out = append(out, args[i])
+		case !inline:
 			i++
 		}
 	}
 	return out
+}
+
+// mpirunMapOption is what an Open MPI mapping option (4.x and 5.x) takes:
+// "value" (--map-by POLICY, --rankfile FILE, -npernode N), "flag"
+// (--bynode), or "" (not a mapping option).
+func mpirunMapOption(opt string) string {
+	switch opt {
+	case "--map-by", "-map-by", "--rankfile", "-rankfile", "-rf", "--npernode", "-npernode", "-N",
+		"--npersocket", "-npersocket", "--ppr", "-ppr", "--mapby", "-mapby":
+		return "value"
+	case "--bynode", "-bynode", "--byslot", "-byslot", "--pernode", "-pernode", "--bycore", "-bycore", "--bysocket", "-bysocket":
+		return "flag"
+	}
+	return ""
 }
 
 // slurmQueryTimeout bounds each Slurm client SpareHosts runs.
@@ -341,7 +390,7 @@ func (e *External) command(ranks, nodes int, names []string, place Place, progra
 	}
 	user := e.Args
 	if e.Kind != LauncherSrun && place.File != "" {
-		user = withoutHosts(user)
+		user = withoutHosts(user, place.Pinned && e.Flavor != Hydra)
 	}
 	cmd = append(append(cmd, place.Args...), user...)
 	return append(append(cmd, program), args...)
@@ -552,9 +601,11 @@ func blockNodes(nodes []string, ranks int) int {
 }
 
 // otherIdentities are the rank variables of the launchers other than
-// kind, which a rank would otherwise take for its own: jobenv.Identity
-// tries Slurm's first, and a batch script inside an allocation has
-// SLURM_PROCID=0, which every rank of an mpirun would inherit.
+// kind, which a rank could take for its own (jobenv.Identity takes the
+// first pair set, Open MPI's before PMI's before Slurm's): srun's ranks
+// an OMPI_COMM_WORLD_RANK that ckpt run inherited from an mpirun it runs
+// under; mpirun's ranks a batch script's SLURM_PROCID=0, were their
+// MPI's own variables missing.
 var otherIdentities = map[string][]string{
 	LauncherMPIRun: {"SLURM_PROCID", "SLURM_NTASKS"},
 	LauncherSrun:   {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE"},

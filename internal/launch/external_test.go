@@ -250,15 +250,37 @@ func TestMPIRunHosts(t *testing.T) {
 	if want := []string{"h1", "h2", "h4", "h3", "h5"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("mpirunHosts: %v %v, want %v", got, err, want)
 	}
-	if got := withoutHosts(args); !slices.Equal(got, []string{"--bind-to", "none", "-x", "A"}) {
+	if got := withoutHosts(args, false); !slices.Equal(got, []string{"--bind-to", "none", "-x", "A"}) {
 		t.Errorf("withoutHosts: %q", got)
 	}
 	if _, err := mpirunHosts([]string{"--hostfile", "gone"}, read); err == nil || !strings.Contains(err.Error(), "--hostfile gone") {
 		t.Errorf("a missing host file: %v", err)
 	}
-	// A last option without its value names nothing.
-	if got, err := mpirunHosts([]string{"--host"}, read); got != nil || err != nil {
-		t.Errorf("--host alone: %v %v", got, err)
+	// Malformed host arguments are an error naming the option and the
+	// value (mpirun would refuse them too, but a pinned relaunch drops
+	// them, and the spare would go to a host that is no host): a last
+	// option without its value, an empty host, slots that are not a
+	// whole number ≥ 1, in a list or in a host file.
+	files["bad"] = "h1 slots=2\nh2:x\n"
+	files["colon"] = ":4\n"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bind-to", "none", "--host"}, "--host: no value"},
+		{[]string{"-f"}, "-f: no value"},
+		{[]string{"--host="}, `--host "": "": no host`},
+		{[]string{"-H", "h1,,h2"}, `-H "h1,,h2": "": no host`},
+		{[]string{"-hosts", ":2"}, `-hosts ":2": ":2": no host`},
+		{[]string{"--host", "h1:x,h2"}, `--host "h1:x,h2": h1:x: slots "x"`},
+		{[]string{"--host=h1:0"}, `--host "h1:0": h1:0: slots "0"`},
+		{[]string{"-f", "bad"}, `-f bad: line 2: h2:x: slots "x"`},
+		{[]string{"--hostfile", "colon"}, `--hostfile colon: line 1: ":4": no host`},
+	} {
+		got, err := mpirunHosts(c.args, read)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("mpirunHosts %q: %v %v, want an error with %q", c.args, got, err, c.want)
+		}
 	}
 }
 
@@ -278,6 +300,19 @@ func TestMPIRunPinnedDropsUserHosts(t *testing.T) {
 	want := "-np 4 --oversubscribe --hostfile " + p.File + " --map-by seq --bind-to none prog"
 	if got := strings.Join(ompi.command(4, 2, nil, p, "prog", nil), " "); got != want {
 		t.Errorf("pinned:\n%s\nwant\n%s", got, want)
+	}
+	// The user's own mapping would override ckpt's sequential mapper
+	// (Open MPI takes the last --map-by), and the ranks would not go
+	// where the pin says: a pinned launch drops it too, and nothing else.
+	ompi.Args = []string{"--map-by", "ppr:2:node", "--bind-to", "none", "--rankfile=rf", "-npernode", "2", "-N", "2", "--bynode", "-x", "A"}
+	want = "-np 4 --oversubscribe --hostfile " + p.File + " --map-by seq --bind-to none -x A prog"
+	if got := strings.Join(ompi.command(4, 2, nil, p, "prog", nil), " "); got != want {
+		t.Errorf("pinned, with the user's mapping:\n%s\nwant\n%s", got, want)
+	}
+	// Not pinned (a host file of the hosts left, its slots), the
+	// user's mapping stays.
+	if got := strings.Join(ompi.command(4, 2, nil, Place{Args: []string{"--hostfile", "f"}, File: "f"}, "prog", nil), " "); !strings.Contains(got, "--map-by ppr:2:node") {
+		t.Errorf("unpinned with a host file: %s", got)
 	}
 	srun := &External{Kind: LauncherSrun, Args: []string{"-H", "x"}}
 	if got := strings.Join(srun.command(2, 0, nil, Place{File: "f"}, "prog", nil), " "); !strings.HasSuffix(got, " -H x prog") {
