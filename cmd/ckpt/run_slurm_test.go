@@ -166,12 +166,11 @@ func inAllocation(t *testing.T, c *slurmtest.Cluster) {
 	t.Setenv("SLURM_NNODES", "3")
 }
 
-func slurmNodeLoss(t *testing.T, c *slurmtest.Cluster) {
-	spec, log := srunSpareSpec(t)
-	res := runNodeLoss(t, spec, log)
-	if t.Failed() {
-		t.Logf("slurmctld.log:\n%s", c.Log("slurmctld.log"))
-	}
+// checkSpareRelaunch checks a job of 4 ranks on node0 and node1 (Slurm
+// nodes n1 and n2) with the spare node2 (n3) after node1 was lost: node1
+// excluded, the relaunch on node0 and the spare, n2 left out.
+func checkSpareRelaunch(t *testing.T, res runResult, log fmt.Stringer) {
+	t.Helper()
 	if len(res.Excluded) != 1 || res.Excluded[0].Node != "node1" {
 		t.Fatalf("excluded %+v, want node1\n%s", res.Excluded, log)
 	}
@@ -183,8 +182,17 @@ func slurmNodeLoss(t *testing.T, c *slurmtest.Cluster) {
 		t.Errorf("the first launch's ranks ran on Slurm nodes %v, want n1 n1 n2 n2 (one Slurm node per node of the job)\n%s", got, log)
 	}
 	if got := nodes[1]; !slices.Equal(got, []string{"n1", "n1", "n3", "n3"}) {
-		t.Errorf("the relaunch's ranks ran on Slurm nodes %v, want n1 n1 n3 n3 (n2 excluded)\n%s", got, log)
+		t.Errorf("the relaunch's ranks ran on Slurm nodes %v, want n1 n1 n3 n3 (the spare on the free n3, n2 left out)\n%s", got, log)
 	}
+}
+
+func slurmNodeLoss(t *testing.T, c *slurmtest.Cluster) {
+	spec, log := srunSpareSpec(t)
+	res := runNodeLoss(t, spec, log)
+	if t.Failed() {
+		t.Logf("slurmctld.log:\n%s", c.Log("slurmctld.log"))
+	}
+	checkSpareRelaunch(t, res, log)
 	if !strings.Contains(log.String(), "node node1 excluded (lost in launch 0): its ranks go to spare node node2") {
 		t.Errorf("no progress line says node1 went to the spare:\n%s", log)
 	}
