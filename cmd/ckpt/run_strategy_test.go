@@ -19,7 +19,6 @@ import (
 	"github.com/ckpt/ckpt/internal/capitest/mpitest"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/launch"
-	"github.com/ckpt/ckpt/internal/policy"
 )
 
 // The tests of --strategy uncoordinated run Fialho et al. 2011's
@@ -252,15 +251,7 @@ func damageOwnLog(rank int) error {
 // uncoordinated strategy, each rank checkpointing every 5 steps.
 func torusSpec(t *testing.T, args ...string) (runSpec, *bytes.Buffer, string) {
 	t.Helper()
-	t.Setenv(asTorus, "1")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := policy.Parse("5steps")
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe, p := selfEvery5(t, asTorus)
 	starts := t.TempDir()
 	var log bytes.Buffer
 	w := &syncWriter{b: &log}
@@ -391,16 +382,8 @@ func TestRunUncoordinatedUnderMPIRunWarns(t *testing.T) {
 func TestRunUncoordinatedDamagedLogFallsBackToWholeJob(t *testing.T) {
 	const victim = 2
 	spec, log, starts := torusSpec(t, "--kill-rank", strconv.Itoa(victim), "--kill-step", "13", "--damage-log")
-	res := launchScripted(t, spec, log, nil, 3*time.Minute)
-	if want := torusReference(); res.Result != want {
-		t.Fatalf("result %q, want the failure-free %q\n%s", res.Result, want, log)
-	}
-	if len(res.Attempts) != 2 || res.RanksRecoveredAlone != 1 || res.WholeJobRestarts != 1 {
-		t.Fatalf("%d attempts, %d restarted alone, %d whole-job restarts; want 2, 1, 1\n%s", len(res.Attempts), res.RanksRecoveredAlone, res.WholeJobRestarts, log)
-	}
-	if c := res.Attempts[0].Cause; !strings.Contains(c, fmt.Sprintf("rank %d (node node%d) exited with status 66", victim, victim)) {
-		t.Errorf("the first attempt ended with %q, want the victim's exit status 66", c)
-	}
+	res := launchRelaunched(t, spec, log, 1)
+	wantExit66(t, res, victim)
 	if !strings.Contains(log.String(), "record corrupt: hash mismatch") {
 		t.Errorf("the victim's output does not say its log record failed its hash:\n%s", log)
 	}
@@ -426,13 +409,7 @@ func TestRunUncoordinatedRelaunchIgnoresEarlierLaunchsCheckpoint(t *testing.T) {
 	const victim, early = 2, 1
 	spec, log, starts := torusSpec(t, "--kill-rank", strconv.Itoa(victim), "--kill-step", "13", "--damage-log",
 		"--kill-early", strconv.Itoa(early))
-	res := launchScripted(t, spec, log, nil, 3*time.Minute)
-	if want := torusReference(); res.Result != want {
-		t.Fatalf("result %q, want the failure-free %q\n%s", res.Result, want, log)
-	}
-	if len(res.Attempts) != 2 || res.RanksRecoveredAlone != 2 || res.WholeJobRestarts != 1 {
-		t.Fatalf("%d attempts, %d restarted alone, %d whole-job restarts; want 2, 2, 1\n%s", len(res.Attempts), res.RanksRecoveredAlone, res.WholeJobRestarts, log)
-	}
+	launchRelaunched(t, spec, log, 2)
 	_, alone := processes(t, starts)
 	if alone[early] != 1 {
 		t.Errorf("rank %d restarted alone %d times, want 1\n%s", early, alone[early], log)
@@ -448,13 +425,30 @@ func TestRunUncoordinatedRelaunchIgnoresEarlierLaunchsCheckpoint(t *testing.T) {
 func TestRunUncoordinatedRankWithoutRestartStartsFromTheBeginning(t *testing.T) {
 	const victim = 4
 	spec, log, _ := torusSpec(t, "--kill-rank", strconv.Itoa(victim), "--kill-step", "13", "--no-restart")
+	res := launchRelaunched(t, spec, log, 1)
+	wantExit66(t, res, victim)
+}
+
+// launchRelaunched runs spec, a torus job whose victim cannot recover
+// alone, and checks that it still got the failure-free result, in two
+// attempts with one whole-job relaunch between, alone of its ranks
+// having been restarted alone.
+func launchRelaunched(t *testing.T, spec runSpec, log *bytes.Buffer, alone int) runResult {
+	t.Helper()
 	res := launchScripted(t, spec, log, nil, 3*time.Minute)
 	if want := torusReference(); res.Result != want {
 		t.Fatalf("result %q, want the failure-free %q\n%s", res.Result, want, log)
 	}
-	if len(res.Attempts) != 2 || res.RanksRecoveredAlone != 1 || res.WholeJobRestarts != 1 {
-		t.Fatalf("%d attempts, %d restarted alone, %d whole-job restarts; want 2, 1, 1\n%s", len(res.Attempts), res.RanksRecoveredAlone, res.WholeJobRestarts, log)
+	if len(res.Attempts) != 2 || res.RanksRecoveredAlone != alone || res.WholeJobRestarts != 1 {
+		t.Fatalf("%d attempts, %d restarted alone, %d whole-job restarts; want 2, %d, 1\n%s", len(res.Attempts), res.RanksRecoveredAlone, res.WholeJobRestarts, alone, log)
 	}
+	return res
+}
+
+// wantExit66 checks that res's first attempt ended with victim's exit
+// status 66: its log could not serve its replay.
+func wantExit66(t *testing.T, res runResult, victim int) {
+	t.Helper()
 	if c := res.Attempts[0].Cause; !strings.Contains(c, fmt.Sprintf("rank %d (node node%d) exited with status 66", victim, victim)) {
 		t.Errorf("the first attempt ended with %q, want the victim's exit status 66", c)
 	}

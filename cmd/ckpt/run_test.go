@@ -56,7 +56,20 @@ var reference = sync.OnceValues(func() (string, error) {
 // node, XOR across the 4, a checkpoint every 5 steps.
 func jobSpec(t *testing.T) (runSpec, *bytes.Buffer) {
 	t.Helper()
-	t.Setenv(asCkpt, "1")
+	exe, p := selfEvery5(t, asCkpt)
+	var log bytes.Buffer
+	w := &syncWriter{b: &log}
+	return runSpec{ranks: 4, nodes: 4, program: exe, args: himenoArgs, redundancy: "xor:4",
+		interval: p, cacheRoot: filepath.Join(t.TempDir(), "caches"), retries: 6,
+		heartbeat: 10 * time.Second, output: w, progress: w}, &log
+}
+
+// selfEvery5 is the test binary, to run as the program that role (an
+// environment variable set here) names, and a policy of a checkpoint
+// every 5 steps.
+func selfEvery5(t *testing.T, role string) (string, policy.Policy) {
+	t.Helper()
+	t.Setenv(role, "1")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -65,11 +78,7 @@ func jobSpec(t *testing.T) (runSpec, *bytes.Buffer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var log bytes.Buffer
-	w := &syncWriter{b: &log}
-	return runSpec{ranks: 4, nodes: 4, program: exe, args: himenoArgs, redundancy: "xor:4",
-		interval: p, cacheRoot: filepath.Join(t.TempDir(), "caches"), retries: 6,
-		heartbeat: 10 * time.Second, output: w, progress: w}, &log
+	return exe, p
 }
 
 type syncWriter struct {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ func TestOwnSteps(t *testing.T) {
 			o.Checkpointed(step, 0, 0)
 		}
 	}
-	if want := []int64{5, 10, 15, 20}; !equal(got, want) {
+	if want := []int64{5, 10, 15, 20}; !slices.Equal(got, want) {
 		t.Errorf("checkpoints at %v, want %v", got, want)
 	}
 	// A rank restarted from its checkpoint of step 10 does not take it
@@ -26,18 +27,6 @@ func TestOwnSteps(t *testing.T) {
 	if o.Need(10, 0) || !o.Need(15, 0) {
 		t.Error("a rank restarted at step 10 checkpoints at 10 again, or not at 15")
 	}
-}
-
-func equal(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestOwnTime(t *testing.T) {

@@ -104,12 +104,8 @@ func Configure(opts Options, lookup func(string) (string, bool)) (Config, error)
 	if c.Strategy = set.Strategy; c.Strategy == "" {
 		c.Strategy = env.Strategy
 	}
-	switch c.Strategy {
-	case "":
-		c.Strategy = jobenv.StrategyCoordinated
-	case jobenv.StrategyCoordinated, jobenv.StrategyUncoordinated:
-	default:
-		return Config{}, fmt.Errorf("ckpt: strategy %q: want %s or %s", c.Strategy, jobenv.StrategyCoordinated, jobenv.StrategyUncoordinated)
+	if c.Strategy, err = oneOf("strategy", c.Strategy, jobenv.StrategyCoordinated, jobenv.StrategyUncoordinated); err != nil {
+		return Config{}, err
 	}
 	if v, _ := lookup(jobenv.VarRecoverAlone); v != "" && c.Strategy == jobenv.StrategyUncoordinated {
 		c.RecoverAlone = true
@@ -140,14 +136,22 @@ func Configure(opts Options, lookup func(string) (string, bool)) (Config, error)
 	if f.Busy == "" {
 		f.Busy = env.FlushBusy
 	}
-	switch f.Busy {
-	case "":
-		f.Busy = flush.Skip
-	case flush.Skip, flush.Wait:
-	default:
-		return Config{}, fmt.Errorf("ckpt: flush busy policy %q: want %s or %s", f.Busy, flush.Skip, flush.Wait)
+	if f.Busy, err = oneOf("flush busy policy", f.Busy, flush.Skip, flush.Wait); err != nil {
+		return Config{}, err
 	}
 	f.NonBlocking = len(c.Stage) > 0
 	c.Flush = f
 	return c, nil
+}
+
+// oneOf is v, one of a setting's two values, or the first (the default)
+// where v is empty; what names the setting in the error for any other.
+func oneOf(what, v, def, other string) (string, error) {
+	switch v {
+	case "":
+		return def, nil
+	case def, other:
+		return v, nil
+	}
+	return "", fmt.Errorf("ckpt: %s %q: want %s or %s", what, v, def, other)
 }

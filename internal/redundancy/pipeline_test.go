@@ -43,11 +43,7 @@ func TestRebuildWriteErrorFails(t *testing.T) {
 		t.Run(scheme, func(t *testing.T) {
 			l := layoutOf(t, scheme)
 			n := l.Members()
-			sizes := make([]int, n)
-			for i := range sizes {
-				sizes[i] = 5000
-			}
-			data := randomData(rand.New(rand.NewPCG(41, 42)), sizes)
+			data := randomData(rand.New(rand.NewPCG(41, 42)), slices.Repeat([]int{5000}, n))
 			parity := encodeSet(t, l, data, 64)
 			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 			defer cancel()
@@ -121,19 +117,39 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // survivor's read-ahead stops with it: nothing reads a member's files once
 // Rebuild has returned (its caller closes them).
 func TestCancelMidRebuild(t *testing.T) {
+	var total atomic.Int64
+	reads := make([]atomic.Int64, 6) // one a member of rs(4+2)
+	cancelledRebuild(t, 45, func(me int, local *Local, hold func()) {
+		var big atomic.Int64
+		hook := func() {
+			if total.Add(1) == 30 {
+				hold()
+			}
+			reads[me].Add(1)
+		}
+		local.Data = checkedReader{r: local.Data, limit: 64, big: &big, hook: hook}
+		local.Parity = checkedReader{r: local.Parity, limit: 64, big: &big, hook: hook}
+	}, func(me int) int64 { return reads[me].Load() }, "reads")
+}
+
+// cancelledRebuild rebuilds members 0 and 3 of an rs(4+2) set of 6000-byte
+// members (their data drawn from seed) and cancels it part way through.
+// survivor sets up a survivor's local, whose Data and Parity already read
+// its files; the call of its that cancels calls hold, which cancels the
+// set and holds on until the member's Rebuild has returned, or a second
+// has passed (how long a Rebuild that waits for that call takes here).
+// cancelledRebuild fails the test unless every member ended promptly with
+// the cancellation and count(me), what survivor counts of member me's
+// work (named what), did not grow after its Rebuild returned.
+func cancelledRebuild(t *testing.T, seed uint64, survivor func(me int, local *Local, hold func()), count func(me int) int64, what string) {
+	t.Helper()
 	l := layoutOf(t, "rs:4+2")
 	n := l.Members()
-	sizes := make([]int, n)
-	for i := range sizes {
-		sizes[i] = 6000
-	}
-	data := randomData(rand.New(rand.NewPCG(45, 46)), sizes)
+	data := randomData(rand.New(rand.NewPCG(seed, seed+1)), slices.Repeat([]int{6000}, n))
 	parity := encodeSet(t, l, data, 64)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	setCtx, stop := context.WithCancel(ctx)
-	var total atomic.Int64
-	reads := make([]atomic.Int64, n)
 	atReturn := make([]int64, n)
 	returned := make([]chan struct{}, n)
 	for i := range returned {
@@ -144,26 +160,17 @@ func TestCancelMidRebuild(t *testing.T) {
 		if me == 0 || me == 3 {
 			local.DataOut, local.ParityOut = io.Discard, io.Discard
 		} else {
-			var big atomic.Int64
-			// The read that cancels holds on until its member's Rebuild
-			// has returned (or a second has passed, which is how long a
-			// Rebuild that waits for its reader takes here): a Rebuild
-			// that left its reader running shows a read after it returned.
-			hook := func() {
-				if total.Add(1) == 30 {
-					stop()
-					select {
-					case <-returned[me]:
-					case <-time.After(time.Second):
-					}
+			local.Data, local.Parity = bytes.NewReader(data[me]), bytes.NewReader(parity[me])
+			survivor(me, &local, func() {
+				stop()
+				select {
+				case <-returned[me]:
+				case <-time.After(time.Second):
 				}
-				reads[me].Add(1)
-			}
-			local.Data = checkedReader{r: bytes.NewReader(data[me]), limit: 64, big: &big, hook: hook}
-			local.Parity = checkedReader{r: bytes.NewReader(parity[me]), limit: 64, big: &big, hook: hook}
+			})
 		}
 		err := Rebuild(ctx, l, []int{0, 3}, me, ep, local, 6000, WithBlockSize(64))
-		atReturn[me] = reads[me].Load()
+		atReturn[me] = count(me)
 		close(returned[me])
 		return err
 	})
@@ -174,8 +181,8 @@ func TestCancelMidRebuild(t *testing.T) {
 		if !errors.Is(err, context.Canceled) && !errors.Is(err, ErrPeerClosed) {
 			t.Errorf("member %d: %v, want the cancellation", i, err)
 		}
-		if got := reads[i].Load(); got != atReturn[i] {
-			t.Errorf("member %d read %d times after Rebuild returned", i, got-atReturn[i])
+		if got := count(i); got != atReturn[i] {
+			t.Errorf("member %d: %d %s after Rebuild returned", i, got-atReturn[i], what)
 		}
 	}
 }
@@ -263,65 +270,24 @@ func TestRebuildSeen(t *testing.T) {
 // second passed (how long a Rebuild that waits for Seen takes here): a
 // Rebuild that did not wait shows a call ending after it returned.
 func TestSeenDoneWhenRebuildReturns(t *testing.T) {
-	l := layoutOf(t, "rs:4+2")
-	n := l.Members()
-	sizes := make([]int, n)
-	for i := range sizes {
-		sizes[i] = 6000
-	}
-	data := randomData(rand.New(rand.NewPCG(47, 48)), sizes)
-	parity := encodeSet(t, l, data, 64)
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	setCtx, stop := context.WithCancel(ctx)
 	var total atomic.Int64
 	heldEnded := make(chan struct{}) // the call that cancels has ended
-	ended := make([]atomic.Int64, n)
-	atReturn := make([]int64, n)
-	returned := make([]chan struct{}, n)
-	for i := range returned {
-		returned[i] = make(chan struct{})
-	}
-	errs := inproc.New(n).Run(setCtx, func(ctx context.Context, me int, ep *inproc.Endpoint) error {
-		local := Local{Size: 6000}
-		if me == 0 || me == 3 {
-			local.DataOut, local.ParityOut = io.Discard, io.Discard
-		} else {
-			local.Data, local.Parity = bytes.NewReader(data[me]), bytes.NewReader(parity[me])
-			local.Seen = func(bool, int64, []byte) {
-				if total.Add(1) == 20 {
-					stop()
-					select {
-					case <-returned[me]:
-					case <-time.After(time.Second):
-					}
-					defer close(heldEnded)
-				}
-				ended[me].Add(1)
+	ended := make([]atomic.Int64, 6) // one a member of rs(4+2)
+	cancelledRebuild(t, 47, func(me int, local *Local, hold func()) {
+		local.Seen = func(bool, int64, []byte) {
+			if total.Add(1) == 20 {
+				hold()
+				defer close(heldEnded)
 			}
+			ended[me].Add(1)
 		}
-		err := Rebuild(ctx, l, []int{0, 3}, me, ep, local, 6000, WithBlockSize(64))
-		atReturn[me] = ended[me].Load()
-		close(returned[me])
-		return err
-	})
-	if ctx.Err() != nil {
-		t.Fatal("the rebuild hung after its context was cancelled")
-	}
+	}, func(me int) int64 { return ended[me].Load() }, "calls of Seen ended")
 	if total.Load() < 20 {
 		t.Fatalf("Seen was called %d times: the cancellation never happened", total.Load())
 	}
 	select { // already ended, unless Rebuild returned without waiting for it
 	case <-heldEnded:
-	case <-ctx.Done():
+	case <-time.After(testTimeout):
 		t.Fatal("the call of Seen that cancelled never ended")
-	}
-	for i, err := range errs {
-		if !errors.Is(err, context.Canceled) && !errors.Is(err, ErrPeerClosed) {
-			t.Errorf("member %d: %v, want the cancellation", i, err)
-		}
-		if got := ended[i].Load(); got != atReturn[i] {
-			t.Errorf("member %d: %d calls of Seen ended after Rebuild returned", i, got-atReturn[i])
-		}
 	}
 }
