@@ -21,7 +21,7 @@ import (
 
 func newDemoCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "demo [--json]",
+		Use:   "demo [--strategy coordinated|uncoordinated|compare] [--json]",
 		Short: "Himeno on 8 ranks over 4 nodes with node failures injected, against a failure-free run",
 		Long:  demoLong,
 		Args:  cobra.NoArgs,
@@ -42,10 +42,18 @@ func newDemoCmd() *cobra.Command {
 		transparent:   fs.Bool("transparent", false, "instead: an unmodified C program (a stencil) on 4 ranks over 4 nodes, checkpointed with CRIU, with node failures (--mtti default 10s; docs/TRANSPARENT.md)"),
 	}
 	dl := addDemoLauncherFlags(c)
+	ds := addDemoStrategyFlags(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
+		which, err := ds.check()
+		if err != nil {
+			return err
+		}
 		m, modes, fd, err := f.check(c)
 		if err != nil {
 			return err
+		}
+		if ds.on() {
+			return demoStrategy(c, ds, which, f.mtti.set, m, *f.seed, *f.asJSON)
 		}
 		if *f.transparent {
 			if modes != nil {
@@ -114,6 +122,13 @@ comparison: the efficiency against the work measured in the run itself
 (its own steps' speed, immune to the machine's drift between the runs),
 and how far one run strays from the model by chance alone at its
 parameters (simulated).
+
+With --strategy, the job is instead Fialho et al. 2011's synthetic
+application (ckpt example torus), under the coordinated strategy, the
+uncoordinated one (each rank checkpoints alone, logs what it receives at
+its protector, and a failed rank recovers alone) or both (compare, the
+same seeded failures), beside Daly's model and Fialho et al.'s eq. 10 fed
+with what the run measured, φ included (docs/MESSAGE-LOGGING.md).
 
 It needs nothing but this binary: the nodes are directories under the temp
 directory, removed at the end.`

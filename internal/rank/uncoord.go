@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,7 +73,57 @@ type uncoordinated struct {
 	step    int64              // the step of the last NeedCheckpoint
 	base    jobenv.MsgLogStats // the rank's earlier processes' in this launch
 	load    time.Duration      // t_l of a lone recovery
+	loaded  bool               // a lone recovery loaded a checkpoint
 	restart bool               // Restart ran
+	nCkpts  int64              // checkpoints this process took
+	ckptDur time.Duration      // and their time (t_c)
+
+	// peersMu guards the ranks this rank exchanged messages with: talk
+	// since the start, stepTalk at its last NeedCheckpoint (what it
+	// publishes: the steps' pattern, not a gather after the last step),
+	// basePeers its earlier processes'.
+	peersMu   sync.Mutex
+	talk      map[int]bool
+	stepTalk  []int
+	basePeers []int
+}
+
+// talked records an exchange with peer.
+func (u *uncoordinated) talked(peer int) {
+	u.peersMu.Lock()
+	defer u.peersMu.Unlock()
+	if u.talk == nil {
+		u.talk = map[int]bool{}
+	}
+	u.talk[peer] = true
+}
+
+// stepDone takes the peers exchanged with so far as the steps' pattern.
+func (u *uncoordinated) stepDone() {
+	u.peersMu.Lock()
+	defer u.peersMu.Unlock()
+	set := map[int]bool{}
+	for _, p := range u.basePeers {
+		set[p] = true
+	}
+	for p := range u.talk {
+		set[p] = true
+	}
+	u.stepTalk = u.stepTalk[:0]
+	for p := range set {
+		u.stepTalk = append(u.stepTalk, p)
+	}
+	slices.Sort(u.stepTalk)
+}
+
+// peers is what stepDone took last, or the earlier processes' if none.
+func (u *uncoordinated) peers() []int {
+	u.peersMu.Lock()
+	defer u.peersMu.Unlock()
+	if u.stepTalk == nil {
+		return u.basePeers
+	}
+	return slices.Clone(u.stepTalk)
 }
 
 // Uncoordinated reports that the rank runs under the uncoordinated
@@ -269,6 +320,9 @@ func (r *Runtime) restartAlone(ctx context.Context, fromCheckpoint bool) ([]byte
 	if v, ok, err := r.client.Lookup(ctx, jobenv.KeyMsgLog(r.rank), false); err == nil && ok {
 		u.base, _ = jobenv.DecodeMsgLogStats(v)
 	}
+	if v, ok, err := r.client.Lookup(ctx, jobenv.KeyPeers(r.rank), false); err == nil && ok {
+		u.basePeers, _ = jobenv.DecodePeers(v)
+	}
 	if !fromCheckpoint {
 		return nil, r.startDriver(ctx, true, nil)
 	}
@@ -278,7 +332,7 @@ func (r *Runtime) restartAlone(ctx context.Context, fromCheckpoint bool) ([]byte
 	if err != nil && !none {
 		return nil, fmt.Errorf("ckpt: rank %d: %w", r.rank, err)
 	}
-	u.load = time.Since(t0)
+	u.load, u.loaded = time.Since(t0), !none
 	if err := r.startDriver(ctx, true, snap); err != nil {
 		return nil, err
 	}
@@ -326,6 +380,8 @@ func (r *Runtime) CheckpointAlone(ctx context.Context, save func() ([]byte, erro
 	}
 	end := time.Since(r.start)
 	r.ownPolicy().Checkpointed(r.u.step, start, end)
+	r.u.nCkpts++
+	r.u.ckptDur += end - start
 	r.publishMsgLog(ctx)
 	return nil
 }
@@ -363,6 +419,10 @@ func (r *Runtime) msgLog() jobenv.MsgLogStats {
 		st := r.u.drv.Stats()
 		s = s.Add(jobenv.MsgLogStats{Protect: st.LogProtect, Replay: st.LogReplay})
 	}
+	s = s.Add(jobenv.MsgLogStats{Checkpoints: r.u.nCkpts, CheckpointTime: r.u.ckptDur})
+	if r.u.loaded {
+		s = s.Add(jobenv.MsgLogStats{Loads: 1, LoadTime: r.u.load})
+	}
 	return s
 }
 
@@ -378,6 +438,7 @@ func (r *Runtime) MsgLogStats() jobenv.MsgLogStats {
 // publishMsgLog tells the launcher what the rank's logging cost
 // (jobenv.KeyMsgLog); best effort, as the flush statistics.
 func (r *Runtime) publishMsgLog(ctx context.Context) {
+	r.client.Publish(ctx, jobenv.KeyPeers(r.rank), jobenv.EncodePeers(r.u.peers()))
 	r.client.Publish(ctx, jobenv.KeyMsgLog(r.rank), r.msgLog().Encode())
 }
 
@@ -395,6 +456,7 @@ func (r *Runtime) sendAlone(ctx context.Context, to int, tag uint64, msg []byte)
 	if err != nil {
 		return err
 	}
+	r.u.talked(to)
 	return drv.Send(ctx, to, appTag(tag, msg))
 }
 
@@ -403,6 +465,7 @@ func (r *Runtime) recvAlone(ctx context.Context, from int, tag uint64, buf []byt
 	if err != nil {
 		return nil, err
 	}
+	r.u.talked(from)
 	m, err := drv.Recv(ctx, from)
 	if err != nil {
 		return nil, err
