@@ -500,6 +500,9 @@ type prediction struct {
 	restart, interval, efficiency, err float64
 	applied                            demo.Applied
 	appliedEfficiency                  float64
+	// fialho is Fialho et al. 2011 eq. 10's model of an uncoordinated
+	// run (withFialho; nil otherwise).
+	fialho *demo.Fialho
 }
 
 func predict(work, measured, mtti float64, res runResult) prediction {

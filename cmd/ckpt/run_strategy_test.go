@@ -16,6 +16,7 @@ import (
 	"github.com/ckpt/ckpt"
 	"github.com/ckpt/ckpt/examples/torus"
 	"github.com/ckpt/ckpt/internal/capitest/mpitest"
+	"github.com/ckpt/ckpt/internal/demo"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/launch"
 )
@@ -387,26 +388,46 @@ func TestUncoordinatedAllocationEndWarns(t *testing.T) {
 }
 
 // ckpt run's summary of an uncoordinated job: its counts and the logging
-// times, as text and as --json's keys (the sums over ranks and launches).
+// times, as text and as --json's keys (the sums over ranks and launches);
+// φ, and with failures injected (an MTTI) eq. 10's model fed with the
+// run's measurements as model_efficiency.
 func TestPrintRunUncoordinated(t *testing.T) {
+	st := jobenv.MsgLogStats{Protect: 1500 * time.Millisecond, Replay: 250 * time.Millisecond, Checkpoints: 12, CheckpointTime: 600 * time.Millisecond}
 	r := runResult{Strategy: jobenv.StrategyUncoordinated, Outcome: launch.Outcome{Restarts: map[string]int{},
 		Report: launch.Report{Attempts: []launch.Attempt{{}, {}}, Result: "ok", RanksRecoveredAlone: 2, WholeJobRestarts: 1,
-			MsgLog: jobenv.MsgLogStats{Protect: 1500 * time.Millisecond, Replay: 250 * time.Millisecond}}}}
+			MsgLog: st, Phi: 0.5, Elapsed: 20 * time.Second}}}
+	pred := predict(0, 0, 10, r).withFialho(r, 6, 10)
+	want := demo.CompareFialho(st, 6, 2, 0.5, 20, 10).Efficiency
+	if !(want > 0 && want < 1) {
+		t.Fatalf("eq. 10 gives %v at these inputs", want)
+	}
 	var text bytes.Buffer
-	if err := printRun(&text, r, predict(0, 0, 0, r), false); err != nil {
+	if err := printRun(&text, r, pred, false); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "uncoordinated: 2 ranks recovered alone, 1 whole-job restarts") {
-		t.Errorf("summary:\n%s", text.String())
+	for _, line := range []string{"uncoordinated: 2 ranks recovered alone, 1 whole-job restarts", "φ = 0.5 (Fialho et al. 2011 eq. 12",
+		fmt.Sprintf("eq. 10 predicts %.1f%% efficiency (t_c = ", 100*want)} {
+		if !strings.Contains(text.String(), line) {
+			t.Errorf("summary without %q:\n%s", line, text.String())
+		}
 	}
 	var js bytes.Buffer
-	if err := printRun(&js, r, predict(0, 0, 0, r), true); err != nil {
+	if err := printRun(&js, r, pred, true); err != nil {
 		t.Fatal(err)
 	}
 	obj := decodeOne(t, js.String())
-	for k, want := range map[string]float64{"ranks_recovered_alone": 2, "whole_job_restarts": 1, "log_protect_seconds": 1.5, "log_replay_seconds": 0.25} {
+	for k, want := range map[string]float64{"ranks_recovered_alone": 2, "whole_job_restarts": 1, "log_protect_seconds": 1.5, "log_replay_seconds": 0.25,
+		"phi": 0.5, "model_efficiency": want} {
 		if got := getNum(t, obj, k); got != want {
 			t.Errorf("%s = %v, want %v", k, got, want)
 		}
+	}
+	// Without failures injected there is no MTTI: no model.
+	js.Reset()
+	if err := printRun(&js, r, predict(0, 0, 0, r).withFialho(r, 6, 0), true); err != nil {
+		t.Fatal(err)
+	}
+	if obj := decodeOne(t, js.String()); obj["model_efficiency"] != nil {
+		t.Errorf("model_efficiency %v without an MTTI, want null", obj["model_efficiency"])
 	}
 }
