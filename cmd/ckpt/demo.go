@@ -70,11 +70,7 @@ func newDemoCmd() *cobra.Command {
 		if err := dl.check(modes != nil); err != nil {
 			return err
 		}
-		exe, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		root, err := os.MkdirTemp("", "ckpt-demo-")
+		exe, root, err := demoDirs()
 		if err != nil {
 			return err
 		}
@@ -463,14 +459,29 @@ const (
 // demoSpec is one of the demo's runs: 8 ranks of himeno over 4 nodes with
 // XOR across them.
 func demoSpec(exe string, args []string, interval string, mtti float64, seed uint64, injectFailures bool) (runSpec, error) {
+	return demoShape{ranks: 8, nodes: demoNodes, redundancy: fmt.Sprintf("xor:%d", demoXORSet), retries: 20, kind: "node"}.
+		spec(exe, args, interval, mtti, seed, injectFailures)
+}
+
+// demoShape is what differs between the demos' jobs: their ranks, nodes
+// and redundancy, the relaunches they allow, and what a failure kills.
+type demoShape struct {
+	ranks, nodes, retries int
+	redundancy, kind      string
+	uncoordinated         bool
+}
+
+// spec is a run of the shape: with failures injected (inject.ParseFlags'
+// kind) at the MTTI, seeded, or none.
+func (d demoShape) spec(exe string, args []string, interval string, mtti float64, seed uint64, injectFailures bool) (runSpec, error) {
 	p, err := policy.Parse(interval)
 	if err != nil {
 		return runSpec{}, err
 	}
-	s := runSpec{ranks: 8, nodes: demoNodes, program: exe, args: args, redundancy: fmt.Sprintf("xor:%d", demoXORSet), interval: p,
-		retries: 20, heartbeat: 10 * time.Second}
+	s := runSpec{ranks: d.ranks, nodes: d.nodes, program: exe, args: args, redundancy: d.redundancy, interval: p,
+		retries: d.retries, heartbeat: 10 * time.Second, uncoordinated: d.uncoordinated}
 	if injectFailures {
-		cfg, err := inject.ParseFlags(fmt.Sprintf("%gs", mtti), "exp", "node", seed)
+		cfg, err := inject.ParseFlags(fmt.Sprintf("%gs", mtti), "exp", d.kind, seed)
 		if err != nil {
 			return s, err
 		}

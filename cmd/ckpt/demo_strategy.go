@@ -6,15 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt/internal/demo"
-	"github.com/ckpt/ckpt/internal/inject"
 	"github.com/ckpt/ckpt/internal/jobenv"
-	"github.com/ckpt/ckpt/internal/policy"
-	"github.com/ckpt/ckpt/internal/report"
 )
 
 // demoStrategyFlags are ckpt demo's flags of --strategy: the job is then
@@ -115,11 +111,7 @@ func demoStrategy(c *cobra.Command, f *demoStrategyFlags, which []string, mttiSe
 	if !mttiSet {
 		m = demoTorusMTTI
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	root, err := os.MkdirTemp("", "ckpt-demo-")
+	exe, root, err := demoDirs()
 	if err != nil {
 		return err
 	}
@@ -182,28 +174,15 @@ func demoStrategy(c *cobra.Command, f *demoStrategyFlags, which []string, mttiSe
 
 // strategySpec is one of the --strategy demo's runs: the torus's 6 ranks
 // on 6 nodes, XOR across each 3, rank failures (a process killed) from
-// the demo's seeded injector.
+// the demo's seeded injector. Ranks, not nodes: a lost node takes the
+// message logs it protects for its neighbours with it, and the runtime
+// does not re-form the protectors yet (issue 16 item 2), so a node
+// failure stops the uncoordinated job; the same kind for both
+// strategies keeps the schedule the same.
 func strategySpec(exe string, args []string, uncoordinated bool, interval string, mtti float64, seed uint64, injectFailures bool) (runSpec, error) {
-	p, err := policy.Parse(interval)
-	if err != nil {
-		return runSpec{}, err
-	}
 	n := demoTorusW * demoTorusH
-	s := runSpec{ranks: n, nodes: n, program: exe, args: args, redundancy: "xor:3", interval: p,
-		retries: 100, heartbeat: 10 * time.Second, uncoordinated: uncoordinated}
-	if injectFailures {
-		// Ranks, not nodes: a lost node takes the message logs it
-		// protects for its neighbours with it, and the runtime does not
-		// re-form the protectors yet (issue 16 item 2), so a node
-		// failure stops the uncoordinated job. The same kind for both
-		// strategies keeps the schedule the same.
-		cfg, err := inject.ParseFlags(fmt.Sprintf("%gs", mtti), "exp", "rank", seed)
-		if err != nil {
-			return s, err
-		}
-		s.inject = &cfg
-	}
-	return s, nil
+	return demoShape{ranks: n, nodes: n, redundancy: "xor:3", retries: 100, kind: "rank", uncoordinated: uncoordinated}.
+		spec(exe, args, interval, mtti, seed, injectFailures)
 }
 
 // uncoordinatedOf is the uncoordinated run among runs, if any.
@@ -226,22 +205,20 @@ func printStrategies(w io.Writer, runs []strategyRun, work float64, ref demo.Ref
 	}
 	u, hasU := uncoordinatedOf(runs)
 	if asJSON {
-		num := func(x float64) report.Float { return report.Float(x) }
 		if len(runs) == 2 {
-			return writeJSON(w, struct {
-				CoordinatedEfficiency        report.Float `json:"coordinated_efficiency"`
-				UncoordinatedEfficiency      report.Float `json:"uncoordinated_efficiency"`
-				CoordinatedModelEfficiency   report.Float `json:"coordinated_model_efficiency"`
-				UncoordinatedModelEfficiency report.Float `json:"uncoordinated_model_efficiency"`
-				ResultMatchesReference       bool         `json:"result_matches_reference"`
-				FailuresInjected             int          `json:"failures_injected"`
-				RanksRecoveredAlone          int          `json:"ranks_recovered_alone"`
-				WholeJobRestarts             int          `json:"whole_job_restarts"`
-				Phi                          report.Float `json:"phi"`
-				LogProtectSeconds            report.Float `json:"log_protect_seconds"`
-				LogReplaySeconds             report.Float `json:"log_replay_seconds"`
-			}{num(runs[0].efficiency(work)), num(u.efficiency(work)), num(runs[0].model()), num(u.model()), match, injected,
-				u.res.RanksRecoveredAlone, u.res.WholeJobRestarts, num(u.res.Phi), num(u.res.MsgLog.Protect.Seconds()), num(u.res.MsgLog.Replay.Seconds())})
+			return writeJSON(w, object{
+				{"coordinated_efficiency", num(runs[0].efficiency(work))},
+				{"uncoordinated_efficiency", num(u.efficiency(work))},
+				{"coordinated_model_efficiency", num(runs[0].model())},
+				{"uncoordinated_model_efficiency", num(u.model())},
+				{"result_matches_reference", match},
+				{"failures_injected", injected},
+				{"ranks_recovered_alone", u.res.RanksRecoveredAlone},
+				{"whole_job_restarts", u.res.WholeJobRestarts},
+				{"phi", num(u.res.Phi)},
+				{"log_protect_seconds", num(u.res.MsgLog.Protect.Seconds())},
+				{"log_replay_seconds", num(u.res.MsgLog.Replay.Seconds())},
+			})
 		}
 		r := runs[0]
 		out := map[string]any{
@@ -289,4 +266,15 @@ func printStrategies(w io.Writer, runs []strategyRun, work float64, ref demo.Ref
 	}
 	t.row("verdict", verdict)
 	return t.flush()
+}
+
+// demoDirs is the demo's program (this binary, whose examples its jobs
+// run) and a new temporary directory for the jobs' nodes, which the
+// caller removes.
+func demoDirs() (exe, root string, err error) {
+	if exe, err = os.Executable(); err != nil {
+		return "", "", err
+	}
+	root, err = os.MkdirTemp("", "ckpt-demo-")
+	return exe, root, err
 }

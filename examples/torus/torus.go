@@ -254,4 +254,3 @@ func restore(res *ckpt.Restored) (int, uint64, error) {
 	}
 	return int(binary.LittleEndian.Uint64(b[:])) + 1, binary.LittleEndian.Uint64(b[8:]), nil
 }
-

@@ -5,19 +5,18 @@ import (
 	"testing"
 )
 
+// Validate refuses each bad size, naming it, and takes a good one.
 func TestValidate(t *testing.T) {
-	for _, c := range []struct {
-		cfg  Config
-		want string
-	}{
-		{Config{W: 1, H: 1, Steps: 1}, "at least 2 ranks"},
-		{Config{W: 0, H: 4, Steps: 1}, "at least 2 ranks"},
-		{Config{W: 3, H: 2, Steps: 0}, "0 steps"},
-		{Config{W: 3, H: 2, Steps: 1, N: -1}, "matrix order -1"},
-		{Config{W: 3, H: 2, Steps: 1, N: 4096}, "matrix order 4096"},
-	} {
-		if err := c.cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
+	bad := map[string]Config{
+		"torus 1×1: need at least 2 ranks":       {W: 1, H: 1, Steps: 1},
+		"torus 0×4: need at least 2 ranks":       {W: 0, H: 4, Steps: 1},
+		"torus: 0 steps":                         {W: 3, H: 2},
+		"torus: matrix order -1: want 0 to 2048": {W: 3, H: 2, Steps: 1, N: -1},
+		"torus: matrix order 4096":               {W: 3, H: 2, Steps: 1, N: 4096},
+	}
+	for want, cfg := range bad {
+		if err := cfg.Validate(); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%+v: %v, want %q", cfg, err, want)
 		}
 	}
 	if err := (Config{W: 3, H: 2, Steps: 1, N: 8}).Validate(); err != nil {
