@@ -79,13 +79,15 @@ type uncoordinated struct {
 	ckptDur time.Duration      // and their time (t_c)
 
 	// peersMu guards the ranks this rank exchanged messages with: talk
-	// since the start, stepTalk at its last NeedCheckpoint (what it
-	// publishes: the steps' pattern, not a gather after the last step),
-	// basePeers its earlier processes'.
-	peersMu   sync.Mutex
-	talk      map[int]bool
-	stepTalk  []int
-	basePeers []int
+	// since the start (its earlier processes' in the launch included),
+	// stepTalk as it was at its last NeedCheckpoint (what it publishes:
+	// the steps' pattern, not a gather after the last step); known is
+	// false until there is a pattern to publish.
+	peersMu  sync.Mutex
+	talk     map[int]bool
+	changed  bool
+	stepTalk []int
+	known    bool
 }
 
 // talked records an exchange with peer.
@@ -95,35 +97,41 @@ func (u *uncoordinated) talked(peer int) {
 	if u.talk == nil {
 		u.talk = map[int]bool{}
 	}
-	u.talk[peer] = true
+	if !u.talk[peer] {
+		u.talk[peer], u.changed = true, true
+	}
 }
 
-// stepDone takes the peers exchanged with so far as the steps' pattern.
+// inherit takes the pattern an earlier process of the rank published.
+func (u *uncoordinated) inherit(peers []int) {
+	for _, p := range peers {
+		u.talked(p)
+	}
+	u.stepDone()
+}
+
+// stepDone takes the peers exchanged with so far as the steps' pattern
+// (sorted again only when a peer was added).
 func (u *uncoordinated) stepDone() {
 	u.peersMu.Lock()
 	defer u.peersMu.Unlock()
-	set := map[int]bool{}
-	for _, p := range u.basePeers {
-		set[p] = true
+	u.known = true
+	if !u.changed {
+		return
 	}
-	for p := range u.talk {
-		set[p] = true
-	}
+	u.changed = false
 	u.stepTalk = u.stepTalk[:0]
-	for p := range set {
+	for p := range u.talk {
 		u.stepTalk = append(u.stepTalk, p)
 	}
 	slices.Sort(u.stepTalk)
 }
 
-// peers is what stepDone took last, or the earlier processes' if none.
-func (u *uncoordinated) peers() []int {
+// peers is what stepDone took last; false before any.
+func (u *uncoordinated) peers() ([]int, bool) {
 	u.peersMu.Lock()
 	defer u.peersMu.Unlock()
-	if u.stepTalk == nil {
-		return u.basePeers
-	}
-	return slices.Clone(u.stepTalk)
+	return slices.Clone(u.stepTalk), u.known
 }
 
 // Uncoordinated reports that the rank runs under the uncoordinated
@@ -321,7 +329,9 @@ func (r *Runtime) restartAlone(ctx context.Context, fromCheckpoint bool) ([]byte
 		u.base, _ = jobenv.DecodeMsgLogStats(v)
 	}
 	if v, ok, err := r.client.Lookup(ctx, jobenv.KeyPeers(r.rank), false); err == nil && ok {
-		u.basePeers, _ = jobenv.DecodePeers(v)
+		if peers, err := jobenv.DecodePeers(v); err == nil {
+			u.inherit(peers)
+		}
 	}
 	if !fromCheckpoint {
 		return nil, r.startDriver(ctx, true, nil)
@@ -438,7 +448,11 @@ func (r *Runtime) MsgLogStats() jobenv.MsgLogStats {
 // publishMsgLog tells the launcher what the rank's logging cost
 // (jobenv.KeyMsgLog); best effort, as the flush statistics.
 func (r *Runtime) publishMsgLog(ctx context.Context) {
-	r.client.Publish(ctx, jobenv.KeyPeers(r.rank), jobenv.EncodePeers(r.u.peers()))
+	// Before its first step a rank has no pattern: it publishes none
+	// rather than "nobody", and φ stays unmeasured.
+	if peers, ok := r.u.peers(); ok {
+		r.client.Publish(ctx, jobenv.KeyPeers(r.rank), jobenv.EncodePeers(peers))
+	}
 	r.client.Publish(ctx, jobenv.KeyMsgLog(r.rank), r.msgLog().Encode())
 }
 
