@@ -7,6 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/demo"
+	"github.com/ckpt/ckpt/internal/jobenv"
 )
 
 // The keys of `ckpt demo --strategy compare --json`, exactly (issue 16's
@@ -87,6 +91,48 @@ func TestDemoStrategyFlags(t *testing.T) {
 		args := append([]string{"demo"}, c.args...)
 		if code := run(args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("ckpt %s: exit %d, stderr %q; want %d naming %s", strings.Join(args, " "), code, errb.String(), exitUsage, c.want)
+		}
+	}
+}
+
+// printStrategies without jobs: compare's JSON takes the coordinated
+// run's efficiency and model and the uncoordinated run's counts, sums the
+// failures of both; one strategy's JSON names it with its model's inputs;
+// the text says the verdict.
+func TestPrintStrategies(t *testing.T) {
+	co := strategyRun{strategy: jobenv.StrategyCoordinated, secs: 20, daly: demo.Daly{Efficiency: 0.6, Restart: 1, Interval: 2}}
+	co.res.Injected = 3
+	un := strategyRun{strategy: jobenv.StrategyUncoordinated, secs: 40, fialho: demo.Fialho{Efficiency: 0.4, Phi: 0.5, Cost: 0.1}}
+	un.res.Injected, un.res.RanksRecoveredAlone, un.res.Phi = 5, 4, 0.5
+	un.res.MsgLog = jobenv.MsgLogStats{Protect: 3 * time.Second, Replay: time.Millisecond}
+	var b bytes.Buffer
+	if err := printStrategies(&b, []strategyRun{co, un}, 10, demo.Reference{Before: 10, After: 10}, 4, true, "r", true); err != nil {
+		t.Fatal(err)
+	}
+	obj := decodeOne(t, b.String())
+	for k, want := range map[string]float64{"coordinated_efficiency": 0.5, "uncoordinated_efficiency": 0.25, "coordinated_model_efficiency": 0.6,
+		"uncoordinated_model_efficiency": 0.4, "failures_injected": 8, "ranks_recovered_alone": 4, "whole_job_restarts": 0, "phi": 0.5,
+		"log_protect_seconds": 3, "log_replay_seconds": 0.001} {
+		if got := getNum(t, obj, k); got != want {
+			t.Errorf("compare: %s = %v, want %v", k, got, want)
+		}
+	}
+	b.Reset()
+	if err := printStrategies(&b, []strategyRun{un}, 10, demo.Reference{Before: 10, After: 10}, 4, false, "r", true); err != nil {
+		t.Fatal(err)
+	}
+	obj = decodeOne(t, b.String())
+	if obj["strategy"] != "uncoordinated" || obj["result_matches_reference"] != false || getNum(t, obj, "model_efficiency") != 0.4 ||
+		getNum(t, obj, "checkpoint_seconds") != 0.1 || getNum(t, obj, "phi") != 0.5 {
+		t.Errorf("one strategy: %v", obj)
+	}
+	b.Reset()
+	if err := printStrategies(&b, []strategyRun{co, un}, 10, demo.Reference{Before: 10, After: 10}, 4, false, "r", false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"DIFFERENT from the failure-free run", "4 ranks recovered alone", "Fialho et al. 2011, eq. 10", "Daly's run time"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text without %q:\n%s", want, b.String())
 		}
 	}
 }
