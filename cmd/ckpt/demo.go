@@ -21,7 +21,7 @@ import (
 
 func newDemoCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "demo [--json]",
+		Use:   "demo [--strategy coordinated|uncoordinated|compare] [--json]",
 		Short: "Himeno on 8 ranks over 4 nodes with node failures injected, against a failure-free run",
 		Long:  demoLong,
 		Args:  cobra.NoArgs,
@@ -42,10 +42,18 @@ func newDemoCmd() *cobra.Command {
 		transparent:   fs.Bool("transparent", false, "instead: an unmodified C program (a stencil) on 4 ranks over 4 nodes, checkpointed with CRIU, with node failures (--mtti default 10s; docs/TRANSPARENT.md)"),
 	}
 	dl := addDemoLauncherFlags(c)
+	ds := addDemoStrategyFlags(c)
 	c.RunE = func(c *cobra.Command, _ []string) error {
+		which, err := ds.check()
+		if err != nil {
+			return err
+		}
 		m, modes, fd, err := f.check(c)
 		if err != nil {
 			return err
+		}
+		if ds.on() {
+			return demoStrategy(c, ds, which, f.mtti.set, m, *f.seed, *f.asJSON)
 		}
 		if *f.transparent {
 			if modes != nil {
@@ -62,11 +70,7 @@ func newDemoCmd() *cobra.Command {
 		if err := dl.check(modes != nil); err != nil {
 			return err
 		}
-		exe, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		root, err := os.MkdirTemp("", "ckpt-demo-")
+		exe, root, err := demoDirs()
 		if err != nil {
 			return err
 		}
@@ -114,6 +118,13 @@ comparison: the efficiency against the work measured in the run itself
 (its own steps' speed, immune to the machine's drift between the runs),
 and how far one run strays from the model by chance alone at its
 parameters (simulated).
+
+With --strategy, the job is instead Fialho et al. 2011's synthetic
+application (ckpt example torus), under the coordinated strategy, the
+uncoordinated one (each rank checkpoints alone, logs what it receives at
+its protector, and a failed rank recovers alone) or both (compare, the
+same seeded failures), beside Daly's model and Fialho et al.'s eq. 10 fed
+with what the run measured, φ included (docs/MESSAGE-LOGGING.md).
 
 It needs nothing but this binary: the nodes are directories under the temp
 directory, removed at the end.`
@@ -448,14 +459,29 @@ const (
 // demoSpec is one of the demo's runs: 8 ranks of himeno over 4 nodes with
 // XOR across them.
 func demoSpec(exe string, args []string, interval string, mtti float64, seed uint64, injectFailures bool) (runSpec, error) {
+	return demoShape{ranks: 8, nodes: demoNodes, redundancy: fmt.Sprintf("xor:%d", demoXORSet), retries: 20, kind: "node"}.
+		spec(exe, args, interval, mtti, seed, injectFailures)
+}
+
+// demoShape is what differs between the demos' jobs: their ranks, nodes
+// and redundancy, the relaunches they allow, and what a failure kills.
+type demoShape struct {
+	ranks, nodes, retries int
+	redundancy, kind      string
+	uncoordinated         bool
+}
+
+// spec is a run of the shape: with failures injected (inject.ParseFlags'
+// kind) at the MTTI, seeded, or none.
+func (d demoShape) spec(exe string, args []string, interval string, mtti float64, seed uint64, injectFailures bool) (runSpec, error) {
 	p, err := policy.Parse(interval)
 	if err != nil {
 		return runSpec{}, err
 	}
-	s := runSpec{ranks: 8, nodes: demoNodes, program: exe, args: args, redundancy: fmt.Sprintf("xor:%d", demoXORSet), interval: p,
-		retries: 20, heartbeat: 10 * time.Second}
+	s := runSpec{ranks: d.ranks, nodes: d.nodes, program: exe, args: args, redundancy: d.redundancy, interval: p,
+		retries: d.retries, heartbeat: 10 * time.Second, uncoordinated: d.uncoordinated}
 	if injectFailures {
-		cfg, err := inject.ParseFlags(fmt.Sprintf("%gs", mtti), "exp", "node", seed)
+		cfg, err := inject.ParseFlags(fmt.Sprintf("%gs", mtti), "exp", d.kind, seed)
 		if err != nil {
 			return s, err
 		}
@@ -485,6 +511,9 @@ type prediction struct {
 	restart, interval, efficiency, err float64
 	applied                            demo.Applied
 	appliedEfficiency                  float64
+	// fialho is Fialho et al. 2011 eq. 10's model of an uncoordinated
+	// run (withFialho; nil otherwise).
+	fialho *demo.Fialho
 }
 
 func predict(work, measured, mtti float64, res runResult) prediction {

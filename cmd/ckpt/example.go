@@ -25,7 +25,7 @@ same whatever failures and restarts happened on the way.
   ckpt run -n 8 --nodes 4 -- ckpt example himeno --size s --iterations 400
   ckpt example matmul --n 256        # one rank, no launcher`,
 	}
-	c.AddCommand(newExampleHimenoCmd(), newExampleMatmulCmd())
+	c.AddCommand(newExampleHimenoCmd(), newExampleMatmulCmd(), newExampleTorusCmd())
 	return c
 }
 

@@ -627,7 +627,7 @@ func runCommand(c *cobra.Command, spec runSpec, halt os.Signal, grace time.Durat
 	if spec.inject != nil {
 		mtti = spec.inject.MTTI.Seconds()
 	}
-	if err := printRun(c.OutOrStdout(), res, predict(0, 0, mtti, res), asJSON); err != nil {
+	if err := printRun(c.OutOrStdout(), res, predict(0, 0, mtti, res).withFialho(res, spec.ranks, mtti), asJSON); err != nil {
 		return err
 	}
 	return runErr
@@ -662,7 +662,7 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 			{"elapsed_seconds", num(r.Elapsed.Seconds())},
 			{"checkpoint_seconds", num(r.Policy.Cost.Seconds())},
 			{"restart_seconds", num(pred.restart)},
-			{"model_efficiency", num(pred.efficiency)},
+			{"model_efficiency", num(pred.modelEfficiency())},
 			{"failures_expected", num(pred.applied.Expected)},
 			{"model_efficiency_applied", num(pred.appliedEfficiency)},
 			{"flush", flushJSON(r)},
@@ -671,6 +671,7 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 			{"whole_job_restarts", r.WholeJobRestarts},
 			{"log_protect_seconds", num(r.MsgLog.Protect.Seconds())},
 			{"log_replay_seconds", num(r.MsgLog.Replay.Seconds())},
+			{"phi", num(r.Phi)},
 			{"error", nullIfEmpty(r.Err)},
 		})
 	}
@@ -686,6 +687,7 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 	if r.Strategy == jobenv.StrategyUncoordinated {
 		t.row("strategy", fmt.Sprintf("uncoordinated: %d ranks recovered alone, %d whole-job restarts", r.RanksRecoveredAlone, r.WholeJobRestarts))
 		t.row("", fmt.Sprintf("message logging %s, log replay %s (summed over the ranks and launches)", sec(r.MsgLog.Protect.Seconds()), sec(r.MsgLog.Replay.Seconds())))
+		t.row("", fialhoNote(r, pred))
 	}
 	if len(r.Excluded) > 0 {
 		t.row("excluded", excludedText(r.Excluded))

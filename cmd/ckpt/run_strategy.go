@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/demo"
 	"github.com/ckpt/ckpt/internal/inject"
 	"github.com/ckpt/ckpt/internal/jobenv"
 )
@@ -52,4 +54,39 @@ func (s runSpec) uncoordinatedTimeLimit(warn io.Writer) error {
 	fmt.Fprintf(warn, "ckpt run: warning: --strategy %s does not halt before the allocation's end (%s, %s): the ranks' last own checkpoints are what a next allocation has\n",
 		jobenv.StrategyUncoordinated, s.timeLimit.From, s.timeLimit.Deadline.Format(time.RFC3339))
 	return nil
+}
+
+// withFialho adds, for an uncoordinated run with injected failures (mtti
+// > 0), Fialho et al. 2011 eq. 10's model fed with what the run measured
+// (demo.CompareFialho); ckpt run --json reports it as model_efficiency.
+func (p prediction) withFialho(res runResult, ranks int, mtti float64) prediction {
+	if res.Strategy == jobenv.StrategyUncoordinated && mtti > 0 {
+		f := demo.CompareFialho(res.MsgLog, ranks, res.RanksRecoveredAlone, res.Phi, res.Elapsed.Seconds(), mtti)
+		p.fialho = &f
+	}
+	return p
+}
+
+// modelEfficiency is the run's model: eq. 10 for an uncoordinated run
+// (withFialho), else Daly's; NaN without.
+func (p prediction) modelEfficiency() float64 {
+	if p.fialho != nil {
+		return p.fialho.Efficiency
+	}
+	return p.efficiency
+}
+
+// fialhoNote is an uncoordinated run's dependency factor and, with
+// failures injected, eq. 10's model.
+func fialhoNote(r runResult, p prediction) string {
+	phi := "φ not measured"
+	if r.Phi > 0 {
+		phi = fmt.Sprintf("φ = %.4g (Fialho et al. 2011 eq. 12, from who exchanged messages with whom)", r.Phi)
+	}
+	if p.fialho == nil || math.IsNaN(p.fialho.Efficiency) {
+		return phi
+	}
+	f := p.fialho
+	return fmt.Sprintf("%s; eq. 10 predicts %.1f%% efficiency (t_c = %s, t_l = %s, Δ_lp = %s a window, Δ_lr = %s a recovery, α = %gs, σ = %s)",
+		phi, 100*f.Efficiency, sec(f.Cost), sec(f.Load), sec(f.LogProtect), sec(f.LogReplay), f.MTTI, sec(f.Interval))
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -16,7 +14,9 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt"
+	"github.com/ckpt/ckpt/examples/torus"
 	"github.com/ckpt/ckpt/internal/capitest/mpitest"
+	"github.com/ckpt/ckpt/internal/demo"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/launch"
 )
@@ -39,57 +39,11 @@ const (
 	torusSteps     = 30
 )
 
-// torusMix is splitmix64's finaliser: any lost, duplicated or reordered
-// message changes the result.
-func torusMix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
-}
-
-func torusNeighbours(r int) (right, down, left, up int) {
-	x, y := r%torusW, r/torusW
-	return (x+1)%torusW + y*torusW, x + (y+1)%torusH*torusW, (x+torusW-1)%torusW + y*torusW, x + (y+torusH-1)%torusH*torusW
-}
-
-// torusSend is what rank r sends at step s from its value v; torusStep
-// its value after receiving l from the left and u from above.
-func torusSend(v uint64, step int) uint64 { return torusMix(v ^ uint64(step)) }
-func torusStep(s, l, u uint64) uint64     { return torusMix(torusMix(s^l) ^ (u * 0x2545f4914f6cdd1d)) }
+// torusConfig is the tests' torus (examples/torus, no compute phase).
+var torusConfig = torus.Config{W: torusW, H: torusH, Steps: torusSteps}
 
 // torusReference is the result computed sequentially, without failures.
-func torusReference() string {
-	n := torusW * torusH
-	v := make([]uint64, n)
-	for r := range v {
-		v[r] = uint64(r) + 1
-	}
-	for step := 1; step <= torusSteps; step++ {
-		s := make([]uint64, n)
-		for r := range s {
-			s[r] = torusSend(v[r], step)
-		}
-		for r := range v {
-			_, _, left, up := torusNeighbours(r)
-			v[r] = torusStep(s[r], s[left], s[up])
-		}
-	}
-	return torusResult(v)
-}
-
-func torusResult(v []uint64) string {
-	parts := make([]string, len(v))
-	for i, x := range v {
-		parts[i] = fmt.Sprintf("%016x", x)
-	}
-	return "torus " + strings.Join(parts, " ")
-}
-
-// torusPayload carries v in a message whose length varies with the step.
-func torusPayload(v uint64, step int) []byte {
-	return append(binary.LittleEndian.AppendUint64(nil, v), make([]byte, step%5)...)
-}
+func torusReference() string { return torusConfig.Reference() }
 
 // torusMain is a rank of the torus (the test binary run with asTorus).
 func torusMain(args []string) int {
@@ -130,47 +84,11 @@ func torusRank(ctx context.Context, killRank, killStep int, damage, noRestart bo
 		}
 		f.Close()
 	}
-	right, down, left, up := torusNeighbours(me)
-	v, first := uint64(me)+1, 1
-	res, err := (*ckpt.Restored)(nil), ckpt.ErrNoCheckpoint
-	if !noRestart {
-		res, err = job.Restart(ctx)
-	}
-	switch {
-	case err == nil:
-		rd, err := res.Open("state")
-		if err != nil {
-			return err
-		}
-		var b [16]byte
-		_, err = rd.Read(b[:])
-		rd.Close()
-		if err != nil {
-			return err
-		}
-		first, v = int(binary.LittleEndian.Uint64(b[:]))+1, binary.LittleEndian.Uint64(b[8:])
-	case !errors.Is(err, ckpt.ErrNoCheckpoint):
-		return err
-	}
-	buf := make([]byte, 16)
-	for step := first; step <= torusSteps; step++ {
-		s := torusSend(v, step)
-		if err := job.Send(ctx, right, 1, torusPayload(s, step)); err != nil {
-			return err
-		}
-		if err := job.Send(ctx, down, 2, torusPayload(s, step)); err != nil {
-			return err
-		}
-		l, err := job.Recv(ctx, left, 1, buf)
-		if err != nil {
-			return err
-		}
-		lv := binary.LittleEndian.Uint64(l)
-		u, err := job.Recv(ctx, up, 2, buf)
-		if err != nil {
-			return err
-		}
-		v = torusStep(s, lv, binary.LittleEndian.Uint64(u))
+	cfg := torusConfig
+	cfg.NoRestart = noRestart
+	cfg.AfterStep = func(job *ckpt.Job, step int) error {
+		// After the step's receives: its log holds what it received
+		// since its checkpoint.
 		if me == killRank && step == killStep && !alone && job.Incarnation() == 0 {
 			if damage {
 				if err := damageOwnLog(me); err != nil {
@@ -180,44 +98,13 @@ func torusRank(ctx context.Context, killRank, killStep int, damage, noRestart bo
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
 		}
-		need, err := job.NeedCheckpoint(ctx, int64(step))
-		if err != nil {
-			return err
-		}
-		if need {
-			err := job.Checkpoint(ctx, fmt.Sprintf("step-%d", step), func(c *ckpt.Checkpoint) error {
-				f, err := c.Create("state")
-				if err != nil {
-					return err
-				}
-				b := binary.LittleEndian.AppendUint64(nil, uint64(step))
-				if _, err := f.Write(binary.LittleEndian.AppendUint64(b, v)); err != nil {
-					return err
-				}
-				return f.Close()
-			})
-			if err != nil {
-				return err
-			}
-		}
+		return nil
 	}
-	// Rank 0 gathers the values, through the logged channels too.
-	if me != 0 {
-		if err := job.Send(ctx, 0, 3, binary.LittleEndian.AppendUint64(nil, v)); err != nil {
-			return err
-		}
-		return job.Finish(ctx, "")
+	result, err := torus.Run(ctx, job, cfg)
+	if result != "" {
+		fmt.Println(result)
 	}
-	all := []uint64{v}
-	for p := 1; p < job.Size(); p++ {
-		b, err := job.Recv(ctx, p, 3, buf)
-		if err != nil {
-			return err
-		}
-		all = append(all, binary.LittleEndian.Uint64(b))
-	}
-	fmt.Println(torusResult(all))
-	return job.Finish(ctx, torusResult(all))
+	return err
 }
 
 // damageOwnLog flips a byte of the data of the first record in the
@@ -501,26 +388,46 @@ func TestUncoordinatedAllocationEndWarns(t *testing.T) {
 }
 
 // ckpt run's summary of an uncoordinated job: its counts and the logging
-// times, as text and as --json's keys (the sums over ranks and launches).
+// times, as text and as --json's keys (the sums over ranks and launches);
+// φ, and with failures injected (an MTTI) eq. 10's model fed with the
+// run's measurements as model_efficiency.
 func TestPrintRunUncoordinated(t *testing.T) {
+	st := jobenv.MsgLogStats{Protect: 1500 * time.Millisecond, Replay: 250 * time.Millisecond, Checkpoints: 12, CheckpointTime: 600 * time.Millisecond}
 	r := runResult{Strategy: jobenv.StrategyUncoordinated, Outcome: launch.Outcome{Restarts: map[string]int{},
 		Report: launch.Report{Attempts: []launch.Attempt{{}, {}}, Result: "ok", RanksRecoveredAlone: 2, WholeJobRestarts: 1,
-			MsgLog: jobenv.MsgLogStats{Protect: 1500 * time.Millisecond, Replay: 250 * time.Millisecond}}}}
+			MsgLog: st, Phi: 0.5, Elapsed: 20 * time.Second}}}
+	pred := predict(0, 0, 10, r).withFialho(r, 6, 10)
+	want := demo.CompareFialho(st, 6, 2, 0.5, 20, 10).Efficiency
+	if !(want > 0 && want < 1) {
+		t.Fatalf("eq. 10 gives %v at these inputs", want)
+	}
 	var text bytes.Buffer
-	if err := printRun(&text, r, predict(0, 0, 0, r), false); err != nil {
+	if err := printRun(&text, r, pred, false); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "uncoordinated: 2 ranks recovered alone, 1 whole-job restarts") {
-		t.Errorf("summary:\n%s", text.String())
+	for _, line := range []string{"uncoordinated: 2 ranks recovered alone, 1 whole-job restarts", "φ = 0.5 (Fialho et al. 2011 eq. 12",
+		fmt.Sprintf("eq. 10 predicts %.1f%% efficiency (t_c = ", 100*want)} {
+		if !strings.Contains(text.String(), line) {
+			t.Errorf("summary without %q:\n%s", line, text.String())
+		}
 	}
 	var js bytes.Buffer
-	if err := printRun(&js, r, predict(0, 0, 0, r), true); err != nil {
+	if err := printRun(&js, r, pred, true); err != nil {
 		t.Fatal(err)
 	}
 	obj := decodeOne(t, js.String())
-	for k, want := range map[string]float64{"ranks_recovered_alone": 2, "whole_job_restarts": 1, "log_protect_seconds": 1.5, "log_replay_seconds": 0.25} {
+	for k, want := range map[string]float64{"ranks_recovered_alone": 2, "whole_job_restarts": 1, "log_protect_seconds": 1.5, "log_replay_seconds": 0.25,
+		"phi": 0.5, "model_efficiency": want} {
 		if got := getNum(t, obj, k); got != want {
 			t.Errorf("%s = %v, want %v", k, got, want)
 		}
+	}
+	// Without failures injected there is no MTTI: no model.
+	js.Reset()
+	if err := printRun(&js, r, predict(0, 0, 0, r).withFialho(r, 6, 0), true); err != nil {
+		t.Fatal(err)
+	}
+	if obj := decodeOne(t, js.String()); obj["model_efficiency"] != nil {
+		t.Errorf("model_efficiency %v without an MTTI, want null", obj["model_efficiency"])
 	}
 }

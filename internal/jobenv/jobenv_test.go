@@ -410,4 +410,31 @@ func TestMsgLogStats(t *testing.T) {
 	if KeyMsgLog(3) != "ckpt/msglog/3" {
 		t.Errorf("KeyMsgLog(3) = %s", KeyMsgLog(3))
 	}
+	full := MsgLogStats{Protect: 1, Replay: 2, Checkpoints: 3, CheckpointTime: 4, Loads: 5, LoadTime: 6}
+	if got, err := DecodeMsgLogStats(full.Encode()); err != nil || got != full {
+		t.Errorf("round trip of %+v: %+v, %v", full, got, err)
+	}
+	if sum := full.Add(full); sum != (MsgLogStats{Protect: 2, Replay: 4, Checkpoints: 6, CheckpointTime: 8, Loads: 10, LoadTime: 12}) {
+		t.Errorf("Add = %+v", sum)
+	}
+	if _, err := DecodeMsgLogStats([]byte("1 2 3 4 5 -6")); err == nil {
+		t.Errorf("a negative load time accepted")
+	}
+}
+
+func TestPeers(t *testing.T) {
+	for _, peers := range [][]int{nil, {4}, {0, 2, 5}} {
+		got, err := DecodePeers(EncodePeers(peers))
+		if err != nil || !slices.Equal(got, peers) {
+			t.Errorf("round trip of %v: %v, %v", peers, got, err)
+		}
+	}
+	for _, bad := range []string{"", "1,", "a", "1,-2"} {
+		if _, err := DecodePeers([]byte(bad)); err == nil {
+			t.Errorf("DecodePeers(%q) accepted it", bad)
+		}
+	}
+	if KeyPeers(2) != "ckpt/peers/2" {
+		t.Errorf("KeyPeers(2) = %s", KeyPeers(2))
+	}
 }

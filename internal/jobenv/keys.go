@@ -29,33 +29,88 @@ func KeyMsgLog(rank int) string { return "ckpt/msglog/" + strconv.Itoa(rank) }
 
 // MsgLogStats is the payload of KeyMsgLog: one rank's time spent waiting
 // for its received messages to be logged at its protector (Δ_lp, Fialho
-// et al. 2011 §3.2) and replaying its log after a lone recovery (Δ_lr).
+// et al. 2011 §3.2) and replaying its log after a lone recovery (Δ_lr);
+// the checkpoints it took alone and their time (t_c), and the checkpoints
+// it loaded in lone recoveries and their time (t_l): what eq. 10 is fed.
 type MsgLogStats struct {
 	Protect, Replay time.Duration
+	Checkpoints     int64
+	CheckpointTime  time.Duration
+	Loads           int64
+	LoadTime        time.Duration
 }
 
 // Add sums two ranks' (or processes') statistics.
 func (s MsgLogStats) Add(o MsgLogStats) MsgLogStats {
-	return MsgLogStats{Protect: s.Protect + o.Protect, Replay: s.Replay + o.Replay}
+	return MsgLogStats{Protect: s.Protect + o.Protect, Replay: s.Replay + o.Replay,
+		Checkpoints: s.Checkpoints + o.Checkpoints, CheckpointTime: s.CheckpointTime + o.CheckpointTime,
+		Loads: s.Loads + o.Loads, LoadTime: s.LoadTime + o.LoadTime}
 }
 
-// Encode is "PROTECT REPLAY" in nanoseconds.
+// Encode is "PROTECT REPLAY CHECKPOINTS CHECKPOINT-TIME LOADS LOAD-TIME",
+// times in nanoseconds.
 func (s MsgLogStats) Encode() []byte {
-	return []byte(strconv.FormatInt(int64(s.Protect), 10) + " " + strconv.FormatInt(int64(s.Replay), 10))
+	f := []int64{int64(s.Protect), int64(s.Replay), s.Checkpoints, int64(s.CheckpointTime), s.Loads, int64(s.LoadTime)}
+	parts := make([]string, len(f))
+	for i, v := range f {
+		parts[i] = strconv.FormatInt(v, 10)
+	}
+	return []byte(strings.Join(parts, " "))
 }
 
-// DecodeMsgLogStats reads Encode's form.
+// DecodeMsgLogStats reads Encode's form, and its older form "PROTECT
+// REPLAY" (the counts then zero).
 func DecodeMsgLogStats(b []byte) (MsgLogStats, error) {
 	f := strings.Fields(string(b))
-	if len(f) != 2 {
-		return MsgLogStats{}, fmt.Errorf("message log statistics %q: want PROTECT REPLAY", b)
+	if len(f) != 2 && len(f) != 6 {
+		return MsgLogStats{}, fmt.Errorf("message log statistics %q: want PROTECT REPLAY [CHECKPOINTS CHECKPOINT-TIME LOADS LOAD-TIME]", b)
 	}
-	p, err1 := strconv.ParseInt(f[0], 10, 64)
-	r, err2 := strconv.ParseInt(f[1], 10, 64)
-	if err1 != nil || err2 != nil || p < 0 || r < 0 {
-		return MsgLogStats{}, fmt.Errorf("message log statistics %q: want two non-negative nanosecond counts", b)
+	v := make([]int64, 6)
+	for i, x := range f {
+		n, err := strconv.ParseInt(x, 10, 64)
+		if err != nil || n < 0 {
+			return MsgLogStats{}, fmt.Errorf("message log statistics %q: want non-negative counts and nanosecond times", b)
+		}
+		v[i] = n
 	}
-	return MsgLogStats{Protect: time.Duration(p), Replay: time.Duration(r)}, nil
+	return MsgLogStats{Protect: time.Duration(v[0]), Replay: time.Duration(v[1]), Checkpoints: v[2],
+		CheckpointTime: time.Duration(v[3]), Loads: v[4], LoadTime: time.Duration(v[5])}, nil
+}
+
+// KeyPeers is where every rank publishes, under the uncoordinated
+// strategy, the ranks it exchanged messages with during its steps (a
+// receive waits for its sender; a send to a rank that is recovering waits
+// for it): who waits on whom, from which the launcher measures Fialho et
+// al. 2011's dependency factor φ (eq. 12). Published with KeyMsgLog.
+func KeyPeers(rank int) string { return "ckpt/peers/" + strconv.Itoa(rank) }
+
+// EncodePeers is KeyPeers' payload: the ranks, comma-separated ("-" for
+// none).
+func EncodePeers(peers []int) []byte {
+	if len(peers) == 0 {
+		return []byte("-")
+	}
+	parts := make([]string, len(peers))
+	for i, p := range peers {
+		parts[i] = strconv.Itoa(p)
+	}
+	return []byte(strings.Join(parts, ","))
+}
+
+// DecodePeers reads EncodePeers' form.
+func DecodePeers(b []byte) ([]int, error) {
+	if string(b) == "-" {
+		return nil, nil
+	}
+	var peers []int
+	for _, x := range strings.Split(string(b), ",") {
+		p, err := strconv.Atoi(x)
+		if err != nil || p < 0 {
+			return nil, fmt.Errorf("peers %q: want ranks, comma-separated, or -", b)
+		}
+		peers = append(peers, p)
+	}
+	return peers, nil
 }
 
 // KeyProc is where every rank publishes, as it joins, the process it runs

@@ -61,6 +61,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/model"
 )
 
 // Coordinator is a job's coordinator as the launcher sees it; one serves
@@ -245,6 +246,11 @@ type Attempt struct {
 	// to be logged and replaying its log, its processes restarted alone
 	// included.
 	MsgLog jobenv.MsgLogStats
+	// Phi is the dependency factor φ of Fialho et al. 2011 eq. 12
+	// measured from who waited on whom (jobenv.KeyPeers): the ranks
+	// each rank exchanged messages with during its steps
+	// (Config.Uncoordinated; 0 when no rank published them).
+	Phi float64
 }
 
 // Report is what Run did.
@@ -278,6 +284,8 @@ type Report struct {
 	// MsgLog sums the attempts' (Attempt.MsgLog): over every rank and
 	// every launch.
 	MsgLog jobenv.MsgLogStats
+	// Phi is the last attempt's that measured it (Attempt.Phi).
+	Phi float64
 }
 
 // Joiner is a Coordinator that knows which ranks joined its attempt (the
@@ -403,6 +411,9 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		att, err := a.run(ctx, &nextFailure, &target, &rep.Injected)
 		rep.RanksRecoveredAlone += len(att.RecoveredAlone)
 		rep.MsgLog = rep.MsgLog.Add(att.MsgLog)
+		if att.Phi > 0 {
+			rep.Phi = att.Phi
+		}
 		rep.Halted = rep.Halted || a.halted
 		rep.TimeLimit = rep.TimeLimit || a.timeLimit
 		att.Nodes = distinct(a.layout)
@@ -815,6 +826,7 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 				}
 			}
 		}
+		att.Phi = measuredPhi(cfg.Ranks, func(r int) ([]byte, bool) { return coord.Value(jobenv.KeyPeers(r)) })
 	}
 	if c, ok := coord.(Committer); ok {
 		att.Committed, a.newest = c.Committed()
@@ -1070,4 +1082,40 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 		p.buf = p.buf[i+1:]
 	}
 	return len(b), nil
+}
+
+// measuredPhi is Fialho et al. 2011's dependency factor (eq. 12,
+// model.DependencyGraph) of the ranks' published peers (jobenv.KeyPeers):
+// a rank waits on each rank it exchanged messages with (a receive waits
+// for its sender, a send to a recovering rank for its receiver), so P(n)
+// is n itself and the ranks that exchanged messages with it. 0 when a
+// rank published none (it ended before its first step).
+func measuredPhi(ranks int, peers func(rank int) ([]byte, bool)) float64 {
+	g := model.DependencyGraph{Waits: map[string][]string{}}
+	for r := range ranks {
+		v, ok := peers(r)
+		if !ok {
+			return 0
+		}
+		ps, err := jobenv.DecodePeers(v)
+		if err != nil {
+			return 0
+		}
+		name := strconv.Itoa(r)
+		g.Processes = append(g.Processes, name)
+		for _, p := range ps {
+			if p < 0 || p >= ranks {
+				return 0
+			}
+			// An exchange makes each wait on the other, whichever of
+			// the two published it.
+			g.Waits[name] = append(g.Waits[name], strconv.Itoa(p))
+			g.Waits[strconv.Itoa(p)] = append(g.Waits[strconv.Itoa(p)], name)
+		}
+	}
+	phi, err := g.Phi()
+	if err != nil {
+		return 0
+	}
+	return phi
 }

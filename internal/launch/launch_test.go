@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -145,6 +146,9 @@ func fakeRank(mode string) int {
 		}
 		// What each rank's logging cost: rank r, r seconds and r ms.
 		c.Publish(ctx, jobenv.KeyMsgLog(rank), jobenv.MsgLogStats{Protect: time.Duration(rank) * time.Second, Replay: time.Duration(rank) * time.Millisecond}.Encode())
+		// Who waited on whom: ranks 0 and 1 exchanged messages, rank 2
+		// with nobody.
+		c.Publish(ctx, jobenv.KeyPeers(rank), jobenv.EncodePeers(map[int][]int{0: {1}, 1: {0}}[rank]))
 		if err := c.Leave(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 5
@@ -571,6 +575,10 @@ func TestRunRecoversRankAloneWithCoordinator(t *testing.T) {
 	if want := (jobenv.MsgLogStats{Protect: 3 * time.Second, Replay: 3 * time.Millisecond}); rep.MsgLog != want || rep.Attempts[0].MsgLog != want {
 		t.Errorf("message logging %+v (attempt %+v), want %+v", rep.MsgLog, rep.Attempts[0].MsgLog, want)
 	}
+	// φ (Fialho et al. 2011 eq. 12): P = 2, 2, 1 over N² = 9.
+	if rep.Phi != 5.0/9 || rep.Attempts[0].Phi != 5.0/9 {
+		t.Errorf("phi %v (attempt %v), want 5/9", rep.Phi, rep.Attempts[0].Phi)
+	}
 	for r, want := range []string{"\n", "\n1\n", "\n"} {
 		b, _ := os.ReadFile(filepath.Join(f.dir, fmt.Sprintf("starts.0.%d", r)))
 		if string(b) != want {
@@ -975,5 +983,30 @@ func TestRunAbortGraceKeepsTheCause(t *testing.T) {
 	// not exit on its own) was killed then, not 30 s later.
 	if d := time.Since(start); d > 25*time.Second {
 		t.Errorf("Run took %v: the cause did not end the grace", d)
+	}
+}
+
+// measuredPhi is eq. 12 over the published peers: a 3×2 torus (each rank
+// exchanging with its left, right and upper = lower neighbours) gives
+// P(n) = 4 and φ = 4/6; a rank that published nothing, or garbage, or a
+// rank out of range, leaves φ unmeasured (0).
+func TestMeasuredPhi(t *testing.T) {
+	torus := map[int]string{0: "1,2,3", 1: "0,2,4", 2: "0,1,5", 3: "0,4,5", 4: "1,3,5", 5: "2,3,4"}
+	get := func(m map[int]string) func(int) ([]byte, bool) {
+		return func(r int) ([]byte, bool) { v, ok := m[r]; return []byte(v), ok }
+	}
+	if got := measuredPhi(6, get(torus)); math.Abs(got-4.0/6) > 1e-15 {
+		t.Errorf("torus: phi %v, want 4/6", got)
+	}
+	// Only one direction published: the other rank still counts it.
+	if got := measuredPhi(2, get(map[int]string{0: "1", 1: "-"})); got != 1 {
+		t.Errorf("one-sided pair: phi %v, want 1", got)
+	}
+	for name, m := range map[string]map[int]string{
+		"missing": {0: "1"}, "garbage": {0: "x", 1: "0"}, "out of range": {0: "2", 1: "0"},
+	} {
+		if got := measuredPhi(2, get(m)); got != 0 {
+			t.Errorf("%s: phi %v, want 0", name, got)
+		}
 	}
 }

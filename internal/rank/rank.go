@@ -239,6 +239,11 @@ func (r *Runtime) Recv(ctx context.Context, from int, tag uint64, buf []byte) ([
 // rank's measurements (a job of one rank decides for itself).
 func (r *Runtime) NeedCheckpoint(ctx context.Context, step int64) (bool, error) {
 	pol := r.cfg.Policy
+	if r.u != nil {
+		// The peers exchanged with up to here are the steps' pattern
+		// (jobenv.KeyPeers), whatever the policy.
+		r.u.stepDone()
+	}
 	if pol.Kind == policy.None {
 		return false, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,7 +73,65 @@ type uncoordinated struct {
 	step    int64              // the step of the last NeedCheckpoint
 	base    jobenv.MsgLogStats // the rank's earlier processes' in this launch
 	load    time.Duration      // t_l of a lone recovery
+	loaded  bool               // a lone recovery loaded a checkpoint
 	restart bool               // Restart ran
+	nCkpts  int64              // checkpoints this process took
+	ckptDur time.Duration      // and their time (t_c)
+
+	// peersMu guards the ranks this rank exchanged messages with: talk
+	// since the start (its earlier processes' in the launch included),
+	// stepTalk as it was at its last NeedCheckpoint (what it publishes:
+	// the steps' pattern, not a gather after the last step); known is
+	// false until there is a pattern to publish.
+	peersMu  sync.Mutex
+	talk     map[int]bool
+	changed  bool
+	stepTalk []int
+	known    bool
+}
+
+// talked records an exchange with peer.
+func (u *uncoordinated) talked(peer int) {
+	u.peersMu.Lock()
+	defer u.peersMu.Unlock()
+	if u.talk == nil {
+		u.talk = map[int]bool{}
+	}
+	if !u.talk[peer] {
+		u.talk[peer], u.changed = true, true
+	}
+}
+
+// inherit takes the pattern an earlier process of the rank published.
+func (u *uncoordinated) inherit(peers []int) {
+	for _, p := range peers {
+		u.talked(p)
+	}
+	u.stepDone()
+}
+
+// stepDone takes the peers exchanged with so far as the steps' pattern
+// (sorted again only when a peer was added).
+func (u *uncoordinated) stepDone() {
+	u.peersMu.Lock()
+	defer u.peersMu.Unlock()
+	u.known = true
+	if !u.changed {
+		return
+	}
+	u.changed = false
+	u.stepTalk = u.stepTalk[:0]
+	for p := range u.talk {
+		u.stepTalk = append(u.stepTalk, p)
+	}
+	slices.Sort(u.stepTalk)
+}
+
+// peers is what stepDone took last; false before any.
+func (u *uncoordinated) peers() ([]int, bool) {
+	u.peersMu.Lock()
+	defer u.peersMu.Unlock()
+	return slices.Clone(u.stepTalk), u.known
 }
 
 // Uncoordinated reports that the rank runs under the uncoordinated
@@ -269,6 +328,11 @@ func (r *Runtime) restartAlone(ctx context.Context, fromCheckpoint bool) ([]byte
 	if v, ok, err := r.client.Lookup(ctx, jobenv.KeyMsgLog(r.rank), false); err == nil && ok {
 		u.base, _ = jobenv.DecodeMsgLogStats(v)
 	}
+	if v, ok, err := r.client.Lookup(ctx, jobenv.KeyPeers(r.rank), false); err == nil && ok {
+		if peers, err := jobenv.DecodePeers(v); err == nil {
+			u.inherit(peers)
+		}
+	}
 	if !fromCheckpoint {
 		return nil, r.startDriver(ctx, true, nil)
 	}
@@ -278,7 +342,7 @@ func (r *Runtime) restartAlone(ctx context.Context, fromCheckpoint bool) ([]byte
 	if err != nil && !none {
 		return nil, fmt.Errorf("ckpt: rank %d: %w", r.rank, err)
 	}
-	u.load = time.Since(t0)
+	u.load, u.loaded = time.Since(t0), !none
 	if err := r.startDriver(ctx, true, snap); err != nil {
 		return nil, err
 	}
@@ -326,6 +390,8 @@ func (r *Runtime) CheckpointAlone(ctx context.Context, save func() ([]byte, erro
 	}
 	end := time.Since(r.start)
 	r.ownPolicy().Checkpointed(r.u.step, start, end)
+	r.u.nCkpts++
+	r.u.ckptDur += end - start
 	r.publishMsgLog(ctx)
 	return nil
 }
@@ -363,6 +429,10 @@ func (r *Runtime) msgLog() jobenv.MsgLogStats {
 		st := r.u.drv.Stats()
 		s = s.Add(jobenv.MsgLogStats{Protect: st.LogProtect, Replay: st.LogReplay})
 	}
+	s = s.Add(jobenv.MsgLogStats{Checkpoints: r.u.nCkpts, CheckpointTime: r.u.ckptDur})
+	if r.u.loaded {
+		s = s.Add(jobenv.MsgLogStats{Loads: 1, LoadTime: r.u.load})
+	}
 	return s
 }
 
@@ -378,6 +448,11 @@ func (r *Runtime) MsgLogStats() jobenv.MsgLogStats {
 // publishMsgLog tells the launcher what the rank's logging cost
 // (jobenv.KeyMsgLog); best effort, as the flush statistics.
 func (r *Runtime) publishMsgLog(ctx context.Context) {
+	// Before its first step a rank has no pattern: it publishes none
+	// rather than "nobody", and φ stays unmeasured.
+	if peers, ok := r.u.peers(); ok {
+		r.client.Publish(ctx, jobenv.KeyPeers(r.rank), jobenv.EncodePeers(peers))
+	}
 	r.client.Publish(ctx, jobenv.KeyMsgLog(r.rank), r.msgLog().Encode())
 }
 
@@ -395,6 +470,7 @@ func (r *Runtime) sendAlone(ctx context.Context, to int, tag uint64, msg []byte)
 	if err != nil {
 		return err
 	}
+	r.u.talked(to)
 	return drv.Send(ctx, to, appTag(tag, msg))
 }
 
@@ -403,6 +479,7 @@ func (r *Runtime) recvAlone(ctx context.Context, from int, tag uint64, buf []byt
 	if err != nil {
 		return nil, err
 	}
+	r.u.talked(from)
 	m, err := drv.Recv(ctx, from)
 	if err != nil {
 		return nil, err

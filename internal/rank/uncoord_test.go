@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/placement"
@@ -44,5 +45,34 @@ func TestProtectorDirectories(t *testing.T) {
 	one := &uncoordinated{members: u.members[:2]}
 	if own, prot, err := one.dirs(1); err != nil || own != "/c/n0" || prot != "/c/n0" {
 		t.Errorf("one node: %s, %s, %v; want its own cache twice", own, prot, err)
+	}
+}
+
+// The peers a rank publishes for φ: none before its first step; at each
+// step those it exchanged with so far, sorted; an exchange after its last
+// step (a gather) is not in them; a process restarted alone goes on from
+// its predecessor's.
+func TestPeersPattern(t *testing.T) {
+	var u uncoordinated
+	u.talked(4)
+	if _, ok := u.peers(); ok {
+		t.Fatal("a pattern before the first step")
+	}
+	u.talked(1)
+	u.talked(4)
+	u.stepDone()
+	if p, ok := u.peers(); !ok || !slices.Equal(p, []int{1, 4}) {
+		t.Errorf("after a step: %v, %v; want [1 4]", p, ok)
+	}
+	u.talked(0) // the gather after the last step
+	if p, _ := u.peers(); !slices.Equal(p, []int{1, 4}) {
+		t.Errorf("after the gather: %v, want [1 4]", p)
+	}
+	var next uncoordinated
+	next.inherit([]int{4, 1})
+	next.talked(2)
+	next.stepDone()
+	if p, ok := next.peers(); !ok || !slices.Equal(p, []int{1, 2, 4}) {
+		t.Errorf("restarted alone: %v, %v; want [1 2 4]", p, ok)
 	}
 }
