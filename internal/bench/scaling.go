@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"math"
 	"os"
@@ -105,15 +104,11 @@ func RunScaling(ctx context.Context, cfg ScalingConfig) ([]ScalingPoint, error) 
 			unique = append(unique, p)
 		}
 	}
-	work, err := os.MkdirTemp(cfg.Dir, "ckpt-bench-scaling-")
+	work, buf, err := workspace(cfg.Dir, "ckpt-bench-scaling-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	buf := make([]byte, block)
-	if _, err := rand.Read(buf); err != nil {
-		return nil, err
-	}
 	measured := map[scalingPoint]ScalingPoint{}
 	for i, p := range unique {
 		say := func(step string) {

@@ -112,15 +112,11 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreResult, error) {
 	if cfg.Progress == nil {
 		cfg.Progress = func(string) {}
 	}
-	work, err := os.MkdirTemp(cfg.Dir, "ckpt-bench-")
+	work, buf, err := workspace(cfg.Dir, "ckpt-bench-")
 	if err != nil {
 		return r, err
 	}
 	defer os.RemoveAll(work)
-	buf := make([]byte, block)
-	if _, err := rand.Read(buf); err != nil {
-		return r, err
-	}
 
 	cfg.Progress("raw sequential write: fsync at the end, writeback every 8 MiB, O_DIRECT")
 	if err := rawWrites(&r, filepath.Join(work, "raw"), cfg.Size, buf); err != nil {
@@ -184,6 +180,22 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreResult, error) {
 	}
 	r.setRatios(cfg.ScenarioRank)
 	return r, nil
+}
+
+// workspace makes a new directory below dir, named from prefix, for a
+// benchmark to write in (the caller removes it), and one block of random
+// bytes for its writers: data that no file system or device compresses.
+func workspace(dir, prefix string) (string, []byte, error) {
+	work, err := os.MkdirTemp(dir, prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	buf := make([]byte, block)
+	if _, err := rand.Read(buf); err != nil {
+		os.RemoveAll(work)
+		return "", nil, err
+	}
+	return work, buf, nil
 }
 
 // setRatios computes every ratio of r from its measured figures: each a
