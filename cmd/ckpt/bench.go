@@ -21,7 +21,7 @@ func newBenchCmd() *cobra.Command {
 		Short: "Measure ckpt against this machine's own limits",
 	}
 	c.AddCommand(newBenchStoreCmd(), newBenchCoordCmd(), newBenchCoordWorkerCmd(), newBenchOverheadCmd(), newBenchStageCmd(),
-		newBenchTransparentCmd(), newBenchTransparentHolderCmd(), newBenchAllCmd(), newBenchCompressCmd())
+		newBenchTransparentCmd(), newBenchTransparentHolderCmd(), newBenchAllCmd(), newBenchCompressCmd(), newBenchScalingCmd())
 	return c
 }
 

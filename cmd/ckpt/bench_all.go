@@ -19,7 +19,7 @@ import (
 
 // benchAllNames are the benchmarks `ckpt bench all` runs, in order, and the
 // keys of their reports.
-var benchAllNames = []string{"store", "stage", "coord", "overhead", "coord_simulate"}
+var benchAllNames = []string{"store", "stage", "coord", "overhead", "coord_simulate", "compress", "scaling"}
 
 func newBenchAllCmd() *cobra.Command {
 	c := leaf("all [--dir DIR] [--skip NAMES] [sizes] [--json]", "Every benchmark in sequence at sizes for a small machine, in one report", benchAllLong, "")
@@ -37,16 +37,26 @@ func newBenchAllCmd() *cobra.Command {
 		ohIters:      fs.Int("overhead-iterations", 300, "overhead: iterations per run"),
 		ohTrials:     fs.Int("overhead-trials", 3, "overhead: runs of each kind"),
 		simRanks:     &intList{v: []int{1000, 10000, 100000}},
+		cmHimeno:     fs.String("compress-himeno", "m", "compress: Himeno grid whose state is checkpointed"),
+		cmRounds:     fs.Int("compress-rounds", 3, "compress: checkpoints per kind and setting"),
+		scRanks:      &intList{v: []int{4, 8}},
+		scRankSize:   sizeFlag(fs, "scaling-rank-size", "scaling: bytes per rank in the ranks sweep (default 16MiB)"),
+		scSizes:      listFlag(fs, "scaling-sizes", "sizes", units.ParseSize, "scaling: sizes per rank of the size sweep at 4 ranks (default 16MiB,64MiB)"),
 		skip:         fs.StringSlice("skip", nil, "benchmarks not to run, comma-separated: "+strings.Join(benchAllNames, ", ")),
 	}
 	fs.Var(f.simRanks, "sim-ranks", "coord_simulate: the rank counts, comma-separated (default 1000,10000,100000)")
+	fs.Var(f.scRanks, "scaling-ranks", "scaling: rank counts of the ranks sweep, comma-separated (default 4,8)")
 	f.asJSON = jsonFlag(c)
 	return runs(c, f)
 }
 
 // benchAllFlags are the flags of the command newBenchAllCmd builds.
 type benchAllFlags struct {
-	dir, ohSize                        *string
+	dir, ohSize, cmHimeno              *string
+	cmRounds                           *int
+	scRanks                            *intList
+	scRankSize                         *quantity
+	scSizes                            *list
 	storeSize, scenarioSize, stageSize *quantity
 	stageFull, asJSON                  *bool
 	clients, perNode                   *int
@@ -108,6 +118,10 @@ func (f *benchAllFlags) args() (map[string][]string, error) {
 			return nil, usagef("--sim-ranks %d: want 1 to %d", n, 1<<27)
 		}
 	}
+	compress, scaling, err := f.compressScalingArgs()
+	if err != nil {
+		return nil, err
+	}
 	stage := []string{"stage", "--dir", *f.dir, "--size", stageSize}
 	if !*f.stageFull {
 		stage = append(stage, "--quick")
@@ -118,11 +132,50 @@ func (f *benchAllFlags) args() (map[string][]string, error) {
 		"coord":          {"coord", "--clients", strconv.Itoa(*f.clients), "--per-node", strconv.Itoa(*f.perNode)},
 		"overhead":       {"overhead", "--ranks", strconv.Itoa(*f.ohRanks), "--size", *f.ohSize, "--iterations", strconv.Itoa(*f.ohIters), "--trials", strconv.Itoa(*f.ohTrials)},
 		"coord_simulate": {"coord", "--simulate", "--ranks", f.simRanks.String(), "--per-node", strconv.Itoa(*f.perNode)},
+		"compress":       compress,
+		"scaling":        scaling,
 	}
 	for _, s := range *f.skip {
 		delete(all, s)
 	}
 	return all, nil
+}
+
+// compressScalingArgs are the command lines of compress and scaling,
+// checked as those commands check them.
+func (f *benchAllFlags) compressScalingArgs() (compress, scaling []string, err error) {
+	if _, err := himeno.ParseSize(*f.cmHimeno); err != nil {
+		return nil, nil, usagef("--compress-himeno: %v", err)
+	}
+	if *f.cmRounds < 1 {
+		return nil, nil, usagef("--compress-rounds %d: need at least 1", *f.cmRounds)
+	}
+	compress = []string{"compress", "--dir", *f.dir, "--himeno", *f.cmHimeno, "--rounds", strconv.Itoa(*f.cmRounds)}
+	sc := benchScalingFlags{dir: f.dir, ranks: f.scRanks, rankSize: &quantity{v: 16 << 20, set: true},
+		sizes: &list{v: []float64{16 << 20, 64 << 20}, set: true}, sizeRanks: new(int), rounds: new(int), prefix: "scaling-"}
+	*sc.sizeRanks, *sc.rounds = 4, 2
+	if f.scRankSize.set {
+		sc.rankSize = f.scRankSize
+	}
+	if f.scSizes.set {
+		sc.sizes = f.scSizes
+	}
+	cfg, err := sc.config()
+	if err != nil {
+		return nil, nil, err
+	}
+	scaling = []string{"scaling", "--dir", *f.dir, "--ranks", f.scRanks.String(), "--rank-size", strconv.FormatInt(cfg.RankBytes, 10),
+		"--sizes", sizesArg(cfg.Sizes), "--size-ranks", strconv.Itoa(cfg.SizeRanks), "--rounds", strconv.Itoa(cfg.Rounds)}
+	return compress, scaling, nil
+}
+
+// sizesArg is a list of sizes as a flag's value, in bytes.
+func sizesArg(sizes []int64) string {
+	s := make([]string, len(sizes))
+	for i, b := range sizes {
+		s[i] = strconv.FormatInt(b, 10)
+	}
+	return strings.Join(s, ",")
 }
 
 func (f *benchAllFlags) run(c *cobra.Command) error {
@@ -218,11 +271,11 @@ func loadAverage() any {
 	return v
 }
 
-const benchAllLong = `Runs every benchmark in sequence — store, stage, coord, overhead and
-coord --simulate — at sizes a 2-core machine gets through in minutes,
-and prints one report: with --json, one JSON object holding each
-benchmark's own JSON report under its name (store, stage, coord,
-overhead, coord_simulate), then seconds (each benchmark's elapsed time),
+const benchAllLong = `Runs every benchmark in sequence — store, stage, coord, overhead,
+coord --simulate, compress and scaling — at sizes a 2-core machine gets
+through in minutes, and prints one report: with --json, one JSON object
+holding each benchmark's own JSON report under its name (store, stage,
+coord, overhead, coord_simulate, compress, scaling), then seconds (each benchmark's elapsed time),
 skipped (the names --skip left out) and load_average (the machine's
 1-minute load average at the start and at the end: a loaded machine's
 figures spread). Without --json, each benchmark's tables under a header.
@@ -234,6 +287,9 @@ Each runs as its own command would (see ckpt bench NAME --help), with:
   coord           --clients 2048 --per-node 64 (--clients, --per-node)
   overhead        --ranks 2 --size s --iterations 300 --trials 3 (--overhead-*)
   coord_simulate  --ranks 1000,10000,100000 --per-node 64 (--sim-ranks, --per-node)
-store and stage write in --dir. A benchmark that fails has {"error": ...}
+  compress        --himeno m --rounds 3 (--compress-himeno, --compress-rounds)
+  scaling         --ranks 4,8 --rank-size 16MiB --sizes 16MiB,64MiB --size-ranks 4
+                  --rounds 2 (--scaling-ranks, --scaling-rank-size, --scaling-sizes)
+store, stage, compress and scaling write in --dir. A benchmark that fails has {"error": ...}
 as its report; the others still run, and the command exits with status 1
 after printing the report.`

@@ -23,12 +23,13 @@ func TestBenchAllJSON(t *testing.T) {
 		"--store-size", "2MiB", "--scenario-size", "1MiB", "--stage-size", "2MiB",
 		"--clients", "32", "--per-node", "8",
 		"--overhead-ranks", "2", "--overhead-size", "xs", "--overhead-iterations", "40", "--overhead-trials", "1",
-		"--sim-ranks", "100,1000", "--json")
+		"--sim-ranks", "100,1000", "--compress-himeno", "xs", "--compress-rounds", "1",
+		"--scaling-ranks", "2", "--scaling-rank-size", "1MiB", "--scaling-sizes", "1MiB", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	obj := decodeOne(t, stdout)
-	checkKeys(t, obj, nil, []string{"store", "stage", "coord", "overhead", "coord_simulate", "seconds", "skipped", "load_average"})
+	checkKeys(t, obj, nil, []string{"store", "stage", "coord", "overhead", "coord_simulate", "compress", "scaling", "seconds", "skipped", "load_average"})
 	// Each section is that benchmark's report, as its own command
 	// prints it: its headline figures are there.
 	for name, keys := range map[string][]string{
@@ -37,6 +38,8 @@ func TestBenchAllJSON(t *testing.T) {
 		"coord":          {"flat_ratio", "tree_ratio"},
 		"overhead":       {"overhead_ratio", "bare_seconds"},
 		"coord_simulate": {"points", "scaling_ok"},
+		"compress":       {"kinds", "himeno_grid"},
+		"scaling":        {"rows", "rounds"},
 	} {
 		sec := getObj(t, obj, name)
 		for _, k := range keys {
@@ -57,6 +60,15 @@ func TestBenchAllJSON(t *testing.T) {
 	if getNum(t, getObj(t, obj, "coord"), "clients") != 32 {
 		t.Errorf("coord ran with %v clients, want --clients 32", getObj(t, obj, "coord")["clients"])
 	}
+	if g := getObj(t, obj, "compress")["himeno_grid"]; g != "33x33x65" && g != "33×33×65" {
+		t.Errorf("compress ran on Himeno %v, want --compress-himeno xs", g)
+	}
+	// scaling's rows: 2 ranks × 1 MiB in the ranks sweep, then 4 ranks
+	// (the size sweep's fixed count) × 1 MiB.
+	if rows := getObj(t, obj, "scaling")["rows"].([]any); len(rows) != 2 ||
+		getNum(t, rows[0].(map[string]any), "ranks") != 2 || getNum(t, rows[1].(map[string]any), "ranks") != 4 {
+		t.Errorf("scaling rows %v, want 2 ranks, then 4", rows)
+	}
 	if s, ok := obj["skipped"].([]any); !ok || len(s) != 0 {
 		t.Errorf("skipped = %v, want []", obj["skipped"])
 	}
@@ -66,7 +78,7 @@ func TestBenchAllJSON(t *testing.T) {
 // a benchmark that fails has its error as its report and fails the
 // command after the report is printed.
 func TestBenchAllSkipAndFailure(t *testing.T) {
-	skip := "store,stage,coord,overhead"
+	skip := "store,stage,coord,overhead,compress,scaling"
 	code, stdout, stderr := runCLI(t, "bench", "all", "--skip", skip, "--sim-ranks", "50,500", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
@@ -95,7 +107,7 @@ func TestBenchAllSkipAndFailure(t *testing.T) {
 		}
 		return run(c, args, w, stderr)
 	}
-	code, stdout, stderr = runCLI(t, "bench", "all", "--skip", "store,stage,overhead", "--sim-ranks", "50,500", "--json")
+	code, stdout, stderr = runCLI(t, "bench", "all", "--skip", "store,stage,overhead,compress,scaling", "--sim-ranks", "50,500", "--json")
 	if code != exitError {
 		t.Fatalf("exit %d, want %d; stderr %q", code, exitError, stderr)
 	}

@@ -271,3 +271,29 @@ func TestShmScenarioRuns(t *testing.T) {
 		t.Errorf("left behind in %s: %v", DefaultShmDir, after)
 	}
 }
+
+// TestRestartFloor: the restart's limit reads every surviving rank's files
+// and writes the lost rank's again, whole; a survivor's missing file fails
+// it.
+func TestRestartFloor(t *testing.T) {
+	buf := make([]byte, block)
+	rand.Read(buf)
+	dir := filepath.Join(t.TempDir(), "floor")
+	files := []floorFile{{"data", 2<<20 + 7}, {"parity", 1 << 20}}
+	if _, err := writersFloor(dir, 4, files, buf, writeFsync); err != nil {
+		t.Fatal(err)
+	}
+	lost := filepath.Join(dir, fmt.Sprintf("data%d", scalingLost))
+	os.Remove(lost)
+	d, err := restartFloor(dir, 4, files, buf, writeWriteback)
+	if err != nil || !(d > 0) {
+		t.Fatalf("restartFloor = %v, %v", d, err)
+	}
+	if st, err := os.Stat(lost); err != nil || st.Size() != files[0].size {
+		t.Errorf("the lost rank's data after the floor: %v, %v", st, err)
+	}
+	os.Remove(filepath.Join(dir, "parity3"))
+	if _, err := restartFloor(dir, 4, files, buf, writeFsync); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("restartFloor with a survivor's parity missing: %v", err)
+	}
+}

@@ -115,16 +115,22 @@ func rawWrite(path string, size int64, buf []byte) (float64, error) {
 // rawRead reads the file at path once and returns the bytes per second.
 func rawRead(path string) (float64, error) {
 	start := time.Now()
+	n, err := readFile(path, make([]byte, block))
+	if err != nil {
+		return 0, err
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// readFile reads the file at path to its end with b and returns the bytes
+// read.
+func readFile(path string, b []byte) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	n, err := readAll(f, make([]byte, block))
-	if err != nil {
-		return 0, err
-	}
-	return float64(n) / time.Since(start).Seconds(), nil
+	return readAll(f, b)
 }
 
 // readAll reads r to its end into b, over and over, and returns the bytes

@@ -3,7 +3,6 @@ package bench
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -162,15 +161,11 @@ func RunStage(ctx context.Context, cfg StageConfig) (StageResult, error) {
 	}
 	cfg.Passes = max(cfg.Passes, 1)
 	cfg.Trials = max(cfg.Trials, 1)
-	work, err := os.MkdirTemp(cfg.Dir, "ckpt-bench-stage-")
+	work, buf, err := workspace(cfg.Dir, "ckpt-bench-stage-")
 	if err != nil {
 		return r, err
 	}
 	defer os.RemoveAll(work)
-	buf := make([]byte, block)
-	if _, err := rand.Read(buf); err != nil {
-		return r, err
-	}
 
 	cfg.Progress(fmt.Sprintf("writing a checkpoint of %s: %d ranks over %d node caches",
 		units.FormatSize(float64(cfg.Size)), cfg.Ranks, cfg.Nodes))

@@ -112,15 +112,11 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreResult, error) {
 	if cfg.Progress == nil {
 		cfg.Progress = func(string) {}
 	}
-	work, err := os.MkdirTemp(cfg.Dir, "ckpt-bench-")
+	work, buf, err := workspace(cfg.Dir, "ckpt-bench-")
 	if err != nil {
 		return r, err
 	}
 	defer os.RemoveAll(work)
-	buf := make([]byte, block)
-	if _, err := rand.Read(buf); err != nil {
-		return r, err
-	}
 
 	cfg.Progress("raw sequential write: fsync at the end, writeback every 8 MiB, O_DIRECT")
 	if err := rawWrites(&r, filepath.Join(work, "raw"), cfg.Size, buf); err != nil {
@@ -184,6 +180,22 @@ func RunStore(ctx context.Context, cfg StoreConfig) (StoreResult, error) {
 	}
 	r.setRatios(cfg.ScenarioRank)
 	return r, nil
+}
+
+// workspace makes a new directory below dir, named from prefix, for a
+// benchmark to write in (the caller removes it), and one block of random
+// bytes for its writers: data that no file system or device compresses.
+func workspace(dir, prefix string) (string, []byte, error) {
+	work, err := os.MkdirTemp(dir, prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	buf := make([]byte, block)
+	if _, err := rand.Read(buf); err != nil {
+		os.RemoveAll(work)
+		return "", nil, err
+	}
+	return work, buf, nil
 }
 
 // setRatios computes every ratio of r from its measured figures: each a
@@ -269,7 +281,7 @@ func shmScenario(ctx context.Context, r *StoreResult, cfg StoreConfig, work stri
 			return floorPatterns(filepath.Join(shm, "floor"), cfg.ScenarioRank, buf)
 		},
 		func() ([3]float64, error) {
-			return scenarioSteps(ctx, filepath.Join(work, "scenario-shm"), filepath.Join(shm, "scenario"), cfg.ScenarioRank, buf, true, true)
+			return scenarioSteps(ctx, filepath.Join(work, "scenario-shm"), filepath.Join(shm, "scenario"), scenarioMembers, cfg.ScenarioRank, buf, true, true)
 		}, &r.ShmFloor, &pattern)
 	r.ShmCheckpoint = sc[0]
 	return err
@@ -559,13 +571,14 @@ func ScenarioRaw(dir string, rankBytes int64, buf []byte) (float64, error) {
 // then restart after deleting one node's cache. Returns the three
 // durations in seconds.
 func scenario(ctx context.Context, dir string, rankBytes int64, buf []byte, synced bool) ([3]float64, error) {
-	return scenarioSteps(ctx, dir, dir, rankBytes, buf, synced, false)
+	return scenarioSteps(ctx, dir, dir, scenarioMembers, rankBytes, buf, synced, false)
 }
 
 // scenarioSteps is scenario with the node caches below cacheDir (tmpfs,
-// say) and the shared directory below dir; checkpointOnly stops after the
-// checkpoint, whose time is then the only one returned.
-func scenarioSteps(ctx context.Context, dir, cacheDir string, rankBytes int64, buf []byte, synced, checkpointOnly bool) ([3]float64, error) {
+// say), the shared directory below dir, and ranks ranks over as many
+// nodes, in XOR sets of scenarioSetSize(ranks); checkpointOnly stops after
+// the checkpoint, whose time is then the only one returned.
+func scenarioSteps(ctx context.Context, dir, cacheDir string, ranks int, rankBytes int64, buf []byte, synced, checkpointOnly bool) ([3]float64, error) {
 	var out [3]float64
 	for _, d := range []string{dir, cacheDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -588,12 +601,12 @@ func scenarioSteps(ctx context.Context, dir, cacheDir string, rankBytes int64, b
 		if err != nil {
 			return nil, err
 		}
-		return engine.New(engine.Config{Rank: r, Size: 4, Node: node, Cache: cache, KeepCache: 2,
-			Scheme: "xor:4", Comm: comms[r], Shared: shared}), nil
+		return engine.New(engine.Config{Rank: r, Size: ranks, Node: node, Cache: cache, KeepCache: 2,
+			Scheme: fmt.Sprintf("xor:%d", scenarioSetSize(ranks)), Comm: comms[r], Shared: shared}), nil
 	}
 	all := func(fn func(s *engine.Engine) error) (float64, error) {
-		comms := localcomm.Job(4)
-		stores := make([]*engine.Engine, 4)
+		comms := localcomm.Job(ranks)
+		stores := make([]*engine.Engine, ranks)
 		for r := range stores {
 			s, err := open(comms, r)
 			if err != nil {
