@@ -309,7 +309,7 @@ func TestDemoUnderSlurm(t *testing.T) {
 			t.Errorf("an allocation of Slurm nodes %v, want the five", a)
 		}
 	}
-	if n := strings.Count(stderr, "holding allocation "); len(allocs) == 0 || n != len(allocs) || n != strings.Count(stderr, " 0.00s  launch") {
+	if n := strings.Count(stderr, "holding allocation "); len(allocs) == 0 || n != len(allocs) || n != strings.Count(stderr, "s  launch\n") {
 		t.Errorf("%d allocations, %d said held, want one per job:\n%s", len(allocs), n, stderr)
 	}
 	var lost string
