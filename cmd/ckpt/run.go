@@ -258,7 +258,7 @@ func describe(e launch.Event) string {
 		return e.Change.String()
 	case "readmit":
 		return "re-admitted as spares: " + strings.Join(e.Nodes, ",")
-	case "pin":
+	case "pin", "hold":
 		return e.Reason
 	case "checkpoint":
 		return "checkpoint " + e.Checkpoint + " committed"
@@ -420,6 +420,15 @@ failures kill the ranks' processes by the pid each published when it joined
 --nodes is one Slurm node (srun --nodes, --ntasks-per-node), and a lost
 node's Slurm node is left out of the relaunch (--exclude); tested against a
 real Slurm cluster (docs/RUNTIME.md, "Launchers", "Slurm in the tests").
+Outside a Slurm allocation (no SLURM_JOB_ID, no --jobid in --launcher-args),
+--launcher srun first holds one for the whole job: salloc --no-shell
+--no-kill --exclusive --nodes=(--nodes + --spares), with the partition,
+account, QOS, reservation, constraint and time of --launcher-args; every
+launch and relaunch is then a step of it (srun --jobid=ID), so that a
+relaunch does not wait in Slurm's queue for new nodes. ckpt run cancels it
+(scancel) when it ends, however it ends (finished, failed, halted, or
+stopped by SIGINT or SIGTERM); only a ckpt run killed outright (SIGKILL)
+leaves it for scancel.
 
 A node lost as a whole (--inject-kind node) is left out of the next launch:
 its ranks go to a spare (--spares K: nodes beyond --nodes, unused until

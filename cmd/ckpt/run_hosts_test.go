@@ -165,7 +165,7 @@ func TestRunUnderFakeSrunNodeLossUsesSpare(t *testing.T) {
 	}
 	pinned := strings.Repeat(host+",", 3) + host
 	lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
-	if len(lines) != 2 || !strings.HasSuffix(lines[0], "nodes=node0,node1 exclude= pinned=") || !strings.HasSuffix(lines[1], "nodes=node0,node2 exclude= pinned="+pinned) {
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], "nodes=node0,node1 exclude= pinned= jobid=4242") || !strings.HasSuffix(lines[1], "nodes=node0,node2 exclude= pinned="+pinned+" jobid=4242") {
 		t.Errorf("srun's calls (want the relaunch pinned=%s):\n%s", pinned, calls)
 	}
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,18 +64,19 @@ func TestRunUnderMPIRunNodeLossRebuilds(t *testing.T) {
 // starts N processes with SLURM_PROCID, SLURM_NTASKS and SLURM_LOCALID,
 // kills the others after a task's bad exit, and exits with the first bad
 // task's status (a signal as 128+N). Each call's arguments, with the
-// values of --nodes, --ntasks-per-node, CKPT_NODES, --exclude and the
-// hosts of SLURM_HOSTFILE (pinned=H,H,...), are
-// appended to dir/srun.log. It returns the directory to put first on
-// PATH.
+// values of --nodes, --ntasks-per-node, CKPT_NODES, --exclude, the
+// hosts of SLURM_HOSTFILE (pinned=H,H,...) and --jobid (which must be the
+// fake salloc's 4242), are appended to dir/srun.log. It returns the
+// directory to put first on PATH.
 func fakeSrun(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	script := `#!/bin/bash
-n=; exports=; exclude=; nodes=; perNode=; arbitrary=; pinned=
+n=; exports=; exclude=; nodes=; perNode=; arbitrary=; pinned=; jobid=
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) n=$2; shift 2;;
+    --jobid=*) jobid=${1#--jobid=}; shift;;
     --kill-on-bad-exit=1) shift;;
     --export=*) exports=${1#--export=}; shift;;
     --exclude=*) exclude=${1#--exclude=}; shift;;
@@ -100,7 +104,10 @@ if [ -n "$arbitrary" ]; then
   [ "$(printf '%s\n' "${hosts[@]}" | sort -u | wc -l)" -eq "$nodes" ] || { echo "fake srun: --nodes=$nodes, not the host file's number" >&2; exit 2; }
   pinned=$(IFS=,; echo "${hosts[*]}")
 fi
-echo "-n $n --export=$exports $* slurm_nodes=$nodes per_node=$perNode nodes=$CKPT_NODES exclude=$exclude pinned=$pinned" >> "` + filepath.Join(dir, "srun.log") + `"
+if [ -n "$jobid" ] && [ "$jobid" != 4242 ]; then
+  echo "fake srun: --jobid=$jobid is not the allocation fake salloc granted (4242)" >&2; exit 2
+fi
+echo "-n $n --export=$exports $* slurm_nodes=$nodes per_node=$perNode nodes=$CKPT_NODES exclude=$exclude pinned=$pinned jobid=$jobid" >> "` + filepath.Join(dir, "srun.log") + `"
 pids=()
 for ((i = 0; i < n; i++)); do
   SLURM_PROCID=$i SLURM_NTASKS=$n SLURM_LOCALID=$i "$@" &
@@ -120,7 +127,40 @@ exit $status
 	if err := os.WriteFile(filepath.Join(dir, "srun"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// salloc as ckpt run holds an allocation outside one (launch.Hold):
+	// it checks the arguments ckpt passes, appends them to salloc.log
+	// and grants job 4242 (or, with a file dir/salloc.fail, refuses);
+	// scancel appends its arguments to scancel.log.
+	salloc := `#!/bin/bash
+echo "$*" >> "` + filepath.Join(dir, "salloc.log") + `"
+if [ -e "` + filepath.Join(dir, "salloc.fail") + `" ]; then
+  echo "salloc: error: Job submit/allocate failed: Requested node configuration is not available" >&2; exit 1
+fi
+[ "$1 $2 $3" = "--no-shell --no-kill --exclusive" ] || { echo "fake salloc: want --no-shell --no-kill --exclusive first: $*" >&2; exit 2; }
+[[ "$4" == --nodes=[1-9]* ]] && [[ "$5" == --job-name=ckpt-* ]] || { echo "fake salloc: want --nodes=K --job-name=ckpt-...: $*" >&2; exit 2; }
+echo "salloc: Granted job allocation 4242" >&2
+`
+	scancel := "#!/bin/sh\necho \"$*\" >> \"" + filepath.Join(dir, "scancel.log") + "\"\n"
+	for name, text := range map[string]string{"salloc": salloc, "scancel": scancel} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return dir
+}
+
+// fakeLog is the lines of one of the fakes' logs in dir (srun.log,
+// salloc.log, scancel.log), none if it does not exist.
+func fakeLog(t *testing.T, dir, name string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
 }
 
 // A rank killed under (a fake) srun, found by its pid, ends the step; the
@@ -137,13 +177,26 @@ func TestRunUnderFakeSrunRecovers(t *testing.T) {
 		t.Errorf("injected %d, restarts %v, attempts %d; want one rank killed and one restart from the caches\n%s",
 			res.Injected, res.Restarts, len(res.Attempts), log)
 	}
-	calls, err := os.ReadFile(filepath.Join(dir, "srun.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(calls)), "\n")
+	lines := fakeLog(t, dir, "srun.log")
+	calls := strings.Join(lines, "\n")
 	if len(lines) != 2 {
 		t.Errorf("srun ran %d times, want once per launch (2):\n%s", len(lines), calls)
+	}
+	// Outside an allocation, ckpt held one for the job (its 2 nodes),
+	// ran every launch as a step of it, and released it at the end.
+	for _, l := range lines {
+		if !strings.HasSuffix(l, " jobid=4242") {
+			t.Errorf("a launch not in the allocation ckpt held (--jobid=4242): %s", l)
+		}
+	}
+	if got := fakeLog(t, dir, "salloc.log"); len(got) != 1 || !strings.Contains(got[0], "--nodes=2 ") {
+		t.Errorf("salloc's calls %q, want one, for 2 nodes", got)
+	}
+	if got := fakeLog(t, dir, "scancel.log"); !slices.Equal(got, []string{"4242"}) {
+		t.Errorf("scancel's calls %q, want the allocation released once (4242)", got)
+	}
+	if !strings.Contains(log.String(), "holding allocation 4242 (2 nodes") {
+		t.Errorf("the output does not say which allocation ckpt held:\n%s", log)
 	}
 	for _, want := range []string{"-n 4 ", "CKPT_COORD", "CKPT_TOKEN", "CKPT_INCARNATION", "CKPT_NODES", "CKPT_CACHE_ROOT", "slurm_nodes=2 per_node=2"} {
 		if !strings.Contains(lines[0], want) {
@@ -181,5 +234,68 @@ func TestRunJSONNamesTheLauncher(t *testing.T) {
 	}
 	if obj := decodeOne(t, stdout); obj["launcher"] != launch.LauncherLocal {
 		t.Errorf("launcher %v, want %q", obj["launcher"], launch.LauncherLocal)
+	}
+}
+
+// srun outside an allocation whose allocation is refused: ckpt run says
+// what salloc said and launches nothing; the refused request is cancelled
+// by its name. Inside an allocation (SLURM_JOB_ID) and with --jobid in
+// --launcher-args, ckpt holds none: no salloc, and srun gets no --jobid
+// of ckpt's.
+func TestRunUnderFakeSrunAllocation(t *testing.T) {
+	t.Run("refused", func(t *testing.T) {
+		dir := fakeSrun(t)
+		t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		if err := os.WriteFile(filepath.Join(dir, "salloc.fail"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		spec, log := jobSpec(t)
+		underLauncher(t, &spec, launch.LauncherSrun)
+		spec.spares = 1
+		res, err := spec.run(t.Context())
+		if err == nil || !strings.Contains(err.Error(), "Requested node configuration is not available") ||
+			!strings.Contains(err.Error(), "--nodes=3") {
+			t.Fatalf("error %v: want salloc's refusal of 3 nodes\n%s", err, log)
+		}
+		if len(res.Attempts) != 0 || fakeLog(t, dir, "srun.log") != nil {
+			t.Errorf("%d attempts, srun calls %q: want nothing launched", len(res.Attempts), fakeLog(t, dir, "srun.log"))
+		}
+		if got := fakeLog(t, dir, "scancel.log"); len(got) != 1 || !strings.HasPrefix(got[0], "--name=ckpt-") {
+			t.Errorf("scancel's calls %q, want the request cancelled by its name", got)
+		}
+	})
+	for _, tc := range []struct {
+		name, env string
+		args      []string
+	}{
+		{"in an allocation", "77", nil},
+		{"--jobid given", "", []string{"--jobid=4242"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := fakeSrun(t)
+			t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+			t.Setenv("SLURM_JOB_ID", tc.env)
+			if tc.env == "" {
+				os.Unsetenv("SLURM_JOB_ID")
+			}
+			spec, log := jobSpec(t)
+			underLauncher(t, &spec, launch.LauncherSrun)
+			spec.launcher.(*launch.External).Args = tc.args
+			if _, err := spec.run(t.Context()); err != nil {
+				t.Fatalf("%v\n%s", err, log)
+			}
+			if got := fakeLog(t, dir, "salloc.log"); got != nil {
+				t.Errorf("salloc ran: %q", got)
+			}
+			want := " jobid="
+			if tc.args != nil {
+				want = " jobid=4242" // the user's own
+			}
+			for _, l := range fakeLog(t, dir, "srun.log") {
+				if !strings.HasSuffix(l, want) || strings.Count(l, "--jobid") > 1 {
+					t.Errorf("srun's call %q, want it to end %q", l, want)
+				}
+			}
+		})
 	}
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -58,10 +61,16 @@ func srunSpareSpec(t *testing.T) (runSpec, *bytes.Buffer) {
 	spec, log := jobSpec(t)
 	spec.keepCache, spec.spares = true, 1
 	underLauncher(t, &spec, launch.LauncherSrun)
+	printTasks(&spec)
+	return spec, log
+}
+
+// printTasks makes each task of spec's job print its slurmTask line
+// before it runs the rank.
+func printTasks(spec *runSpec) {
 	exe := spec.program
 	spec.program = "/bin/sh"
 	spec.args = append([]string{"-c", `echo "slurm-task inc=$CKPT_INCARNATION rank=$SLURM_PROCID node=$SLURMD_NODENAME"; exec "$0" "$@"`, exe}, spec.args...)
-	return spec, log
 }
 
 // slurmNodes are the Slurm nodes of each launch's ranks, as the tasks
@@ -88,12 +97,13 @@ func slurmNodes(t *testing.T, log string, ranks int) map[int][]string {
 // (its ranks, on n2, killed by their pids, and its cache deleted): its
 // ranks go to the spare node2, n2 is left out of the relaunch
 // (--exclude=n2), and Slurm runs the relaunch on n1 and n3, where the
-// spare rebuilds node1's part from the XOR parity. Once with each srun
-// its own allocation (a job per launch), once inside one allocation of
-// the three nodes (a step per launch), as in a batch script.
+// spare rebuilds node1's part from the XOR parity. Once outside an
+// allocation (ckpt holds one of its own for the job, every launch a step
+// of it), once inside one allocation of the three nodes, as in a batch
+// script.
 func TestRunUnderSlurmExcludesLostNode(t *testing.T) {
 	c := slurmCluster(t)
-	t.Run("own allocation", func(t *testing.T) { slurmNodeLoss(t, c) })
+	t.Run("allocation held by ckpt", func(t *testing.T) { slurmNodeLoss(t, c) })
 	t.Run("in an allocation", func(t *testing.T) {
 		inAllocation(t, c)
 		slurmNodeLoss(t, c)
@@ -105,11 +115,11 @@ func TestRunUnderSlurmExcludesLostNode(t *testing.T) {
 // node1 back on n2, where its cache is, and the spare on the free n3 —
 // not, as srun's block distribution over the nodes left would, node2 on
 // n2 and node1 on n3 (ckpt's pin: SLURM_HOSTFILE and
-// --distribution=arbitrary). Once with each srun its own allocation,
-// once inside one.
+// --distribution=arbitrary). Once outside an allocation (ckpt holds
+// one), once inside one.
 func TestRunUnderSlurmPinsNodes(t *testing.T) {
 	c := slurmCluster(t)
-	t.Run("own allocation", func(t *testing.T) { slurmPinned(t, c) })
+	t.Run("allocation held by ckpt", func(t *testing.T) { slurmPinned(t, c) })
 	t.Run("in an allocation", func(t *testing.T) {
 		inAllocation(t, c)
 		slurmPinned(t, c)
@@ -260,10 +270,11 @@ func slurmAllocations(t *testing.T, c *slurmtest.Cluster) [][]string {
 
 // ckpt demo --launcher srun on a real Slurm cluster of five nodes, the
 // demo's four and a spare: every run of the demo goes through srun, each
-// of its nodes one Slurm node. The node lost at the start of the run with
-// failures (TestDemoJSON's schedule) goes to the spare, its Slurm node is
-// left out of the relaunch, which Slurm runs on the spare Slurm node n5,
-// and the result matches the failure-free reference.
+// of its nodes one Slurm node, each job in an allocation of the five that
+// ckpt holds. The node lost at the start of the run with failures
+// (TestDemoJSON's schedule) goes to the spare, its Slurm node is left out
+// of the relaunch, which puts the spare on the spare Slurm node n5, and
+// the result matches the failure-free reference.
 func TestDemoUnderSlurm(t *testing.T) {
 	c := slurmClusterOf(t, 5)
 	t.Setenv(asCkpt, "1")
@@ -287,10 +298,20 @@ func TestDemoUnderSlurm(t *testing.T) {
 	if !strings.Contains(stderr, "its ranks go to spare node node4") {
 		t.Errorf("no spare used:\n%s", stderr)
 	}
-	// The references and the first launch on n1 to n4; a relaunch on
-	// four nodes that are not those: the lost node's Slurm node out,
-	// the spare n5 in.
-	// The first launch of the run put node K on Slurm node n(K+1).
+	// Each of the demo's jobs held one allocation of the five nodes
+	// (ckpt run outside one holds its own), every launch a step of it.
+	// The relaunch after the loss was pinned with the spare node4 on the
+	// free n5, and no node on the lost node's Slurm node (the first
+	// launch put node K on n(K+1)).
+	allocs := slurmAllocations(t, c)
+	for _, a := range allocs {
+		if !slices.Equal(a, []string{"n1", "n2", "n3", "n4", "n5"}) {
+			t.Errorf("an allocation of Slurm nodes %v, want the five", a)
+		}
+	}
+	if n := strings.Count(stderr, "holding allocation "); len(allocs) == 0 || n != len(allocs) || n != strings.Count(stderr, "s  launch\n") {
+		t.Errorf("%d allocations, %d said held, want one per job:\n%s", len(allocs), n, stderr)
+	}
 	var lost string
 	if len(obj.Excluded) > 0 {
 		k, err := strconv.Atoi(strings.TrimPrefix(obj.Excluded[0].Node, "node"))
@@ -299,48 +320,43 @@ func TestDemoUnderSlurm(t *testing.T) {
 		}
 		lost = slurmtest.NodeName(k)
 	}
-	allocs := slurmAllocations(t, c)
-	relaunched := false
-	for _, a := range allocs {
-		if len(a) != 4 {
-			t.Errorf("a launch on Slurm nodes %v, want 4 (one per node of the demo)", a)
-		}
-		if slices.Contains(a, "n5") && !relaunched {
-			relaunched = true
-			if slices.Contains(a, lost) {
-				t.Errorf("the relaunch ran on Slurm nodes %v, with %s, where the lost %s ran", a, lost, obj.Excluded[0].Node)
-			}
-		}
+	pin := regexp.MustCompile(`pinned: .*node4 on n5.*`).FindString(stderr)
+	if pin == "" || lost == "" || regexp.MustCompile(`on `+lost+`\b`).MatchString(pin) {
+		t.Errorf("the relaunch's pin %q: want the spare node4 on n5 and nothing on %s, the lost node's\n%s", pin, lost, stderr)
 	}
-	if !relaunched {
-		t.Errorf("no launch ran on the spare Slurm node n5: %v\n%s\nslurmctld.log:\n%s", allocs, stderr, c.Log("slurmctld.log"))
-	}
-	t.Logf("Slurm's allocations: %v", allocs)
+	noJobsLeft(t, c)
+	t.Logf("Slurm's allocations: %v; %s", allocs, pin)
 }
 
 // Issue 15's relaunch goal under the real srun (measureRelaunch), once
-// with each srun its own allocation (a job per launch) and once inside
-// one allocation (a step per launch, as SCR's scr_srun loop runs in a
-// batch script): the relaunch after a node loss runs on the spare's
-// Slurm node with the lost one excluded, the restart alone on the first
-// two; both rebuild the lost node's part and end with the failure-free
-// result.
+// outside an allocation (ckpt holds one for each job, every launch a step
+// of it) and once inside one (a step per launch, as SCR's scr_srun loop
+// runs in a batch script): the relaunch after a node loss runs on the
+// spare's Slurm node with the lost one excluded, the restart alone on the
+// first two; both rebuild the lost node's part and end with the
+// failure-free result.
 func TestSlurmRelaunchAgainstRestart(t *testing.T) {
 	c := slurmCluster(t)
-	t.Run("own allocation", func(t *testing.T) {
+	t.Run("allocation held by ckpt", func(t *testing.T) {
 		spec, log := jobSpec(t)
 		underLauncher(t, &spec, launch.LauncherSrun)
+		before := len(slurmAllocations(t, c))
 		measureRelaunch(t, spec, log)
 		if t.Failed() {
 			t.Logf("slurmctld.log:\n%s", c.Log("slurmctld.log"))
 		}
-		// The job with the node loss: two launches, the relaunch
-		// without n2 (node1's) and with n3 (the spare's); then the job
-		// halted and the restart alone, both on n1 and n2.
-		want := [][]string{{"n1", "n2"}, {"n1", "n3"}, {"n1", "n2"}, {"n1", "n2"}}
-		if got := slurmAllocations(t, c); !slices.EqualFunc(got, want, slices.Equal) {
+		// Three jobs (the one with the node loss, the one halted, its
+		// restart alone), each one allocation of its 2 nodes and spare,
+		// held from its first launch to its end: no allocation per
+		// launch.
+		want := [][]string{{"n1", "n2", "n3"}, {"n1", "n2", "n3"}, {"n1", "n2", "n3"}}
+		if got := slurmAllocations(t, c)[before:]; !slices.EqualFunc(got, want, slices.Equal) {
 			t.Errorf("Slurm's allocations %v, want %v", got, want)
 		}
+		if n := strings.Count(log.String(), "holding allocation "); n != 3 {
+			t.Errorf("%d jobs said they held an allocation, want 3:\n%s", n, log)
+		}
+		noJobsLeft(t, c)
 	})
 	t.Run("in an allocation", func(t *testing.T) {
 		inAllocation(t, c)
@@ -351,6 +367,84 @@ func TestSlurmRelaunchAgainstRestart(t *testing.T) {
 			t.Logf("slurmctld.log:\n%s", c.Log("slurmctld.log"))
 		}
 	})
+}
+
+// noJobsLeft waits (at most two minutes: completing jobs end in seconds)
+// for the cluster to have no job, and fails t with squeue's list if it
+// still has one.
+func noJobsLeft(t *testing.T, c *slurmtest.Cluster) {
+	t.Helper()
+	var out []byte
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var err error
+		out, err = c.Command(t.Context(), "squeue", "-h", "-o", "%i %j %T").CombinedOutput()
+		if err != nil {
+			t.Fatalf("squeue: %v\n%s", err, out)
+		}
+		if len(bytes.TrimSpace(out)) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond) // polling squeue, not waiting for luck
+	}
+	if len(bytes.TrimSpace(out)) != 0 {
+		t.Errorf("jobs left behind (squeue):\n%s", out)
+	}
+}
+
+// ckpt run --launcher srun outside an allocation holds one (salloc) and
+// releases it on every end: stopped mid-job by SIGTERM or SIGINT, it
+// leaves no allocation behind once it exited (squeue lists no job).
+func TestSlurmHeldAllocationReleasedOnSignal(t *testing.T) {
+	c := slurmCluster(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(launch.SignalName(sig), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+			defer cancel()
+			// Far more work than the test waits: mid-run when the signal
+			// comes.
+			cmd := c.Command(ctx, exe, "run", "--launcher", "srun", "-n", "2", "--nodes", "2", "--spares", "1",
+				"--redundancy", "xor:2", "--interval", "5steps", "--cache-root", filepath.Join(t.TempDir(), "job"),
+				"--", exe, "example", "himeno", "--size", "xs", "--iterations", "10000000")
+			cmd.Env = append(cmd.Env, asCkpt+"=1")
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var text strings.Builder
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() {
+				text.WriteString(sc.Text() + "\n")
+				if strings.Contains(sc.Text(), "committed") {
+					break // mid-job: a checkpoint taken, the allocation held
+				}
+			}
+			out, err := c.Command(ctx, "squeue", "-h", "-o", "%i %j %T").CombinedOutput()
+			if err != nil || !regexp.MustCompile(`(?m)^\d+ ckpt-\w+ RUNNING$`).Match(out) {
+				t.Errorf("mid-job, squeue (%v) does not list the allocation ckpt holds:\n%s", err, out)
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			rest, _ := io.ReadAll(stderr)
+			text.Write(rest)
+			err = cmd.Wait()
+			if err == nil || ctx.Err() != nil {
+				t.Errorf("ckpt run after %s: %v, want it stopped by the signal\n%s", launch.SignalName(sig), err, text.String())
+			}
+			if !strings.Contains(text.String(), "holding allocation ") {
+				t.Errorf("ckpt run did not say it held an allocation:\n%s", text.String())
+			}
+			noJobsLeft(t, c)
+		})
+	}
 }
 
 // The failures of issue 15 under the real srun: a launcher that fails on
@@ -394,6 +488,7 @@ func TestSlurmLaunchFailures(t *testing.T) {
 		spec, log := jobSpec(t)
 		underLauncher(t, &spec, launch.LauncherSrun)
 		spec.retries, spec.spares = 3, 1
+		printTasks(&spec)
 		cfg, coords := everyLaunchLosesANode(t, spec)
 		before := len(slurmAllocations(t, c))
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
@@ -412,14 +507,25 @@ func TestSlurmLaunchFailures(t *testing.T) {
 				t.Errorf("the error lacks %q:\n%v", want, err)
 			}
 		}
+		// One allocation, ckpt's, of the 3 nodes; the first launch's
+		// tasks on n1 and n2, every relaunch's off n1, where the lost
+		// node0 ran.
 		allocs := slurmAllocations(t, c)[before:]
-		if len(allocs) != 4 || !slices.Equal(allocs[0], []string{"n1", "n2"}) {
-			t.Fatalf("Slurm's allocations %v, want 4, the first on n1 and n2\n%s", allocs, log)
+		if len(allocs) != 1 || !slices.Equal(allocs[0], []string{"n1", "n2", "n3"}) {
+			t.Fatalf("Slurm's allocations %v, want one, of n1 to n3\n%s", allocs, log)
 		}
-		for _, a := range allocs[1:] {
-			if slices.Contains(a, "n1") {
-				t.Errorf("a relaunch on Slurm nodes %v, with n1, where the lost node0 ran", a)
+		nodes := slurmNodes(t, log.String(), 4)
+		if got := nodes[0]; !slices.Equal(got, []string{"n1", "n1", "n2", "n2"}) {
+			t.Errorf("the first launch's tasks ran on %v, want n1 n1 n2 n2\n%s", got, log)
+		}
+		if len(nodes[1]) != 4 || slices.Contains(nodes[1], "") {
+			t.Errorf("the first relaunch's tasks on %v: not every task said where it ran\n%s", nodes[1], log)
+		}
+		for inc := 1; inc < 4; inc++ {
+			if slices.Contains(nodes[inc], "n1") {
+				t.Errorf("relaunch %d's tasks ran on Slurm nodes %v, with n1, where the lost node0 ran", inc, nodes[inc])
 			}
 		}
+		noJobsLeft(t, c)
 	})
 }

@@ -61,6 +61,9 @@ type External struct {
 	// TermGrace is how long the launcher has to end its ranks after
 	// SIGTERM, before its process group is killed (default 5s).
 	TermGrace time.Duration
+	// JobID is the Slurm allocation ckpt holds for the job (Hold), "" if
+	// none: every srun then runs as a step of it (--jobid).
+	JobID string
 	// Output runs a Slurm client (SpareHosts: scontrol, squeue, sinfo)
 	// and returns its standard output; nil runs it (exec).
 	Output func(name string, args ...string) ([]byte, error)
@@ -93,10 +96,14 @@ func (e *External) SpareHosts() ([]string, error) {
 			return b, err
 		}
 	}
-	list := os.Getenv("SLURM_JOB_NODELIST")
+	id, list := os.Getenv("SLURM_JOB_ID"), os.Getenv("SLURM_JOB_NODELIST")
+	if e.JobID != "" {
+		// The allocation ckpt holds (Hold): its nodes, squeue's.
+		id, list = e.JobID, ""
+	}
 	var err error
 	var b []byte
-	switch id := os.Getenv("SLURM_JOB_ID"); {
+	switch {
 	case id != "" && list == "":
 		b, err = out("squeue", "-h", "-j", id, "-o", "%N")
 		list = strings.TrimSpace(string(b))
@@ -223,34 +230,55 @@ func mpirunHostOption(opt string) string {
 // (mpirunHosts): a launch whose ranks ckpt places with a host file of
 // its own, which says exactly where each goes; Open MPI refuses a
 // --host that its host file lacks. Pinned (Open MPI's sequential mapper,
-// --map-by seq), without the user's mapping options too: Open MPI takes
-// the last --map-by given, so a user's --map-by (or --rankfile,
-// -npernode, ...) would silently undo the pin.
-func withoutHosts(args []string, pinned bool) []string {
-	var out []string
+// --map-by seq; Hydra's host file of each host's consecutive ranks),
+// without the user's mapping options of flavor too (mpirunMapOption):
+// Open MPI takes the last --map-by given, so a user's --map-by (or
+// --rankfile, -npernode, ...) would silently undo the pin, and Hydra's
+// -ppn (or -rr, ...) overrides the host file's counts. dropped are the
+// arguments left out, for the launch to say so.
+func withoutHosts(args []string, pinned bool, flavor string) (kept, dropped []string) {
 	for i := 0; i < len(args); i++ {
 		opt, _, inline := strings.Cut(args[i], "=")
 		value := mpirunHostOption(opt) != ""
 		flag := false
 		if pinned {
-			m := mpirunMapOption(opt)
+			m := mpirunMapOption(flavor, opt)
 			value, flag = value || m == "value", m == "flag"
 		}
 		switch {
 		case flag:
+			dropped = append(dropped, args[i])
 		case !value:
-			out = append(out, args[i])
-		case !inline:
+			kept = append(kept, args[i])
+		case !inline && i+1 < len(args):
+			dropped = append(dropped, args[i], args[i+1])
 			i++
+		default:
+			dropped = append(dropped, args[i])
 		}
 	}
-	return out
+	return kept, dropped
 }
 
-// mpirunMapOption is what an Open MPI mapping option (4.x and 5.x) takes:
-// "value" (--map-by POLICY, --rankfile FILE, -npernode N), "flag"
-// (--bynode), or "" (not a mapping option).
-func mpirunMapOption(opt string) string {
+// mpirunMapOption is what a mapping option of flavor's mpirun takes, one
+// that changes which host a rank goes to: "value" (Open MPI 4.x and 5.x:
+// --map-by POLICY, --rankfile FILE, -npernode N; Hydra: -ppn N, -perhost
+// N, -grr N), "flag" (Open MPI: --bynode; Hydra: -rr), or "" (none, such
+// as -bind-to, which binds a rank within its host).
+func mpirunMapOption(flavor, opt string) string {
+	if flavor == Hydra {
+		// Hydra takes its options with one dash or two.
+		if !strings.HasPrefix(opt, "-") || strings.HasPrefix(opt, "---") {
+			return ""
+		}
+		switch strings.TrimLeft(opt, "-") {
+		case "ppn", "perhost", "grr":
+			return "value"
+		case "rr":
+			return "flag"
+		}
+		return ""
+	}
 	switch opt {
 	case "--map-by", "-map-by", "--rankfile", "-rankfile", "-rf", "--npernode", "-npernode", "-N",
 		"--npersocket", "-npersocket", "--ppr", "-ppr", "--mapby", "-mapby":
@@ -350,6 +378,10 @@ func (e *External) command(ranks, nodes int, names []string, place Place, progra
 		// A rank's non-zero exit ends the step (ckpt's ranks would see
 		// the job fail and exit anyway, more slowly).
 		cmd = []string{"-n", n, "--kill-on-bad-exit=1", "--export=" + strings.Join(append([]string{"ALL"}, names...), ",")}
+		if e.JobID != "" {
+			// A step of the allocation ckpt holds (Hold).
+			cmd = append([]string{"--jobid=" + e.JobID}, cmd...)
+		}
 		switch {
 		case place.Pinned:
 			// Task r on the r-th host of SLURM_HOSTFILE (Placement);
@@ -388,12 +420,20 @@ func (e *External) command(ranks, nodes int, names []string, place Place, progra
 			cmd = append(cmd, "-x", v)
 		}
 	}
-	user := e.Args
-	if e.Kind != LauncherSrun && place.File != "" {
-		user = withoutHosts(user, place.Pinned && e.Flavor != Hydra)
-	}
+	user, _ := e.userArgs(place)
 	cmd = append(append(cmd, place.Args...), user...)
 	return append(append(cmd, program), args...)
+}
+
+// userArgs are the launcher's arguments (--launcher-args) that a launch
+// placed by place keeps, and those it drops (withoutHosts: mpirun's own
+// hosts when ckpt gives it a host file, and its mapping options when the
+// launch is pinned). srun's are kept whole.
+func (e *External) userArgs(place Place) (kept, dropped []string) {
+	if e.Kind == LauncherSrun || place.File == "" {
+		return e.Args, nil
+	}
+	return withoutHosts(e.Args, place.Pinned, e.Flavor)
 }
 
 // Place is where a launch's ranks go: the launcher's arguments (after
@@ -563,6 +603,13 @@ func (e *External) Start(ctx context.Context, s Spec) (Ranks, error) {
 	if place.Note != "" {
 		fmt.Fprintf(w, "ckpt: %s\n", place.Note)
 	}
+	if _, dropped := e.userArgs(place); len(dropped) > 0 {
+		why := "ckpt's host file says where every rank goes"
+		if place.Pinned {
+			why = "ckpt pins every rank to its node's host"
+		}
+		fmt.Fprintf(w, "ckpt: --launcher-args %s left out of this launch: %s\n", strings.Join(dropped, " "), why)
+	}
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		if hostfile != "" {
@@ -658,7 +705,7 @@ func (x *externalRanks) proc(r int) (jobenv.Proc, error) {
 	if err != nil {
 		return p, err
 	}
-	if p.Host != x.host {
+	if !SameHost(p.Host, x.host) {
 		return p, fmt.Errorf("rank %d runs on host %s, not on this one (%s): a failure of a rank on another host needs a remote kill (ssh, or the batch system's), which ckpt does not do", r, p.Host, x.host)
 	}
 	return p, nil

@@ -250,8 +250,9 @@ func TestMPIRunHosts(t *testing.T) {
 	if want := []string{"h1", "h2", "h4", "h3", "h5"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("mpirunHosts: %v %v, want %v", got, err, want)
 	}
-	if got := withoutHosts(args, false); !slices.Equal(got, []string{"--bind-to", "none", "-x", "A"}) {
-		t.Errorf("withoutHosts: %q", got)
+	if got, dropped := withoutHosts(args, false, OpenMPI); !slices.Equal(got, []string{"--bind-to", "none", "-x", "A"}) ||
+		!slices.Equal(dropped, []string{"-H", "h1,h2:2", "--hostfile", "ompi", "--host=h3", "-f", "hydra", "--machinefile=ompi"}) {
+		t.Errorf("withoutHosts: %q, dropped %q", got, dropped)
 	}
 	if _, err := mpirunHosts([]string{"--hostfile", "gone"}, read); err == nil || !strings.Contains(err.Error(), "--hostfile gone") {
 		t.Errorf("a missing host file: %v", err)
@@ -313,6 +314,26 @@ func TestMPIRunPinnedDropsUserHosts(t *testing.T) {
 	// user's mapping stays.
 	if got := strings.Join(ompi.command(4, 2, nil, Place{Args: []string{"--hostfile", "f"}, File: "f"}, "prog", nil), " "); !strings.Contains(got, "--map-by ppr:2:node") {
 		t.Errorf("unpinned with a host file: %s", got)
+	}
+	// Hydra's mapping options that move ranks between hosts (-ppn,
+	// -perhost, -grr, -rr, with one dash or two) override its host
+	// file's counts: a pinned launch drops them, not -bind-to (within a
+	// host), and says so; unpinned they stay.
+	hydra := &External{Kind: LauncherMPIRun, Flavor: Hydra, Args: []string{"-ppn", "2", "-bind-to", "core", "--ppn=2", "-rr", "--perhost", "1", "-grr=2", "-genv", "A", "1"}}
+	hp, err := hydra.Placement(4, nil, nil, []string{"h1", "h1", "h3", "h3"})
+	if err != nil || !hp.Pinned {
+		t.Fatalf("%+v %v", hp, err)
+	}
+	defer os.Remove(hp.File)
+	want = "-np 4 -f " + hp.File + " -bind-to core -genv A 1 prog"
+	if got := strings.Join(hydra.command(4, 2, nil, hp, "prog", nil), " "); got != want {
+		t.Errorf("Hydra pinned, with the user's mapping:\n%s\nwant\n%s", got, want)
+	}
+	if _, dropped := hydra.userArgs(hp); !slices.Equal(dropped, []string{"-ppn", "2", "--ppn=2", "-rr", "--perhost", "1", "-grr=2"}) {
+		t.Errorf("Hydra pinned: dropped %q", dropped)
+	}
+	if got := strings.Join(hydra.command(4, 2, nil, Place{Args: []string{"-f", "f"}, File: "f"}, "prog", nil), " "); !strings.Contains(got, "-ppn 2 -bind-to core --ppn=2 -rr") {
+		t.Errorf("Hydra unpinned with a host file: %s", got)
 	}
 	srun := &External{Kind: LauncherSrun, Args: []string{"-H", "x"}}
 	if got := strings.Join(srun.command(2, 0, nil, Place{File: "f"}, "prog", nil), " "); !strings.HasSuffix(got, " -H x prog") {

@@ -188,7 +188,8 @@ type Config struct {
 // Event is one thing that happened; Kind says which fields are set.
 type Event struct {
 	// "launch", "inject", "fail", "restored", "checkpoint", "finish",
-	// "halt", "exclude", "readmit", "pin"; with Config.Uncoordinated,
+	// "halt", "exclude", "readmit", "pin", "hold" (Reason: what the
+	// launcher holds for the whole job, Holder); with Config.Uncoordinated,
 	// "recover" (Ranks: the rank restarted alone; Reason: how its process
 	// ended) and "fallback" (Reason: why a failure restarts the whole job).
 	Kind        string
@@ -362,6 +363,18 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	start := time.Now()
 	since := func() time.Duration { return time.Since(start) }
 	defer func() { rep.Elapsed = since() }()
+	if h, ok := cfg.Launcher.(Holder); ok {
+		// What every launch runs on, held for the whole job (srun
+		// outside an allocation: one of its own), released however Run
+		// ends.
+		note := func(s string) { cfg.Event(Event{Kind: "hold", At: since(), Reason: s}) }
+		l, release, err := h.Hold(ctx, cfg.Stop, cfg.Nodes+cfg.Spares, note)
+		if err != nil {
+			return rep, err
+		}
+		defer release()
+		cfg.Launcher = l
+	}
 	// The next injected failure, in job time; it carries over relaunches.
 	nextFailure, target := time.Duration(-1), 0
 	live := cfg.Ranks

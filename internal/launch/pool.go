@@ -221,15 +221,15 @@ func compactNodes(layout []string) []string {
 // unknown), except a host that also ran ranks of nodes still in the job —
 // on one machine every simulated node shares the host, which then stays.
 func ExcludeHosts(layout []string, hosts []string, failed []string) []string {
-	keep := map[string]bool{}
+	var keep []string
 	for r, n := range layout {
 		if r < len(hosts) && hosts[r] != "" && !slices.Contains(failed, n) {
-			keep[hosts[r]] = true
+			keep = append(keep, hosts[r])
 		}
 	}
 	var out []string
 	for r, n := range layout {
-		if r < len(hosts) && hosts[r] != "" && slices.Contains(failed, n) && !keep[hosts[r]] && !slices.Contains(out, hosts[r]) {
+		if r < len(hosts) && hosts[r] != "" && slices.Contains(failed, n) && !containsHost(keep, hosts[r]) && !containsHost(out, hosts[r]) {
 			out = append(out, hosts[r])
 		}
 	}
@@ -283,7 +283,9 @@ type hostPlan struct {
 
 // hostList follows the hosts a job's ranks ran on, the host of each of
 // its nodes, and the hosts left out after their nodes failed
-// (ExcludeHosts), across launches. It pins each node to its host: a
+// (ExcludeHosts), across launches, a host's names compared by SameHost
+// (the ranks may say a short name where the launcher's list has a
+// qualified one). It pins each node to its host: a
 // node's cache lies on its host, so a node that moved would find none
 // there and be restored like a lost one.
 type hostList struct {
@@ -298,7 +300,7 @@ type hostList struct {
 // that said so ran.
 func (h *hostList) add(layout, hosts, failed []string) {
 	for _, x := range hosts {
-		if x != "" && !slices.Contains(h.seen, x) {
+		if x != "" && !containsHost(h.seen, x) {
 			h.seen = append(h.seen, x)
 		}
 	}
@@ -312,7 +314,7 @@ func (h *hostList) add(layout, hosts, failed []string) {
 		}
 	}
 	for _, x := range ExcludeHosts(layout, hosts, failed) {
-		if !slices.Contains(h.out, x) {
+		if !containsHost(h.out, x) {
 			h.out = append(h.out, x)
 		}
 	}
@@ -333,7 +335,7 @@ func (h *hostList) plan(layout []string, spare func() ([]string, error)) hostPla
 	if len(h.out) > 0 {
 		p.Exclude = slices.Clone(h.out)
 		for _, x := range h.seen {
-			if !slices.Contains(h.out, x) {
+			if !containsHost(h.out, x) {
 				p.Use = append(p.Use, x)
 			}
 		}
@@ -345,7 +347,7 @@ func (h *hostList) plan(layout []string, spare func() ([]string, error)) hostPla
 	host := map[string]string{}
 	var held []string // the hosts of the launch's nodes
 	for _, n := range nodes {
-		if x := h.pin[n]; x != "" && !slices.Contains(h.out, x) {
+		if x := h.pin[n]; x != "" && !containsHost(h.out, x) {
 			host[n] = x
 			held = append(held, x)
 		}
@@ -384,7 +386,7 @@ func (h *hostList) plan(layout []string, spare func() ([]string, error)) hostPla
 // host of a node not among nodes that was not left out; else "".
 func (h *hostList) free(candidates, held, nodes []string) string {
 	for _, x := range candidates {
-		if !slices.Contains(held, x) && !slices.Contains(h.out, x) {
+		if !containsHost(held, x) && !containsHost(h.out, x) {
 			return x
 		}
 	}
@@ -396,7 +398,7 @@ func (h *hostList) free(candidates, held, nodes []string) string {
 	}
 	slices.Sort(gone) // one answer, whatever the map's order
 	for _, n := range gone {
-		if x := h.pin[n]; !slices.Contains(h.out, x) {
+		if x := h.pin[n]; !containsHost(h.out, x) {
 			return x
 		}
 	}
