@@ -11,6 +11,7 @@ import (
 
 	"github.com/ckpt/ckpt/internal/demo"
 	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/policy"
 )
 
 // demoStrategyFlags are ckpt demo's flags of --strategy: the job is then
@@ -86,8 +87,9 @@ type strategyRun struct {
 	strategy string
 	res      runResult
 	secs     float64
-	daly     demo.Daly   // coordinated: Daly's eq. 1 at the measured cost
-	fialho   demo.Fialho // uncoordinated: Fialho et al. eq. 10
+	interval policy.Policy // the ranks' checkpoint policy
+	daly     demo.Daly     // coordinated: Daly's eq. 1 at the measured cost
+	fialho   demo.Fialho   // uncoordinated: Fialho et al. eq. 10
 }
 
 // efficiency is the run's measured efficiency against work.
@@ -145,7 +147,7 @@ func demoStrategy(c *cobra.Command, f *demoStrategyFlags, which []string, mttiSe
 				io.WriteString(progress, out())
 				return fmt.Errorf("the %s run with failures: %w", strategy, err)
 			}
-			runs = append(runs, strategyRun{strategy: strategy, res: res, secs: secs})
+			runs = append(runs, strategyRun{strategy: strategy, res: res, secs: secs, interval: s.interval})
 		}
 		return nil
 	})
@@ -158,7 +160,7 @@ func demoStrategy(c *cobra.Command, f *demoStrategyFlags, which []string, mttiSe
 		r := &runs[i]
 		match = match && r.res.Result == refResult
 		if r.strategy == jobenv.StrategyUncoordinated {
-			r.fialho = demo.CompareFialho(r.res.MsgLog, demoTorusW*demoTorusH, r.res.RanksRecoveredAlone, r.res.Phi, r.secs, m)
+			r.fialho = demo.CompareFialho(r.res.MsgLog, demoTorusW*demoTorusH, r.res.RanksRecoveredAlone, r.res.Phi, r.secs, m, r.interval)
 		} else {
 			r.daly = demo.CompareDaly(work, r.secs, m, r.res.Policy.Cost.Seconds(), r.res.Attempts)
 		}
@@ -215,7 +217,7 @@ func printStrategies(w io.Writer, runs []strategyRun, work float64, ref demo.Ref
 				{"failures_injected", injected},
 				{"ranks_recovered_alone", u.res.RanksRecoveredAlone},
 				{"whole_job_restarts", u.res.WholeJobRestarts},
-				{"phi", num(u.res.Phi)},
+				{"phi", phiNum(u.res.Phi)},
 				{"log_protect_seconds", num(u.res.MsgLog.Protect.Seconds())},
 				{"log_replay_seconds", num(u.res.MsgLog.Replay.Seconds())},
 			})
@@ -235,6 +237,7 @@ func printStrategies(w io.Writer, runs []strategyRun, work float64, ref demo.Ref
 				"log_protect_window_seconds": f.LogProtect, "log_replay_recovery_seconds": f.LogReplay, "interval_seconds": f.Interval} {
 				out[k] = num(v)
 			}
+			out["phi"] = phiNum(f.Phi)
 		} else {
 			out["checkpoint_seconds"], out["restart_seconds"], out["interval_seconds"] = num(r.res.Policy.Cost.Seconds()), num(r.daly.Restart), num(r.daly.Interval)
 		}

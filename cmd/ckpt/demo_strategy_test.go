@@ -52,10 +52,16 @@ func TestDemoStrategyCompare(t *testing.T) {
 	if getNum(t, obj, "log_protect_seconds") <= 0 {
 		t.Errorf("log_protect_seconds %v: nothing logged", obj["log_protect_seconds"])
 	}
-	for _, k := range []string{"coordinated_efficiency", "uncoordinated_efficiency"} {
-		if e := getNum(t, obj, k); !(e > 0 && e < 1) {
-			t.Errorf("%s %v, want in (0, 1): failures cost time", k, e)
-		}
+	// Measured against references run on the same loaded machine, an
+	// efficiency can exceed 1 when a reference was slowed more than the
+	// run (docs/PERFORMANCE.md shows 1.02 and 1.13 for the coordinated
+	// run): only the uncoordinated run, about 3 × the reference from its
+	// logging alone, is surely below 1.
+	if e := getNum(t, obj, "coordinated_efficiency"); !(e > 0) {
+		t.Errorf("coordinated_efficiency %v, want > 0", e)
+	}
+	if e := getNum(t, obj, "uncoordinated_efficiency"); !(e > 0 && e < 1) {
+		t.Errorf("uncoordinated_efficiency %v, want in (0, 1): logging and failures cost time", e)
 	}
 	// The uncoordinated model is fed whatever the run measured: a
 	// checkpoint taken, eq. 10 evaluated.
@@ -115,6 +121,18 @@ func TestPrintStrategies(t *testing.T) {
 		"log_protect_seconds": 3, "log_replay_seconds": 0.001} {
 		if got := getNum(t, obj, k); got != want {
 			t.Errorf("compare: %s = %v, want %v", k, got, want)
+		}
+	}
+	// φ not measured (0, outside eq. 12's (0, 1]) is null, not 0.
+	unmeasured := un
+	unmeasured.res.Phi, unmeasured.fialho.Phi = 0, 0
+	for _, rs := range [][]strategyRun{{co, unmeasured}, {unmeasured}} {
+		b.Reset()
+		if err := printStrategies(&b, rs, 10, demo.Reference{Before: 10, After: 10}, 4, true, "r", true); err != nil {
+			t.Fatal(err)
+		}
+		if obj := decodeOne(t, b.String()); obj["phi"] != nil {
+			t.Errorf("%d runs, φ unmeasured: phi %v, want null", len(rs), obj["phi"])
 		}
 	}
 	b.Reset()

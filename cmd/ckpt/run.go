@@ -636,7 +636,7 @@ func runCommand(c *cobra.Command, spec runSpec, halt os.Signal, grace time.Durat
 	if spec.inject != nil {
 		mtti = spec.inject.MTTI.Seconds()
 	}
-	if err := printRun(c.OutOrStdout(), res, predict(0, 0, mtti, res).withFialho(res, spec.ranks, mtti), asJSON); err != nil {
+	if err := printRun(c.OutOrStdout(), res, predict(0, 0, mtti, res).withFialho(res, spec.ranks, mtti, spec.interval), asJSON); err != nil {
 		return err
 	}
 	return runErr
@@ -680,7 +680,7 @@ func printRun(w io.Writer, r runResult, pred prediction, asJSON bool) error {
 			{"whole_job_restarts", r.WholeJobRestarts},
 			{"log_protect_seconds", num(r.MsgLog.Protect.Seconds())},
 			{"log_replay_seconds", num(r.MsgLog.Replay.Seconds())},
-			{"phi", num(r.Phi)},
+			{"phi", phiNum(r.Phi)},
 			{"error", nullIfEmpty(r.Err)},
 		})
 	}

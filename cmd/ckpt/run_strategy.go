@@ -9,6 +9,7 @@ import (
 	"github.com/ckpt/ckpt/internal/demo"
 	"github.com/ckpt/ckpt/internal/inject"
 	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/policy"
 )
 
 // strategyFlag reads --strategy: whether the job is uncoordinated.
@@ -58,10 +59,11 @@ func (s runSpec) uncoordinatedTimeLimit(warn io.Writer) error {
 
 // withFialho adds, for an uncoordinated run with injected failures (mtti
 // > 0), Fialho et al. 2011 eq. 10's model fed with what the run measured
-// (demo.CompareFialho); ckpt run --json reports it as model_efficiency.
-func (p prediction) withFialho(res runResult, ranks int, mtti float64) prediction {
+// (demo.CompareFialho) at the interval the ranks' policy interval gave
+// them; ckpt run --json reports it as model_efficiency.
+func (p prediction) withFialho(res runResult, ranks int, mtti float64, interval policy.Policy) prediction {
 	if res.Strategy == jobenv.StrategyUncoordinated && mtti > 0 {
-		f := demo.CompareFialho(res.MsgLog, ranks, res.RanksRecoveredAlone, res.Phi, res.Elapsed.Seconds(), mtti)
+		f := demo.CompareFialho(res.MsgLog, ranks, res.RanksRecoveredAlone, res.Phi, res.Elapsed.Seconds(), mtti, interval)
 		p.fialho = &f
 	}
 	return p
@@ -89,4 +91,13 @@ func fialhoNote(r runResult, p prediction) string {
 	f := p.fialho
 	return fmt.Sprintf("%s; eq. 10 predicts %.1f%% efficiency (t_c = %s, t_l = %s, Δ_lp = %s a window, Δ_lr = %s a recovery, α = %gs, σ = %s)",
 		phi, 100*f.Efficiency, sec(f.Cost), sec(f.Load), sec(f.LogProtect), sec(f.LogReplay), f.MTTI, sec(f.Interval))
+}
+
+// phiNum is φ for --json: null when it was not measured (0: eq. 12's φ
+// lies in (0, 1], and 0 would read as "nobody waits").
+func phiNum(phi float64) any {
+	if !(phi > 0) {
+		return nil
+	}
+	return num(phi)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/ckpt/ckpt/internal/demo"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/policy"
 )
 
 // The tests of --strategy uncoordinated run Fialho et al. 2011's
@@ -396,8 +397,9 @@ func TestPrintRunUncoordinated(t *testing.T) {
 	r := runResult{Strategy: jobenv.StrategyUncoordinated, Outcome: launch.Outcome{Restarts: map[string]int{},
 		Report: launch.Report{Attempts: []launch.Attempt{{}, {}}, Result: "ok", RanksRecoveredAlone: 2, WholeJobRestarts: 1,
 			MsgLog: st, Phi: 0.5, Elapsed: 20 * time.Second}}}
-	pred := predict(0, 0, 10, r).withFialho(r, 6, 10)
-	want := demo.CompareFialho(st, 6, 2, 0.5, 20, 10).Efficiency
+	auto := policy.Policy{Kind: policy.Auto, MTTI: 10 * time.Second}
+	pred := predict(0, 0, 10, r).withFialho(r, 6, 10, auto)
+	want := demo.CompareFialho(st, 6, 2, 0.5, 20, 10, auto).Efficiency
 	if !(want > 0 && want < 1) {
 		t.Fatalf("eq. 10 gives %v at these inputs", want)
 	}
@@ -424,10 +426,28 @@ func TestPrintRunUncoordinated(t *testing.T) {
 	}
 	// Without failures injected there is no MTTI: no model.
 	js.Reset()
-	if err := printRun(&js, r, predict(0, 0, 0, r).withFialho(r, 6, 0), true); err != nil {
+	if err := printRun(&js, r, predict(0, 0, 0, r).withFialho(r, 6, 0, auto), true); err != nil {
 		t.Fatal(err)
 	}
 	if obj := decodeOne(t, js.String()); obj["model_efficiency"] != nil {
 		t.Errorf("model_efficiency %v without an MTTI, want null", obj["model_efficiency"])
+	}
+	// φ not measured (a coordinated run, or no rank stepped): null, not 0.
+	js.Reset()
+	coordinated := runResult{Outcome: launch.Outcome{Restarts: map[string]int{}, Report: launch.Report{Result: "ok"}}}
+	if err := printRun(&js, coordinated, predict(0, 0, 0, coordinated), true); err != nil {
+		t.Fatal(err)
+	}
+	if obj := decodeOne(t, js.String()); obj["phi"] != nil {
+		t.Errorf("phi %v unmeasured, want null", obj["phi"])
+	}
+	// At --interval 10steps eq. 11 is not what the ranks used, and their
+	// σ is unknown: no model rather than one at the wrong interval.
+	js.Reset()
+	if err := printRun(&js, r, predict(0, 0, 10, r).withFialho(r, 6, 10, policy.Policy{Kind: policy.Steps, Steps: 10}), true); err != nil {
+		t.Fatal(err)
+	}
+	if obj := decodeOne(t, js.String()); obj["model_efficiency"] != nil {
+		t.Errorf("model_efficiency %v at --interval 10steps, want null", obj["model_efficiency"])
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/model"
 )
 
@@ -25,8 +26,8 @@ type Fialho struct {
 	// (eq. 12).
 	Phi float64
 	// MTTI is α; Interval is σ, the compute time between a rank's
-	// checkpoints: eq. 11 at φ = 1, the rule the ranks follow
-	// (policy.Own).
+	// checkpoints as its policy sets it (Interval: under auto:MTTI eq. 11
+	// at φ = 1, the rule the ranks follow, policy.Own).
 	MTTI, Interval float64
 	// Overhead is eq. 10's overhead per MTTI window; Efficiency the
 	// useful share of the window, (α − Overhead)/α (model.FialhoRuntime's
@@ -56,10 +57,10 @@ func FialhoEfficiency(sigma float64, in model.IntervalInput) (overhead, efficien
 // CompareFialho feeds eq. 10 with what an uncoordinated run of ranks
 // ranks measured over runSecs seconds at MTTI mtti: the ranks' summed
 // statistics (jobenv.MsgLogStats), the lone recoveries they made, and
-// the dependency factor phi the launcher measured. The interval is
-// eq. 11 at φ = 1 from the same t_c, t_l and Δ_lr (policy.Own's rule);
-// where eq. 11 has no optimum it is NaN and so is the efficiency.
-func CompareFialho(st jobenv.MsgLogStats, ranks, recoveries int, phi, runSecs, mtti float64) Fialho {
+// the dependency factor phi the launcher measured. The interval is the
+// one the ranks' policy p left them (Interval): where it is not known,
+// or eq. 11 has no optimum, it is NaN and so is the efficiency.
+func CompareFialho(st jobenv.MsgLogStats, ranks, recoveries int, phi, runSecs, mtti float64, p policy.Policy) Fialho {
 	f := Fialho{Phi: phi, MTTI: mtti, Cost: math.NaN(), LogProtect: math.NaN(), Interval: math.NaN(),
 		Overhead: math.NaN(), Efficiency: math.NaN()}
 	if st.Checkpoints > 0 {
@@ -77,10 +78,31 @@ func CompareFialho(st jobenv.MsgLogStats, ranks, recoveries int, phi, runSecs, m
 		f.LogProtect = st.Protect.Seconds() / float64(ranks) * mtti / runSecs
 	}
 	in := model.IntervalInput{Cost: f.Cost, MTTI: mtti, Restart: f.Load, Detect: f.Detect, Phi: 1, LogReplay: f.LogReplay}
-	if s, err := model.FialhoParallelInterval(in); err == nil {
-		f.Interval = s
-	}
+	f.Interval = Interval(p, in)
 	in.Phi, in.LogProtect = phi, f.LogProtect
 	f.Overhead, f.Efficiency = FialhoEfficiency(f.Interval, in)
 	return f
+}
+
+// Interval is σ, the compute time a rank's own policy (policy.Own) leaves
+// between its checkpoints under p, for eq. 10: at Auto with an MTTI, eq.
+// 11 at φ = 1 from in's t_c, t_l and Δ_lr and the policy's MTTI (which
+// may differ from the failures' α); at Time, the period. NaN where p does
+// not fix it: Steps (a time only the steps' length gives), Auto without
+// an MTTI (each rank estimates its own as it runs), None; and where eq.
+// 11 has no optimum.
+func Interval(p policy.Policy, in model.IntervalInput) float64 {
+	switch p.Kind {
+	case policy.Time:
+		return p.Period.Seconds()
+	case policy.Auto:
+		if p.MTTI <= 0 {
+			return math.NaN()
+		}
+		in.MTTI, in.Phi = p.MTTI.Seconds(), 1
+		if s, err := model.FialhoParallelInterval(in); err == nil {
+			return s
+		}
+	}
+	return math.NaN()
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/model"
 )
 
@@ -51,7 +52,7 @@ func TestFialhoEfficiencyByHand(t *testing.T) {
 func TestCompareFialho(t *testing.T) {
 	st := jobenv.MsgLogStats{Protect: 6 * time.Second, Replay: time.Second, Checkpoints: 10, CheckpointTime: 5 * time.Second,
 		Loads: 2, LoadTime: time.Second}
-	f := CompareFialho(st, 6, 2, 0.5, 50, 10)
+	f := CompareFialho(st, 6, 2, 0.5, 50, 10, policy.Policy{Kind: policy.Auto, MTTI: 10 * time.Second})
 	want := Fialho{Cost: 0.5, Load: 0.5, LogReplay: 0.5, LogProtect: 0.2, Phi: 0.5, MTTI: 10, Interval: math.Sqrt(9.25) - 0.5}
 	for _, q := range []struct {
 		name      string
@@ -67,7 +68,31 @@ func TestCompareFialho(t *testing.T) {
 		t.Errorf("overhead %v, efficiency %v; want %v, %v", f.Overhead, f.Efficiency, o, eff)
 	}
 	// No checkpoint measured: no t_c, no model.
-	if f := CompareFialho(jobenv.MsgLogStats{}, 6, 0, 0.5, 50, 10); !math.IsNaN(f.Efficiency) || !math.IsNaN(f.Cost) {
+	if f := CompareFialho(jobenv.MsgLogStats{}, 6, 0, 0.5, 50, 10, policy.Policy{Kind: policy.Auto, MTTI: 10 * time.Second}); !math.IsNaN(f.Efficiency) || !math.IsNaN(f.Cost) {
 		t.Errorf("nothing measured: %+v", f)
+	}
+}
+
+// eq. 10 is evaluated at the interval the ranks' policy gave them, not
+// at eq. 11 whatever the policy: a period is σ itself; auto:MTTI is eq.
+// 11 at φ = 1 at the policy's MTTI, not the failures' α; steps, or auto
+// without an MTTI (each rank estimates its own), leave σ unknown and the
+// model NaN rather than wrong.
+func TestCompareFialhoInterval(t *testing.T) {
+	st := jobenv.MsgLogStats{Protect: 6 * time.Second, Replay: time.Second, Checkpoints: 10, CheckpointTime: 5 * time.Second,
+		Loads: 2, LoadTime: time.Second}
+	in := model.IntervalInput{Cost: 0.5, MTTI: 10, Restart: 0.5, Phi: 0.5, LogProtect: 0.2, LogReplay: 0.5}
+	f := CompareFialho(st, 6, 2, 0.5, 50, 10, policy.Policy{Kind: policy.Time, Period: 3 * time.Second})
+	if _, eff := FialhoEfficiency(3, in); f.Interval != 3 || !near(f.Efficiency, eff) {
+		t.Errorf("time:3s: σ %v, efficiency %v; want 3, %v", f.Interval, f.Efficiency, eff)
+	}
+	f = CompareFialho(st, 6, 2, 0.5, 50, 10, policy.Policy{Kind: policy.Auto, MTTI: 40 * time.Second})
+	if want := math.Sqrt(0.5*(0.5+80-1-1)) - 0.5; !near(f.Interval, want) {
+		t.Errorf("auto:40s at α = 10: σ %v, want eq. 11 at the policy's MTTI, %v", f.Interval, want)
+	}
+	for name, p := range map[string]policy.Policy{"steps": {Kind: policy.Steps, Steps: 10}, "auto": {Kind: policy.Auto}, "none": {}} {
+		if f := CompareFialho(st, 6, 2, 0.5, 50, 10, p); !math.IsNaN(f.Interval) || !math.IsNaN(f.Efficiency) {
+			t.Errorf("%s: σ %v, efficiency %v; want NaN (σ unknown)", name, f.Interval, f.Efficiency)
+		}
 	}
 }

@@ -417,6 +417,10 @@ func TestMsgLogStats(t *testing.T) {
 	if sum := full.Add(full); sum != (MsgLogStats{Protect: 2, Replay: 4, Checkpoints: 6, CheckpointTime: 8, Loads: 10, LoadTime: 12}) {
 		t.Errorf("Add = %+v", sum)
 	}
+	// The older form, "PROTECT REPLAY", is still read, its counts zero.
+	if got, err := DecodeMsgLogStats([]byte("1500000000 7")); err != nil || got != (MsgLogStats{Protect: 1500 * time.Millisecond, Replay: 7}) {
+		t.Errorf("the two-field form: %+v, %v", got, err)
+	}
 	if _, err := DecodeMsgLogStats([]byte("1 2 3 4 5 -6")); err == nil {
 		t.Errorf("a negative load time accepted")
 	}
