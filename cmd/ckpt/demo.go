@@ -287,6 +287,7 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 	multi := demo.MultilevelPlain(pred.Interval, cost, recovery, work, levels)
 	chance := demo.ErrorByChance(work, pred.Interval, cost, recovery, m)
 	chanceLevels := demo.ErrorByChanceLevels(work, pred.Interval, cost, recovery, levels)
+	chancePredicted := demo.ErrorByChancePredicted(work, pred.Interval, cost, recovery, m, demoXORSet, demoNodes)
 	inRun := demo.WorkInRun(iters, res.Attempts, res.Flush.StepSeconds())
 	finite := demo.NoFinite()
 	if job, ok := demo.JobOf(iters, inRun); ok {
@@ -305,41 +306,43 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 	inRunEff := demo.Efficiency(inRun.Work, runSecs)
 	if asJSON {
 		if err := writeJSON(c.OutOrStdout(), jobs.launcher.report(demo.Report{
-			ResultMatchesReference:           match,
-			FailuresInjected:                 res.Injected,
-			RestartsFromCache:                res.Restarts["cache"],
-			RestartsFromRebuild:              res.Restarts["rebuild"],
-			RestartsFromShared:               res.Restarts["shared"],
-			RestartsFromScratch:              res.Restarts["none"],
-			Efficiency:                       report.Float(eff),
-			Attempts:                         len(res.Attempts),
-			RunSeconds:                       report.Float(runSecs),
-			ReferenceSeconds:                 report.Float(work),
-			CheckpointSeconds:                report.Float(cost),
-			RestartSeconds:                   report.Float(pred.Restart),
-			MTTISeconds:                      m,
-			IntervalSeconds:                  report.Float(pred.Interval),
-			ModelEfficiency:                  report.Float(pred.Efficiency),
-			ModelError:                       report.Float(pred.Err),
-			Result:                           res.Result,
-			ReferenceResult:                  refResult,
-			FailuresExpected:                 report.Float(applied.Expected),
-			RecoverySeconds:                  report.Float(recovery),
-			MTTIAppliedSeconds:               report.Float(applied.MTTI),
-			ModelEfficiencyApplied:           report.Float(appliedEff),
-			ModelErrorApplied:                report.Float(appliedErr),
-			ScratchNoCheckpoint:              res.Account.ScratchNoCheckpoint,
-			ScratchUnrecoverable:             res.Account.ScratchUnrecoverable,
-			ReferenceSecondsBefore:           report.Float(ref.Before),
-			ReferenceSecondsAfter:            report.Float(ref.After),
-			LevelsApplied:                    demo.NewLevelsApplied(levels, eff, multi),
-			ModelErrorAppliedChance:          report.Float(chance.MeanAbs),
-			ModelErrorAppliedChanceBias:      report.Float(chance.Mean),
-			MultilevelErrorAppliedChance:     report.Float(chanceLevels.MeanAbs),
-			MultilevelErrorAppliedChanceBias: report.Float(chanceLevels.Mean),
-			InRunReport:                      demo.NewInRunReport(inRun, runSecs, appliedEff, false, multi).WithFinite(finite),
-			Netns:                            jobs.netns,
-			LevelsPredicted:                  demo.NewLevelsPredicted(predicted, eff, inRunEff, multiPredicted, finitePredicted),
+			ResultMatchesReference:             match,
+			FailuresInjected:                   res.Injected,
+			RestartsFromCache:                  res.Restarts["cache"],
+			RestartsFromRebuild:                res.Restarts["rebuild"],
+			RestartsFromShared:                 res.Restarts["shared"],
+			RestartsFromScratch:                res.Restarts["none"],
+			Efficiency:                         report.Float(eff),
+			Attempts:                           len(res.Attempts),
+			RunSeconds:                         report.Float(runSecs),
+			ReferenceSeconds:                   report.Float(work),
+			CheckpointSeconds:                  report.Float(cost),
+			RestartSeconds:                     report.Float(pred.Restart),
+			MTTISeconds:                        m,
+			IntervalSeconds:                    report.Float(pred.Interval),
+			ModelEfficiency:                    report.Float(pred.Efficiency),
+			ModelError:                         report.Float(pred.Err),
+			Result:                             res.Result,
+			ReferenceResult:                    refResult,
+			FailuresExpected:                   report.Float(applied.Expected),
+			RecoverySeconds:                    report.Float(recovery),
+			MTTIAppliedSeconds:                 report.Float(applied.MTTI),
+			ModelEfficiencyApplied:             report.Float(appliedEff),
+			ModelErrorApplied:                  report.Float(appliedErr),
+			ScratchNoCheckpoint:                res.Account.ScratchNoCheckpoint,
+			ScratchUnrecoverable:               res.Account.ScratchUnrecoverable,
+			ReferenceSecondsBefore:             report.Float(ref.Before),
+			ReferenceSecondsAfter:              report.Float(ref.After),
+			LevelsApplied:                      demo.NewLevelsApplied(levels, eff, multi),
+			ModelErrorAppliedChance:            report.Float(chance.MeanAbs),
+			ModelErrorAppliedChanceBias:        report.Float(chance.Mean),
+			MultilevelErrorAppliedChance:       report.Float(chanceLevels.MeanAbs),
+			MultilevelErrorAppliedChanceBias:   report.Float(chanceLevels.Mean),
+			InRunReport:                        demo.NewInRunReport(inRun, runSecs, appliedEff, false, multi).WithFinite(finite),
+			Netns:                              jobs.netns,
+			LevelsPredicted:                    demo.NewLevelsPredicted(predicted, eff, inRunEff, multiPredicted, finitePredicted),
+			MultilevelErrorPredictedChance:     report.Float(chancePredicted.MeanAbs),
+			MultilevelErrorPredictedChanceBias: report.Float(chancePredicted.Mean),
 		}, res)); err != nil {
 			return err
 		}
@@ -368,6 +371,10 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 		if !math.IsNaN(finitePredicted) {
 			t.row("", fmt.Sprintf("%.1f%%: the same model over the job run; measured in run − model = %+.1f%% of the model",
 				100*finitePredicted, 100*demo.RelErr(inRunEff, finitePredicted)))
+		}
+		if !math.IsNaN(chancePredicted.MeanAbs) {
+			t.row("", fmt.Sprintf("by chance alone (whether and where a level-2 failure fell), one run at these parameters strays from that model by %.1f%% on average (mean error %+.1f%%, simulated)",
+				100*chancePredicted.MeanAbs, 100*chancePredicted.Mean))
 		}
 		if !math.IsNaN(chanceLevels.MeanAbs) {
 			t.row("", fmt.Sprintf("by chance alone (where the level-2 failures fell), a run with level-2 failures at these rates strays from that model by %.1f%% on average (mean error %+.1f%%, simulated)",

@@ -152,6 +152,15 @@ func TestDemoReferenceAtBothEnds(t *testing.T) {
 		if got := getNum(t, obj, "model_error_applied_chance_bias"); got != want.Mean {
 			t.Errorf("model_error_applied_chance_bias %v, want %v", got, want.Mean)
 		}
+		// Every run, against the model at the predicted level-2 rate.
+		wantP := demo.ErrorByChancePredicted(8, getNum(t, obj, "interval_seconds"), getNum(t, obj, "checkpoint_seconds"),
+			getNum(t, obj, "recovery_seconds"), 2.5, 4, 4)
+		if got := getNum(t, obj, "multilevel_error_predicted_chance"); got != wantP.MeanAbs || !(got > want.MeanAbs) {
+			t.Errorf("multilevel_error_predicted_chance %v, want %v, more than the single level's %v", got, wantP.MeanAbs, want.MeanAbs)
+		}
+		if got := getNum(t, obj, "multilevel_error_predicted_chance_bias"); got != wantP.Mean {
+			t.Errorf("multilevel_error_predicted_chance_bias %v, want %v", got, wantP.Mean)
+		}
 		// The run met a level-2 event: what such a run shows by chance.
 		levels := demo.AppliedLevels(12, 4, launch.Accounting{ScratchUnrecoverable: 1})
 		wantL := demo.ErrorByChanceLevels(8, getNum(t, obj, "interval_seconds"), getNum(t, obj, "checkpoint_seconds"),
