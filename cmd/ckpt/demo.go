@@ -39,6 +39,7 @@ func newDemoCmd() *cobra.Command {
 		flushBusy:     fs.String("flush-busy", "skip", "with --flush nonblocking: a flush due while the previous runs is skipped, or waits"),
 		asJSON:        jsonFlag(c),
 		netns:         netnsFlag(fs),
+		references:    fs.Int("references", 2, "failure-free reference runs: 2, before and after the runs with failures (the efficiency divides their mean), or 1, before them only (saves one run where the figures of record are against the work measured in the run, *_in_run; the results are still checked bit for bit)"),
 		transparent:   fs.Bool("transparent", false, "instead: an unmodified C program (a stencil) on 4 ranks over 4 nodes, checkpointed with CRIU, with node failures (--mtti default 10s; docs/TRANSPARENT.md)"),
 	}
 	dl := addDemoLauncherFlags(c)
@@ -84,7 +85,7 @@ func newDemoCmd() *cobra.Command {
 			s.output, s.progress = &out, c.ErrOrStderr()
 			return s, out.String, err
 		}
-		jobs := demoJobs{spec: spec, run: timedRun, launcher: dl}
+		jobs := demoJobs{spec: spec, run: timedRun, launcher: dl, once: *f.references == 1}
 		if *f.netns {
 			var done func()
 			if jobs, done, err = onHosts(c.ErrOrStderr(), modes, jobs); err != nil {
@@ -137,6 +138,7 @@ type demoFlags struct {
 	seed                         *uint64
 	asJSON, transparent          *bool
 	netns                        *bool // each node on a host of its own (demo_netns.go)
+	references                   *int  // failure-free reference runs: 2 (before and after) or 1 (before)
 }
 
 // check validates the flags and returns the MTTI, the flushing modes (nil
@@ -148,6 +150,12 @@ func (f *demoFlags) check(c *cobra.Command) (float64, []string, demo.Settings, e
 	}
 	if _, err := himeno.ParseSize(*f.size); err != nil {
 		return 0, nil, fd, usagef("--size: %v", err)
+	}
+	if *f.references != 1 && *f.references != 2 {
+		return 0, nil, fd, usagef("--references %d: want 2 (before and after the runs with failures) or 1 (before only)", *f.references)
+	}
+	if *f.transparent && c.Flags().Changed("references") {
+		return 0, nil, fd, usagef("--references applies to the Himeno demo, not --transparent")
 	}
 	m := 2.5
 	if f.mtti.set {
@@ -203,6 +211,8 @@ type demoJobs struct {
 	launcher *demoLauncher
 	// netns: the jobs run each node in a network namespace (onHosts).
 	netns bool
+	// once: one reference, before the runs with failures (--references 1).
+	once bool
 }
 
 // timedRun runs the job and measures its wall-clock seconds, from the
@@ -232,7 +242,7 @@ func (j demoJobs) reference(ctx context.Context, progress io.Writer, which strin
 
 // references runs the reference before and after between, which runs
 // the jobs with failures; the result is the first reference's (both must
-// match it).
+// match it). With once, only the reference before.
 func (j demoJobs) references(ctx context.Context, progress io.Writer, between func() error) (demo.Reference, string, bool, error) {
 	before, beforeSecs, err := j.reference(ctx, progress, "before")
 	if err != nil {
@@ -240,6 +250,9 @@ func (j demoJobs) references(ctx context.Context, progress io.Writer, between fu
 	}
 	if err := between(); err != nil {
 		return demo.Reference{}, "", false, err
+	}
+	if j.once {
+		return demo.Reference{Before: beforeSecs, After: math.NaN(), Once: true}, before.Result, before.Result != "", nil
 	}
 	after, afterSecs, err := j.reference(ctx, progress, "after")
 	if err != nil {
@@ -285,6 +298,7 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 	multi := demo.MultilevelPlain(pred.Interval, cost, recovery, work, levels)
 	chance := demo.ErrorByChance(work, pred.Interval, cost, recovery, m)
 	chanceLevels := demo.ErrorByChanceLevels(work, pred.Interval, cost, recovery, levels)
+	chancePredicted := demo.ErrorByChancePredicted(work, pred.Interval, cost, recovery, m, demoXORSet, demoNodes)
 	inRun := demo.WorkInRun(iters, res.Attempts, res.Flush.StepSeconds())
 	finite := demo.NoFinite()
 	if job, ok := demo.JobOf(iters, inRun); ok {
@@ -303,41 +317,43 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 	inRunEff := demo.Efficiency(inRun.Work, runSecs)
 	if asJSON {
 		if err := writeJSON(c.OutOrStdout(), jobs.launcher.report(demo.Report{
-			ResultMatchesReference:           match,
-			FailuresInjected:                 res.Injected,
-			RestartsFromCache:                res.Restarts["cache"],
-			RestartsFromRebuild:              res.Restarts["rebuild"],
-			RestartsFromShared:               res.Restarts["shared"],
-			RestartsFromScratch:              res.Restarts["none"],
-			Efficiency:                       report.Float(eff),
-			Attempts:                         len(res.Attempts),
-			RunSeconds:                       report.Float(runSecs),
-			ReferenceSeconds:                 report.Float(work),
-			CheckpointSeconds:                report.Float(cost),
-			RestartSeconds:                   report.Float(pred.Restart),
-			MTTISeconds:                      m,
-			IntervalSeconds:                  report.Float(pred.Interval),
-			ModelEfficiency:                  report.Float(pred.Efficiency),
-			ModelError:                       report.Float(pred.Err),
-			Result:                           res.Result,
-			ReferenceResult:                  refResult,
-			FailuresExpected:                 report.Float(applied.Expected),
-			RecoverySeconds:                  report.Float(recovery),
-			MTTIAppliedSeconds:               report.Float(applied.MTTI),
-			ModelEfficiencyApplied:           report.Float(appliedEff),
-			ModelErrorApplied:                report.Float(appliedErr),
-			ScratchNoCheckpoint:              res.Account.ScratchNoCheckpoint,
-			ScratchUnrecoverable:             res.Account.ScratchUnrecoverable,
-			ReferenceSecondsBefore:           report.Float(ref.Before),
-			ReferenceSecondsAfter:            report.Float(ref.After),
-			LevelsApplied:                    demo.NewLevelsApplied(levels, eff, multi),
-			ModelErrorAppliedChance:          report.Float(chance.MeanAbs),
-			ModelErrorAppliedChanceBias:      report.Float(chance.Mean),
-			MultilevelErrorAppliedChance:     report.Float(chanceLevels.MeanAbs),
-			MultilevelErrorAppliedChanceBias: report.Float(chanceLevels.Mean),
-			InRunReport:                      demo.NewInRunReport(inRun, runSecs, appliedEff, false, multi).WithFinite(finite),
-			Netns:                            jobs.netns,
-			LevelsPredicted:                  demo.NewLevelsPredicted(predicted, eff, inRunEff, multiPredicted, finitePredicted),
+			ResultMatchesReference:             match,
+			FailuresInjected:                   res.Injected,
+			RestartsFromCache:                  res.Restarts["cache"],
+			RestartsFromRebuild:                res.Restarts["rebuild"],
+			RestartsFromShared:                 res.Restarts["shared"],
+			RestartsFromScratch:                res.Restarts["none"],
+			Efficiency:                         report.Float(eff),
+			Attempts:                           len(res.Attempts),
+			RunSeconds:                         report.Float(runSecs),
+			ReferenceSeconds:                   report.Float(work),
+			CheckpointSeconds:                  report.Float(cost),
+			RestartSeconds:                     report.Float(pred.Restart),
+			MTTISeconds:                        m,
+			IntervalSeconds:                    report.Float(pred.Interval),
+			ModelEfficiency:                    report.Float(pred.Efficiency),
+			ModelError:                         report.Float(pred.Err),
+			Result:                             res.Result,
+			ReferenceResult:                    refResult,
+			FailuresExpected:                   report.Float(applied.Expected),
+			RecoverySeconds:                    report.Float(recovery),
+			MTTIAppliedSeconds:                 report.Float(applied.MTTI),
+			ModelEfficiencyApplied:             report.Float(appliedEff),
+			ModelErrorApplied:                  report.Float(appliedErr),
+			ScratchNoCheckpoint:                res.Account.ScratchNoCheckpoint,
+			ScratchUnrecoverable:               res.Account.ScratchUnrecoverable,
+			ReferenceSecondsBefore:             report.Float(ref.Before),
+			ReferenceSecondsAfter:              report.Float(ref.After),
+			LevelsApplied:                      demo.NewLevelsApplied(levels, eff, multi),
+			ModelErrorAppliedChance:            report.Float(chance.MeanAbs),
+			ModelErrorAppliedChanceBias:        report.Float(chance.Mean),
+			MultilevelErrorAppliedChance:       report.Float(chanceLevels.MeanAbs),
+			MultilevelErrorAppliedChanceBias:   report.Float(chanceLevels.Mean),
+			InRunReport:                        demo.NewInRunReport(inRun, runSecs, appliedEff, false, multi).WithFinite(finite),
+			Netns:                              jobs.netns,
+			LevelsPredicted:                    demo.NewLevelsPredicted(predicted, eff, inRunEff, multiPredicted, finitePredicted),
+			MultilevelErrorPredictedChance:     report.Float(chancePredicted.MeanAbs),
+			MultilevelErrorPredictedChanceBias: report.Float(chancePredicted.Mean),
 		}, res)); err != nil {
 			return err
 		}
@@ -366,6 +382,10 @@ func demoPlain(c *cobra.Command, size string, iters int, m float64, seed uint64,
 		if !math.IsNaN(finitePredicted) {
 			t.row("", fmt.Sprintf("%.1f%%: the same model over the job run; measured in run − model = %+.1f%% of the model",
 				100*finitePredicted, 100*demo.RelErr(inRunEff, finitePredicted)))
+		}
+		if !math.IsNaN(chancePredicted.MeanAbs) {
+			t.row("", fmt.Sprintf("by chance alone (whether and where a level-2 failure fell), one run at these parameters strays from that model by %.1f%% on average (mean error %+.1f%%, simulated)",
+				100*chancePredicted.MeanAbs, 100*chancePredicted.Mean))
 		}
 		if !math.IsNaN(chanceLevels.MeanAbs) {
 			t.row("", fmt.Sprintf("by chance alone (where the level-2 failures fell), a run with level-2 failures at these rates strays from that model by %.1f%% on average (mean error %+.1f%%, simulated)",
@@ -415,6 +435,9 @@ func chanceNote(c demo.Chance) string {
 
 // referenceNote says what the time without failures is.
 func referenceNote(r demo.Reference) string {
+	if r.Once {
+		return fmt.Sprintf("(the reference before the runs with failures, %.2f s; none after them: --references 1)", r.Before)
+	}
 	return fmt.Sprintf("(the mean of the reference before the runs with failures, %.2f s, and after them, %.2f s)", r.Before, r.After)
 }
 

@@ -152,6 +152,15 @@ func TestDemoReferenceAtBothEnds(t *testing.T) {
 		if got := getNum(t, obj, "model_error_applied_chance_bias"); got != want.Mean {
 			t.Errorf("model_error_applied_chance_bias %v, want %v", got, want.Mean)
 		}
+		// Every run, against the model at the predicted level-2 rate.
+		wantP := demo.ErrorByChancePredicted(8, getNum(t, obj, "interval_seconds"), getNum(t, obj, "checkpoint_seconds"),
+			getNum(t, obj, "recovery_seconds"), 2.5, 4, 4)
+		if got := getNum(t, obj, "multilevel_error_predicted_chance"); got != wantP.MeanAbs || !(got > want.MeanAbs) {
+			t.Errorf("multilevel_error_predicted_chance %v, want %v, more than the single level's %v", got, wantP.MeanAbs, want.MeanAbs)
+		}
+		if got := getNum(t, obj, "multilevel_error_predicted_chance_bias"); got != wantP.Mean {
+			t.Errorf("multilevel_error_predicted_chance_bias %v, want %v", got, wantP.Mean)
+		}
 		// The run met a level-2 event: what such a run shows by chance.
 		levels := demo.AppliedLevels(12, 4, launch.Accounting{ScratchUnrecoverable: 1})
 		wantL := demo.ErrorByChanceLevels(8, getNum(t, obj, "interval_seconds"), getNum(t, obj, "checkpoint_seconds"),
@@ -228,6 +237,90 @@ func TestDemoReferenceAtBothEnds(t *testing.T) {
 				t.Errorf("no %q in\n%s", want, out)
 			}
 		}
+	})
+}
+
+// --references 1 runs the reference before the runs with failures only,
+// and the work is that reference (a campaign whose figures of record are
+// the in-run ones saves a run a seed); every run's result is still
+// checked against it, bit for bit. Any other count is refused.
+func TestDemoOneReference(t *testing.T) {
+	secs := map[string]float64{"reference-before": 10, "reference-after": 6, "run": 12, "blocking": 12, "nonblocking": 9}
+	once := func(f *fakeDemo) demoJobs {
+		j := f.jobs()
+		j.once = true
+		return j
+	}
+	t.Run("plain", func(t *testing.T) {
+		f := &fakeDemo{secs: secs}
+		c, out, progress := demoCommand()
+		if err := demoPlain(c, "s", 1500, 2.5, 1, true, once(f)); err != nil {
+			t.Fatalf("%v\n%s", err, progress)
+		}
+		if want := []string{"reference-before", "run"}; !slices.Equal(f.ran, want) {
+			t.Fatalf("ran %v, want %v", f.ran, want)
+		}
+		obj := decodeOne(t, out.String())
+		for k, want := range map[string]float64{"reference_seconds": 10, "reference_seconds_before": 10, "efficiency": 10.0 / 12} {
+			if got := getNum(t, obj, k); math.Abs(got-want) > 1e-12 {
+				t.Errorf("%s = %v, want %v", k, got, want)
+			}
+		}
+		if v, ok := obj["reference_seconds_after"]; !ok || v != nil {
+			t.Errorf("reference_seconds_after = %v (present %v), want null", v, ok)
+		}
+		if obj["result_matches_reference"] != true {
+			t.Errorf("result_matches_reference = %v", obj["result_matches_reference"])
+		}
+		// The in-run figures do not depend on the reference.
+		checkInRun(t, obj, 0.5+1500*0.004, 12, "model_error_applied_in_run", getNum(t, obj, "model_efficiency_applied"))
+	})
+	t.Run("compare", func(t *testing.T) {
+		f := &fakeDemo{secs: secs}
+		c, out, progress := demoCommand()
+		if err := demoFlush(c, []string{"blocking", "nonblocking"}, demo.Settings{Interval: 1, Every: 2, Bandwidth: 4e6, Busy: "skip", Steps: 1500},
+			2.5, true, once(f)); err != nil {
+			t.Fatalf("%v\n%s", err, progress)
+		}
+		if want := []string{"reference-before", "blocking", "nonblocking"}; !slices.Equal(f.ran, want) {
+			t.Fatalf("ran %v, want %v", f.ran, want)
+		}
+		obj := decodeOne(t, out.String())
+		if got := getNum(t, obj, "reference_seconds"); got != 10 {
+			t.Errorf("reference_seconds = %v, want 10", got)
+		}
+		if got := getNum(t, getObj(t, obj, "nonblocking"), "efficiency"); math.Abs(got-10.0/9) > 1e-12 {
+			t.Errorf("nonblocking efficiency %v, want %v", got, 10.0/9)
+		}
+	})
+	t.Run("text", func(t *testing.T) {
+		f := &fakeDemo{secs: secs}
+		c, out, progress := demoCommand()
+		if err := demoPlain(c, "s", 1500, 2.5, 1, false, once(f)); err != nil {
+			t.Fatalf("%v\n%s", err, progress)
+		}
+		for _, want := range []string{"12.00 s with failures, 10.00 s without", "none after them: --references 1"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("no %q in\n%s", want, out)
+			}
+		}
+	})
+	t.Run("results still checked", func(t *testing.T) {
+		f := &fakeDemo{secs: secs, results: map[string]string{"run": "other"}}
+		c, _, _ := demoCommand()
+		if err := demoPlain(c, "s", 1500, 2.5, 1, true, once(f)); !errors.Is(err, errNotRecoverable) {
+			t.Errorf("a run that differs from the one reference: %v, want errNotRecoverable", err)
+		}
+		f = &fakeDemo{secs: secs, results: map[string]string{"nonblocking": "other"}}
+		c, _, _ = demoCommand()
+		if err := demoFlush(c, []string{"blocking", "nonblocking"}, demo.Settings{Interval: 1, Every: 2}, 2.5, true, once(f)); !errors.Is(err, errFlushVariant) {
+			t.Errorf("--flush, a run that differs from the one reference: %v, want errFlushVariant", err)
+		}
+	})
+	t.Run("flag", func(t *testing.T) {
+		checkBadInput(t, []string{"--references 3"}, "demo", "--references", "3")
+		checkBadInput(t, []string{"--references 0"}, "demo", "--references", "0")
+		checkBadInput(t, []string{"--references", "--transparent"}, "demo", "--transparent", "--references", "1")
 	})
 }
 

@@ -306,7 +306,8 @@ func TestDemoJSON(t *testing.T) {
 			"model_finite_efficiency", "model_finite_error_in_run", "multilevel_finite_efficiency", "multilevel_finite_error_in_run",
 			"level2_probability", "level2_failures_predicted", "level1_mtti_predicted_seconds", "level2_mtti_predicted_seconds",
 			"multilevel_efficiency_predicted", "multilevel_error_predicted", "multilevel_error_predicted_in_run",
-			"multilevel_finite_efficiency_predicted", "multilevel_finite_error_predicted_in_run"})
+			"multilevel_finite_efficiency_predicted", "multilevel_finite_error_predicted_in_run",
+			"multilevel_error_predicted_chance", "multilevel_error_predicted_chance_bias"})
 	if obj["result_matches_reference"] != true {
 		t.Errorf("result_matches_reference = %v\n%s", obj["result_matches_reference"], stderr)
 	}

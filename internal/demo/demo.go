@@ -290,6 +290,11 @@ type Report struct {
 	// Added with the level-2 rate predicted from the node failures and
 	// the XOR layout (PredictLevels).
 	LevelsPredicted
+	// And ErrorByChancePredicted: how far one run strays from that model
+	// (multilevel_error_predicted) by chance, over every run, those with
+	// and without a level-2 failure alike.
+	MultilevelErrorPredictedChance     report.Float `json:"multilevel_error_predicted_chance"`
+	MultilevelErrorPredictedChanceBias report.Float `json:"multilevel_error_predicted_chance_bias"`
 }
 
 // InRunReport is the efficiency against the work measured in the run

@@ -225,6 +225,42 @@ func TestErrorByChanceLevels(t *testing.T) {
 	}
 }
 
+// Over every run, the comparison with the multi-level model at the
+// predicted λ2 strays further than the single-level one by chance: the
+// few runs that meet a level-2 failure lose all the work since the
+// start. Without a level-2 rate (no rebuild window) it is the
+// single-level comparison.
+func TestErrorByChancePredicted(t *testing.T) {
+	// A run of the campaign of 2026-11-27: 22 s of work, τ = 3.3 s,
+	// δ = 0.3 s, R = 0.9 s, M = 20 s.
+	c := ErrorByChancePredicted(22, 3.3, 0.3, 0.9, 20, 4, 4)
+	if again := ErrorByChancePredicted(22, 3.3, 0.3, 0.9, 20, 4, 4); again != c {
+		t.Errorf("the same arguments gave %+v then %+v", c, again)
+	}
+	single := ErrorByChance(22, 3.3, 0.3, 0.9, 20)
+	if !(c.MeanAbs > 1.3*single.MeanAbs) || !(c.MeanAbs < 0.5) {
+		t.Errorf("predicted λ2: %+v; single level: %+v: want more spread with level-2 failures", c, single)
+	}
+	// More level-2 failures (a longer rebuild), more spread.
+	if long := ErrorByChancePredicted(22, 3.3, 0.3, 3, 20, 4, 4); !(long.MeanAbs > c.MeanAbs) {
+		t.Errorf("R = 3 s: %+v, R = 0.9 s: %+v: want more spread", long, c)
+	}
+	// No window, no level 2: eq. 1's comparison (another simulation of
+	// the same process, so within its noise).
+	zero := ErrorByChancePredicted(22, 3.3, 0.3, 0, 20, 4, 4)
+	if one := ErrorByChance(22, 3.3, 0.3, 0, 20); math.Abs(zero.MeanAbs-one.MeanAbs) > 0.01 || math.Abs(zero.Mean-one.Mean) > 0.01 {
+		t.Errorf("R = 0: %+v, single level: %+v: want the same within the simulations' noise", zero, one)
+	}
+	for _, bad := range [][5]float64{{0, 3.3, 0.3, 0.9, 20}, {22, 0, 0.3, 0.9, 20}, {22, 3.3, 0, 0.9, 20}, {22, 3.3, 0.3, -1, 20}, {22, 3.3, 0.3, 0.9, math.Inf(1)}} {
+		if c := ErrorByChancePredicted(bad[0], bad[1], bad[2], bad[3], bad[4], 4, 4); !math.IsNaN(c.MeanAbs) {
+			t.Errorf("ErrorByChancePredicted%v = %+v, want NaN", bad, c)
+		}
+	}
+	if c := ErrorByChancePredicted(22, 3.3, 0.3, 0.9, 20, 1, 4); !math.IsNaN(c.MeanAbs) {
+		t.Errorf("an XOR set of one node: %+v, want NaN", c)
+	}
+}
+
 func TestErrorByChanceMarkov(t *testing.T) {
 	s := Settings{Interval: 1, Every: 2}
 	blocking := policy.Measured{Interval: 1, Level1Cost: 0.2, FlushCost: 0.4, Restart: 0.6, Level1MTTI: 2.5}

@@ -16,6 +16,10 @@ import (
 // measured.
 type Reference struct {
 	Before, After float64
+	// Once: only the reference before the runs was taken (`ckpt demo
+	// --references 1`, for campaigns whose figures of record are against
+	// the work measured in the run); Work is then Before alone.
+	Once bool
 }
 
 // Work is the failure-free work the efficiency divides: the mean of the
@@ -26,8 +30,15 @@ type Reference struct {
 // flushing demo took it before both runs, the plain demo after its run,
 // and a failure-free non-blocking run came out faster than the work
 // alone. The mean of the two ends cancels a drift that is linear over the
-// runs, and is the same measure in both modes. NaN unless both are > 0.
+// runs, and is the same measure in both modes. NaN unless both are > 0
+// (with Once, unless Before is).
 func (r Reference) Work() float64 {
+	if r.Once {
+		if !(r.Before > 0) {
+			return math.NaN()
+		}
+		return r.Before
+	}
 	if !(r.Before > 0) || !(r.After > 0) {
 		return math.NaN()
 	}

@@ -28,6 +28,15 @@ func TestReferenceWork(t *testing.T) {
 	if got := Efficiency(8, 0); !math.IsNaN(got) {
 		t.Errorf("no run time: %g", got)
 	}
+	// One reference (--references 1): the work is the one before.
+	if got := (Reference{Before: 10.4, After: math.NaN(), Once: true}).Work(); got != 10.4 {
+		t.Errorf("once: Work = %g, want the reference before, 10.4", got)
+	}
+	for _, bad := range []Reference{{Once: true}, {After: 7, Once: true}, {Before: math.NaN(), Once: true}} {
+		if got := bad.Work(); !math.IsNaN(got) {
+			t.Errorf("%+v: Work = %g, want NaN without the reference before", bad, got)
+		}
+	}
 }
 
 func TestRelErr(t *testing.T) {
