@@ -178,7 +178,8 @@ func (r *Runtime) Incarnation() uint64 { return r.cfg.Incarnation }
 // Halting reports that the job was asked to halt.
 func (r *Runtime) Halting() bool { return r.halting }
 
-// Barrier waits until every rank reached it.
+// Barrier waits until every rank reached it: the coordinator's, or under
+// the uncoordinated strategy an all-gather of the rank's logged messages.
 func (r *Runtime) Barrier(ctx context.Context) error {
 	if r.client == nil {
 		return ctx.Err()
@@ -190,7 +191,9 @@ func (r *Runtime) Barrier(ctx context.Context) error {
 	return r.client.Barrier(ctx)
 }
 
-// AllGather contributes data and returns every rank's.
+// AllGather contributes data and returns every rank's: the coordinator's,
+// or under the uncoordinated strategy built from the rank's logged
+// messages (allGatherAlone).
 func (r *Runtime) AllGather(ctx context.Context, data []byte) ([][]byte, error) {
 	if r.client == nil {
 		return group.Solo{}.AllGather(ctx, data)
