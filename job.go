@@ -94,7 +94,11 @@ type JobOptions struct {
 	// loads the rank's own checkpoint in a process the launcher restarted
 	// alone, and starts from the beginning in a new launch (a whole-job
 	// relaunch starts every rank from the beginning, with fresh logs);
-	// Barrier and AllGather, collectives, fail after a lone recovery.
+	// Barrier and AllGather are built from the rank's logged messages
+	// (rank 0 gathers the contributions and sends the set back), so a rank
+	// recovering alone re-executes them against its log while the others
+	// go on; their messages carry the tag CollectiveTag, which Send
+	// refuses.
 	Strategy string
 }
 
@@ -150,6 +154,10 @@ func (j *Job) Incarnation() uint64 { return j.r.Incarnation() }
 // Store is the job's checkpoint store, for applications that manage
 // checkpoints themselves.
 func (j *Job) Store() *Store { return j.store }
+
+// CollectiveTag is reserved, under the uncoordinated strategy, for the
+// messages of Barrier and AllGather: Send refuses it.
+const CollectiveTag = rank.CollectiveTag
 
 // Barrier waits until every rank reached it.
 func (j *Job) Barrier(ctx context.Context) error { return j.r.Barrier(ctx) }

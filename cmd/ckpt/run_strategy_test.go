@@ -451,3 +451,57 @@ func TestPrintRunUncoordinated(t *testing.T) {
 		t.Errorf("model_efficiency %v at --interval 10steps, want null", obj["model_efficiency"])
 	}
 }
+
+// Himeno (ckpt example himeno, which all-gathers every iteration's
+// residual) runs under the strategy: its collectives are built from the
+// ranks' logged messages. One of its 8 ranks, on 4 nodes, is killed once
+// it has a checkpoint of its own: it recovers alone — reloads it, replays
+// its log, re-executes its halo exchanges and all-gathers while the
+// others are not disturbed — and the result is the failure-free run's,
+// bit for bit. Under process durability: the logs are not synced.
+func TestRunUncoordinatedHimenoRankKilledRecoversAlone(t *testing.T) {
+	const victim = 5
+	want, err := reference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, p := selfEvery5(t, asCkpt)
+	var log bytes.Buffer
+	w := &syncWriter{b: &log}
+	caches := filepath.Join(t.TempDir(), "caches")
+	spec := runSpec{ranks: 8, nodes: 4, program: exe, args: himenoArgs, interval: p, durability: "process",
+		cacheRoot: caches, retries: 4, heartbeat: 10 * time.Second, uncoordinated: true, output: w, progress: w}
+	res := launchScripted(t, spec, &log, func(c *launch.Config, _ *launch.Coordinators) {
+		ch := make(chan []int, 1)
+		c.Inject = ch
+		go func() {
+			// Once the victim's own checkpoint exists (step 5 of 200),
+			// it is killed mid-run.
+			for ctx := t.Context(); ctx.Err() == nil; {
+				found := false
+				filepath.WalkDir(caches, func(path string, d os.DirEntry, err error) error {
+					if err == nil && d.Name() == fmt.Sprintf("rank-%d.ckpt", victim) {
+						found = true
+						return filepath.SkipAll
+					}
+					return nil
+				})
+				if found {
+					ch <- []int{victim}
+					return
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		}()
+	}, 3*time.Minute)
+	if res.Result != want {
+		t.Fatalf("result %q, want the failure-free %q\n%s", res.Result, want, &log)
+	}
+	if res.Injected != 1 || len(res.Attempts) != 1 || res.RanksRecoveredAlone != 1 || res.WholeJobRestarts != 0 {
+		t.Fatalf("%d injected, %d attempts, %d restarted alone, %d whole-job restarts; want 1, 1, 1, 0\n%s",
+			res.Injected, len(res.Attempts), res.RanksRecoveredAlone, res.WholeJobRestarts, &log)
+	}
+}

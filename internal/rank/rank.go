@@ -178,18 +178,28 @@ func (r *Runtime) Incarnation() uint64 { return r.cfg.Incarnation }
 // Halting reports that the job was asked to halt.
 func (r *Runtime) Halting() bool { return r.halting }
 
-// Barrier waits until every rank reached it.
+// Barrier waits until every rank reached it: the coordinator's, or under
+// the uncoordinated strategy an all-gather of the rank's logged messages.
 func (r *Runtime) Barrier(ctx context.Context) error {
 	if r.client == nil {
 		return ctx.Err()
 	}
+	if r.u != nil {
+		_, err := r.allGatherAlone(ctx, nil)
+		return err
+	}
 	return r.client.Barrier(ctx)
 }
 
-// AllGather contributes data and returns every rank's.
+// AllGather contributes data and returns every rank's: the coordinator's,
+// or under the uncoordinated strategy built from the rank's logged
+// messages (allGatherAlone).
 func (r *Runtime) AllGather(ctx context.Context, data []byte) ([][]byte, error) {
 	if r.client == nil {
 		return group.Solo{}.AllGather(ctx, data)
+	}
+	if r.u != nil {
+		return r.allGatherAlone(ctx, data)
 	}
 	return r.client.AllGather(ctx, data)
 }
@@ -217,6 +227,9 @@ func (r *Runtime) Send(ctx context.Context, to int, tag uint64, msg []byte) erro
 		return fmt.Errorf("ckpt: send to rank %d: a job of one rank has no peers", to)
 	}
 	if r.u != nil {
+		if tag == CollectiveTag {
+			return fmt.Errorf("ckpt: send to rank %d: tag %d is reserved for the collectives under the %s strategy", to, tag, jobenv.StrategyUncoordinated)
+		}
 		return r.sendAlone(ctx, to, tag, msg)
 	}
 	return r.peers.Send(ctx, to, tag, msg)

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/ckpt/ckpt/internal/placement"
 	"github.com/ckpt/ckpt/internal/policy"
 	"github.com/ckpt/ckpt/internal/uncoord"
+	"github.com/ckpt/ckpt/storage"
 )
 
 // The uncoordinated strategy (jobenv.StrategyUncoordinated,
@@ -29,7 +31,10 @@ import (
 //
 // None of it uses the coordinator's collectives: after a lone recovery
 // the coordinator aborts any collective (a restarted process has no
-// place in their sequence). The ranks meet only in its key–value
+// place in their sequence). The application's Barrier and AllGather are
+// built from the rank's logged messages instead, on CollectiveTag
+// (uncoord.AllGather), so that a rank recovering alone re-executes them
+// against its log. The ranks meet only in the coordinator's key–value
 // service, which has no sequence: each publishes its node, failure
 // domain and cache (keyMember), from which every rank finds its
 // protector (uncoord.ProtectorOf) without waiting for the others to do
@@ -167,10 +172,15 @@ func (r *Runtime) StartStrategy(ctx context.Context) error {
 		}
 		return []string{own, prot}, nil
 	}}
+	// The log is as durable as the job's cache (JobOptions' Store
+	// CacheDurability, CKPT_CACHE_DURABILITY): synced under node
+	// durability, in the protector's page cache under process durability
+	// (uncoord.FileProtectors says why that keeps the pessimistic
+	// guarantee).
 	u.prot = uncoord.FileProtectors{Dir: func(rank int) (string, error) {
 		_, prot, err := u.dirs(rank)
 		return prot, err
-	}}
+	}, NoSync: !storage.PropertiesOf(r.eng.Cache).SyncsFiles}
 	r.u = u
 	if err := r.client.Publish(ctx, keyMember(r.rank), u.self.encode()); err != nil {
 		return fmt.Errorf("ckpt: rank %d: publish its place: %w", r.rank, err)
@@ -454,6 +464,44 @@ func (r *Runtime) publishMsgLog(ctx context.Context) {
 		r.client.Publish(ctx, jobenv.KeyPeers(r.rank), jobenv.EncodePeers(peers))
 	}
 	r.client.Publish(ctx, jobenv.KeyMsgLog(r.rank), r.msgLog().Encode())
+}
+
+// CollectiveTag is the tag of the messages of the collectives under the
+// strategy (Barrier, AllGather: uncoord.AllGather). It is reserved: an
+// application's Send with it is refused, so that a collective's message
+// is never taken for the application's (the tag checks, it does not
+// select).
+const CollectiveTag = math.MaxUint64
+
+// collectiveP2P is the rank's logged messages on CollectiveTag.
+type collectiveP2P struct{ r *Runtime }
+
+func (c collectiveP2P) Send(ctx context.Context, to int, data []byte) error {
+	return c.r.sendAlone(ctx, to, CollectiveTag, data)
+}
+
+func (c collectiveP2P) Recv(ctx context.Context, from int) ([]byte, error) {
+	return c.r.recvAlone(ctx, from, CollectiveTag, nil)
+}
+
+// allGatherAlone is AllGather under the strategy, from the rank's logged
+// messages. A collective makes every rank depend on every other: each
+// counts as a peer exchanged with (φ, jobenv.KeyPeers), not only rank 0
+// whom the messages go through.
+func (r *Runtime) allGatherAlone(ctx context.Context, data []byte) ([][]byte, error) {
+	if _, err := r.driver(ctx); err != nil {
+		return nil, err
+	}
+	for p := range r.size {
+		if p != r.rank {
+			r.u.talked(p)
+		}
+	}
+	all, err := uncoord.AllGather(ctx, collectiveP2P{r}, r.rank, r.size, data)
+	if err != nil {
+		return nil, fmt.Errorf("ckpt: rank %d: %w", r.rank, err)
+	}
+	return all, nil
 }
 
 // appTag prefixes a message with the application's tag: the driver has

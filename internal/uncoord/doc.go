@@ -38,6 +38,14 @@
 //     (msglog.Sender.Recovered). Start returns when every peer has
 //     answered: the application then re-executes from its checkpoint.
 //
+// # Collectives
+//
+// AllGather and Barrier are built from a Rank's Send and Recv (P2P): the
+// contributions gathered to rank 0, which sends the set back to every
+// rank. Their messages are logged and replayed like any other, so a rank
+// recovering alone re-executes its collectives against its log, its sends
+// suppressed by their sequence numbers, and the others are not disturbed.
+//
 // # When the log cannot serve
 //
 // A record whose hash does not match (msglog.ErrCorrupt), a log truncated
@@ -63,7 +71,9 @@
 // Protectors is the seam to the log's storage at a rank's protector
 // (ProtectorOf picks it: the next rank in another failure domain);
 // FileProtectors keeps the logs as files in the protector node's cache,
-// which is right when every node shares a machine.
+// which is right when every node shares a machine; their appends are
+// synced, or not (NoSync) when the job's cache durability is the
+// process's.
 //
 // A Rank's calls may be made from any goroutine. Peers' failures are seen
 // by Net as errors wrapping redundancy.ErrPeerClosed: the reader tries

@@ -22,8 +22,24 @@ type Protectors interface {
 
 // FileProtectors keeps each rank's log as a logstore.File in the cache
 // directory of its protector's node: Dir(rank) names that directory.
+//
+// NoSync follows the job's cache durability (ckpt.DurableProcess): the
+// appends are not synced, a record is durable once it is in the protector
+// node's page cache. That keeps Fialho et al. 2011's pessimistic guarantee
+// (§3.2: no message is delivered that a failure could lose) under the
+// failure model process durability declares: the log lives on another
+// failure domain than its receiver (ProtectorOf), so a killed receiver, or
+// the receiver's whole node lost, finds every record it was delivered in
+// the protector node's page cache. What it gives up is the protector
+// node's own crash: its page cache goes, and with it the logs it holds —
+// but process durability already counts a crashed node as lost, and a
+// lost protector is re-formed (its ranks' logs must be rebuilt from a new
+// checkpoint) whatever the log's durability, so syncing would buy a
+// rebooted node's log, which the job does not use. Without NoSync (node
+// durability) every append is synced.
 type FileProtectors struct {
-	Dir func(rank int) (string, error)
+	Dir    func(rank int) (string, error)
+	NoSync bool
 }
 
 // OpenLog opens (creating it if need be) the log of rank.
@@ -35,7 +51,7 @@ func (p FileProtectors) OpenLog(rank int) (logstore.Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("uncoord: protector of rank %d: %w", rank, err)
 	}
-	return logstore.OpenFile(path)
+	return logstore.OpenFileWith(path, logstore.FileOptions{NoSync: p.NoSync})
 }
 
 // RemoveLog deletes the log of rank, if any: a rank that starts from the

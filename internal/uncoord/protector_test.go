@@ -96,3 +96,20 @@ func TestFileProtectorsRemoveLog(t *testing.T) {
 		t.Errorf("log after RemoveLog: last %d, %v; want an empty log", last, err)
 	}
 }
+
+// The log's durability follows NoSync (the job's cache durability): synced
+// appends by default (node durability), none under process durability.
+func TestFileProtectorsSyncFollowsDurability(t *testing.T) {
+	root := t.TempDir()
+	for _, noSync := range []bool{false, true} {
+		p := FileProtectors{Dir: func(int) (string, error) { return root, nil }, NoSync: noSync}
+		s, err := p.OpenLog(3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.(*logstore.File).Synced(); got == noSync {
+			t.Errorf("FileProtectors{NoSync: %v}: the log's appends synced = %v", noSync, got)
+		}
+		s.Close()
+	}
+}

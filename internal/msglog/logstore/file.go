@@ -42,7 +42,11 @@ const MaxData = math.MaxUint32
 var ErrBadHeader = errors.New("not a message log, or its header is damaged")
 
 // File is a message log in one append-only file: the protector's copy of a
-// rank's log. Append writes whole frames and syncs before it returns.
+// rank's log. Append writes whole frames and syncs before it returns,
+// unless the file was opened with FileOptions.NoSync: its records are
+// then durable against the crash of processes (the writer's, the
+// receiver's: the kernel's page cache holds them), not of the node that
+// holds the file, which the job then counts as lost (ckpt.DurableProcess).
 //
 // A crash in the middle of an Append leaves a torn last frame: the file
 // ends inside it, or (on file systems that extend the size before the
@@ -58,9 +62,11 @@ var ErrBadHeader = errors.New("not a message log, or its header is damaged")
 type File struct {
 	path string
 	f    *os.File
-	base uint64
-	offs []int64 // start of each frame; record base+1+i starts at offs[i]
-	size int64   // end of the last frame indexed in offs
+	// syncer makes an Append's frames durable; nil with NoSync.
+	syncer func(*os.File) error
+	base   uint64
+	offs   []int64 // start of each frame; record base+1+i starts at offs[i]
+	size   int64   // end of the last frame indexed in offs
 	// damaged, when not nil, says where the file stops being readable
 	// (after the frames in offs): ReadAfter fails there and Append
 	// refuses. broken is set when an Append failed and could not put
@@ -75,8 +81,23 @@ var ErrDamaged = errors.New("message log damaged")
 
 var _ Store = (*File)(nil)
 
-// OpenFile opens the log at path, creating an empty one if there is none.
-func OpenFile(path string) (*File, error) {
+// FileOptions configure OpenFileWith.
+type FileOptions struct {
+	// NoSync appends without syncing: Append returns once the frames are
+	// in the page cache. A killed process (the writer's included) loses
+	// none of them; a crash of the node that holds the file may lose its
+	// tail (dropped as torn when the file is opened again) or the whole
+	// file. Creating the file, dropping a torn tail and Truncate still
+	// sync: they are rare, and a half-synced rename is not worth its risk.
+	NoSync bool
+}
+
+// OpenFile opens the log at path, creating an empty one if there is none;
+// its appends are synced.
+func OpenFile(path string) (*File, error) { return OpenFileWith(path, FileOptions{}) }
+
+// OpenFileWith is OpenFile with options.
+func OpenFileWith(path string, opts FileOptions) (*File, error) {
 	// A Truncate that did not finish left its temp file: the old file
 	// stands. Failing to remove it costs only its space; the open below
 	// says why the directory cannot be used.
@@ -92,7 +113,10 @@ func OpenFile(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("logstore: %w", err)
 	}
-	l := &File{path: path, f: f}
+	l := &File{path: path, f: f, syncer: (*os.File).Sync}
+	if opts.NoSync {
+		l.syncer = nil
+	}
 	if err := l.load(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("logstore: opening %s: %w", path, err)
@@ -255,8 +279,8 @@ func (l *File) Append(recs []msglog.Record) error {
 		buf = binary.LittleEndian.AppendUint64(buf, r.Sum)
 	}
 	_, err := l.f.WriteAt(buf, l.size)
-	if err == nil {
-		err = l.f.Sync()
+	if err == nil && l.syncer != nil {
+		err = l.syncer(l.f)
 	}
 	if err != nil {
 		// Put the file back as it was, so that the next Append does
@@ -356,6 +380,9 @@ func (l *File) Bounds() (uint64, uint64, error) {
 	}
 	return l.base, l.last(), nil
 }
+
+// Synced reports whether Append syncs (FileOptions.NoSync unset).
+func (l *File) Synced() bool { return l.syncer != nil }
 
 // Close implements Store.
 func (l *File) Close() error { return l.f.Close() }

@@ -1,6 +1,7 @@
 package logstore
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -31,5 +32,59 @@ func TestFileAppendFailureBreaks(t *testing.T) {
 		if err != l.broken || err == nil {
 			t.Errorf("%s of a broken log: %v", name, err)
 		}
+	}
+}
+
+// Under node durability (the default) every Append syncs the file once,
+// after its frames are written; under process durability (NoSync) none
+// does, and the records are there all the same.
+func TestFileSyncFollowsDurability(t *testing.T) {
+	recs := func(from, n uint64) []msglog.Record {
+		var rs []msglog.Record
+		for i := from; i < from+n; i++ {
+			d := []byte{byte(i)}
+			rs = append(rs, msglog.Record{Index: i, From: 1, Seq: i, Data: d, Sum: msglog.Hash(i, 1, i, d)})
+		}
+		return rs
+	}
+	synced, err := OpenFile(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer synced.Close()
+	if !synced.Synced() {
+		t.Fatal("OpenFile's log does not sync")
+	}
+	syncs := 0
+	orig := synced.syncer
+	synced.syncer = func(f *os.File) error { syncs++; return orig(f) }
+	for i, batch := range [][]msglog.Record{recs(1, 1), recs(2, 3), recs(5, 2)} {
+		if err := synced.Append(batch); err != nil {
+			t.Fatal(err)
+		}
+		if syncs != i+1 {
+			t.Fatalf("after %d appends, %d syncs", i+1, syncs)
+		}
+	}
+
+	path := filepath.Join(t.TempDir(), "log")
+	unsynced, err := OpenFileWith(path, FileOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unsynced.Synced() || unsynced.syncer != nil {
+		t.Fatal("a NoSync log syncs its appends")
+	}
+	if err := unsynced.Append(recs(1, 4)); err != nil {
+		t.Fatal(err)
+	}
+	unsynced.Close()
+	again, err := OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if _, last, err := again.Bounds(); err != nil || last != 4 {
+		t.Fatalf("an unsynced log reopened: last %d, %v; want 4", last, err)
 	}
 }

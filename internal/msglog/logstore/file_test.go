@@ -304,3 +304,12 @@ func TestFileLostAckedRecordsDetectedBySender(t *testing.T) {
 		t.Fatalf("Recovered = %v, want ErrAckedLost", err)
 	}
 }
+
+func TestFileNoSyncConformance(t *testing.T) {
+	lt.Run(t, func(t *testing.T) lt.Opener {
+		path := filepath.Join(t.TempDir(), "rank-0.mlog")
+		return func() (logstore.Store, error) {
+			return logstore.OpenFileWith(path, logstore.FileOptions{NoSync: true})
+		}
+	})
+}

@@ -21,7 +21,9 @@ import (
 type Store interface {
 	// Append appends records, whose indexes must follow the log's last
 	// one without a gap (the first after a truncation to base is
-	// base+1), and returns once they are durable. It fails, with
+	// base+1), and returns once they are durable (as durable as the
+	// store is: File with FileOptions.NoSync survives processes, not its
+	// node). It fails, with
 	// nothing appended, with an error wrapping ErrGap for a record out of
 	// order; after an I/O error the log is as it was before the call. The
 	// store copies the records' data.
