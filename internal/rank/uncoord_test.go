@@ -4,7 +4,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/msglog/logstore"
 	"github.com/ckpt/ckpt/internal/placement"
+	"github.com/ckpt/ckpt/internal/storage/local"
 )
 
 func TestMemberEncoding(t *testing.T) {
@@ -74,5 +76,31 @@ func TestPeersPattern(t *testing.T) {
 	next.stepDone()
 	if p, ok := next.peers(); !ok || !slices.Equal(p, []int{1, 2, 4}) {
 		t.Errorf("restarted alone: %v, %v; want [1 2 4]", p, ok)
+	}
+}
+
+// The log's appends are synced when the job's cache syncs its files (node
+// durability) and not when it does not (process durability:
+// local.WithoutSync, which CKPT_CACHE_DURABILITY=process gives the cache,
+// TestCacheDurabilityReachesCache in package ckpt).
+func TestLogFollowsCacheDurability(t *testing.T) {
+	for _, nosync := range []bool{false, true} {
+		dir := t.TempDir()
+		var opts []local.Option
+		if nosync {
+			opts = append(opts, local.WithoutSync())
+		}
+		cache, err := local.New(dir, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := logProtectors(cache, func(int) (string, error) { return dir, nil }).OpenLog(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.(*logstore.File).Synced(); got == nosync {
+			t.Errorf("cache without sync %v: the log's appends synced = %v", nosync, got)
+		}
+		s.Close()
 	}
 }
