@@ -98,7 +98,11 @@ type JobOptions struct {
 	// (rank 0 gathers the contributions and sends the set back), so a rank
 	// recovering alone re-executes them against its log while the others
 	// go on; their messages carry the tag CollectiveTag, which Send
-	// refuses.
+	// refuses. They share each pair of ranks' channel with Send and Recv,
+	// whose tags check and do not select: a message sent to or from
+	// rank 0 before a collective must be received before it, or the
+	// collective (or the Recv after it) fails on the other's tag — unlike
+	// the coordinated strategy's, where Send, Barrier, Recv is allowed.
 	Strategy string
 }
 
