@@ -472,7 +472,7 @@ func logProtectors(cache storage.Backend, dir func(rank int) (string, error)) un
 
 // CollectiveTag is the tag of the messages of the collectives under the
 // strategy (Barrier, AllGather: uncoord.AllGather). It is reserved: an
-// application's Send with it is refused, so that a collective's message
+// application's Send or Recv with it is refused, so that a collective's message
 // is never taken for the application's (the tag checks, it does not
 // select).
 const CollectiveTag = math.MaxUint64

@@ -1,10 +1,13 @@
 package rank
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/msglog/logstore"
+	"github.com/ckpt/ckpt/internal/peer"
 	"github.com/ckpt/ckpt/internal/placement"
 	"github.com/ckpt/ckpt/internal/storage/local"
 )
@@ -102,5 +105,17 @@ func TestLogFollowsCacheDurability(t *testing.T) {
 			t.Errorf("cache without sync %v: the log's appends synced = %v", nosync, got)
 		}
 		s.Close()
+	}
+}
+
+// Under the strategy the application can neither send nor receive on the
+// collectives' tag: a Recv on it would take a collective's message.
+func TestCollectiveTagReserved(t *testing.T) {
+	r := &Runtime{peers: &peer.Node{}, u: &uncoordinated{}}
+	if err := r.Send(context.Background(), 1, CollectiveTag, nil); err == nil || !strings.Contains(err.Error(), "reserved") {
+		t.Errorf("Send on CollectiveTag: %v, want it refused", err)
+	}
+	if _, err := r.Recv(context.Background(), 1, CollectiveTag, nil); err == nil || !strings.Contains(err.Error(), "reserved") {
+		t.Errorf("Recv on CollectiveTag: %v, want it refused", err)
 	}
 }
