@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/internal/cluster"
+	"github.com/ckpt/ckpt/storage"
 )
 
 func TestParseDurability(t *testing.T) {
@@ -24,6 +25,24 @@ func TestParseDurability(t *testing.T) {
 	_, err := Open(Options{CacheDir: t.TempDir(), Node: "n"})
 	if err == nil || !strings.Contains(err.Error(), "CKPT_CACHE_DURABILITY") || !strings.Contains(err.Error(), `"sometimes"`) {
 		t.Errorf("Open with a bad CKPT_CACHE_DURABILITY: %v", err)
+	}
+}
+
+// CKPT_CACHE_DURABILITY reaches the engine's cache, whose properties the
+// uncoordinated strategy's message log follows (internal/rank's
+// TestLogFollowsCacheDurability): process durability, a cache that does
+// not sync; node or unset, one that does.
+func TestCacheDurabilityReachesCache(t *testing.T) {
+	for env, syncs := range map[string]bool{"": true, "node": true, "process": false} {
+		t.Setenv("CKPT_CACHE_DURABILITY", env)
+		s, err := Open(Options{Rank: 0, Size: 1, CacheDir: t.TempDir(), Node: "n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := storage.PropertiesOf(s.eng.Cache).SyncsFiles; got != syncs {
+			t.Errorf("CKPT_CACHE_DURABILITY=%q: the cache syncs its files = %v, want %v", env, got, syncs)
+		}
+		s.Close()
 	}
 }
 

@@ -97,8 +97,12 @@ type JobOptions struct {
 	// Barrier and AllGather are built from the rank's logged messages
 	// (rank 0 gathers the contributions and sends the set back), so a rank
 	// recovering alone re-executes them against its log while the others
-	// go on; their messages carry the tag CollectiveTag, which Send
-	// refuses.
+	// go on; their messages carry the tag CollectiveTag, which Send and
+	// Recv refuse. They share each pair of ranks' channel with Send and Recv,
+	// whose tags check and do not select: a message sent to or from
+	// rank 0 before a collective must be received before it, or the
+	// collective (or the Recv after it) fails on the other's tag — unlike
+	// the coordinated strategy's, where Send, Barrier, Recv is allowed.
 	Strategy string
 }
 
@@ -156,7 +160,7 @@ func (j *Job) Incarnation() uint64 { return j.r.Incarnation() }
 func (j *Job) Store() *Store { return j.store }
 
 // CollectiveTag is reserved, under the uncoordinated strategy, for the
-// messages of Barrier and AllGather: Send refuses it.
+// messages of Barrier and AllGather: Send and Recv refuse it.
 const CollectiveTag = rank.CollectiveTag
 
 // Barrier waits until every rank reached it.

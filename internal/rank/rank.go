@@ -241,6 +241,11 @@ func (r *Runtime) Recv(ctx context.Context, from int, tag uint64, buf []byte) ([
 		return nil, fmt.Errorf("ckpt: receive from rank %d: a job of one rank has no peers", from)
 	}
 	if r.u != nil {
+		// A Recv on the collectives' tag would pass the tag check on a
+		// collective's message and take it from the collective.
+		if tag == CollectiveTag {
+			return nil, fmt.Errorf("ckpt: receive from rank %d: tag %d is reserved for the collectives under the %s strategy", from, tag, jobenv.StrategyUncoordinated)
+		}
 		return r.recvAlone(ctx, from, tag, buf)
 	}
 	return r.peers.Recv(ctx, from, tag, buf)

@@ -172,15 +172,10 @@ func (r *Runtime) StartStrategy(ctx context.Context) error {
 		}
 		return []string{own, prot}, nil
 	}}
-	// The log is as durable as the job's cache (JobOptions' Store
-	// CacheDurability, CKPT_CACHE_DURABILITY): synced under node
-	// durability, in the protector's page cache under process durability
-	// (uncoord.FileProtectors says why that keeps the pessimistic
-	// guarantee).
-	u.prot = uncoord.FileProtectors{Dir: func(rank int) (string, error) {
+	u.prot = logProtectors(r.eng.Cache, func(rank int) (string, error) {
 		_, prot, err := u.dirs(rank)
 		return prot, err
-	}, NoSync: !storage.PropertiesOf(r.eng.Cache).SyncsFiles}
+	})
 	r.u = u
 	if err := r.client.Publish(ctx, keyMember(r.rank), u.self.encode()); err != nil {
 		return fmt.Errorf("ckpt: rank %d: publish its place: %w", r.rank, err)
@@ -466,9 +461,18 @@ func (r *Runtime) publishMsgLog(ctx context.Context) {
 	r.client.Publish(ctx, jobenv.KeyMsgLog(r.rank), r.msgLog().Encode())
 }
 
+// logProtectors keeps the logs in the directories dir names, as durable
+// as the job's cache (JobOptions' Store CacheDurability,
+// CKPT_CACHE_DURABILITY): synced under node durability, in the protector's
+// page cache under process durability (uncoord.FileProtectors says why
+// that keeps the pessimistic guarantee).
+func logProtectors(cache storage.Backend, dir func(rank int) (string, error)) uncoord.FileProtectors {
+	return uncoord.FileProtectors{Dir: dir, NoSync: !storage.PropertiesOf(cache).SyncsFiles}
+}
+
 // CollectiveTag is the tag of the messages of the collectives under the
 // strategy (Barrier, AllGather: uncoord.AllGather). It is reserved: an
-// application's Send with it is refused, so that a collective's message
+// application's Send or Recv with it is refused, so that a collective's message
 // is never taken for the application's (the tag checks, it does not
 // select).
 const CollectiveTag = math.MaxUint64

@@ -1,10 +1,15 @@
 package rank
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/msglog/logstore"
+	"github.com/ckpt/ckpt/internal/peer"
 	"github.com/ckpt/ckpt/internal/placement"
+	"github.com/ckpt/ckpt/internal/storage/local"
 )
 
 func TestMemberEncoding(t *testing.T) {
@@ -74,5 +79,43 @@ func TestPeersPattern(t *testing.T) {
 	next.stepDone()
 	if p, ok := next.peers(); !ok || !slices.Equal(p, []int{1, 2, 4}) {
 		t.Errorf("restarted alone: %v, %v; want [1 2 4]", p, ok)
+	}
+}
+
+// The log's appends are synced when the job's cache syncs its files (node
+// durability) and not when it does not (process durability:
+// local.WithoutSync, which CKPT_CACHE_DURABILITY=process gives the cache,
+// TestCacheDurabilityReachesCache in package ckpt).
+func TestLogFollowsCacheDurability(t *testing.T) {
+	for _, nosync := range []bool{false, true} {
+		dir := t.TempDir()
+		var opts []local.Option
+		if nosync {
+			opts = append(opts, local.WithoutSync())
+		}
+		cache, err := local.New(dir, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := logProtectors(cache, func(int) (string, error) { return dir, nil }).OpenLog(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.(*logstore.File).Synced(); got == nosync {
+			t.Errorf("cache without sync %v: the log's appends synced = %v", nosync, got)
+		}
+		s.Close()
+	}
+}
+
+// Under the strategy the application can neither send nor receive on the
+// collectives' tag: a Recv on it would take a collective's message.
+func TestCollectiveTagReserved(t *testing.T) {
+	r := &Runtime{peers: &peer.Node{}, u: &uncoordinated{}}
+	if err := r.Send(context.Background(), 1, CollectiveTag, nil); err == nil || !strings.Contains(err.Error(), "reserved") {
+		t.Errorf("Send on CollectiveTag: %v, want it refused", err)
+	}
+	if _, err := r.Recv(context.Background(), 1, CollectiveTag, nil); err == nil || !strings.Contains(err.Error(), "reserved") {
+		t.Errorf("Recv on CollectiveTag: %v, want it refused", err)
 	}
 }

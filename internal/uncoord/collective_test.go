@@ -3,6 +3,7 @@ package uncoord
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -20,7 +21,7 @@ const collRanks, collRounds = 4, 24
 // earlier round's result, and every third round is also a barrier. It
 // returns the hash of each round's gathered set; stop, if set, ends it
 // after a round (a crash: the rest is not run).
-func collProgram(ctx context.Context, d *Rank, rank int, stop func(round int) bool) ([]uint64, error) {
+func collProgram(ctx context.Context, d P2P, rank int, stop func(round int) bool) ([]uint64, error) {
 	v := uint64(rank)
 	var got []uint64
 	for round := range collRounds {
@@ -52,6 +53,36 @@ func collProgram(ctx context.Context, d *Rank, rank int, stop func(round int) bo
 // the others go on. It returns each rank's results (the restarted rank's
 // last incarnation's) and the first incarnation's of rank 1.
 func runColl(t *testing.T, crashAt int) (res [][]uint64, first []uint64, stats Stats) {
+	return runCollCrash(t, 1, func(int) bool { return crashAt >= 0 }, func(round int) bool { return round == crashAt }, -1)
+}
+
+// crashP2P crashes its rank after its first ops sends and receives:
+// in the middle of a collective.
+type crashP2P struct {
+	P2P
+	ops int
+}
+
+func (c *crashP2P) Send(ctx context.Context, to int, data []byte) error {
+	if c.ops <= 0 {
+		return errCrashed
+	}
+	c.ops--
+	return c.P2P.Send(ctx, to, data)
+}
+
+func (c *crashP2P) Recv(ctx context.Context, from int) ([]byte, error) {
+	if c.ops <= 0 {
+		return nil, errCrashed
+	}
+	c.ops--
+	return c.P2P.Recv(ctx, from)
+}
+
+// runCollCrash is runColl with rank victim crashed, when crash says so,
+// after the round stop says or (ops >= 0) after its first ops sends and
+// receives, in the middle of a collective.
+func runCollCrash(t *testing.T, victim int, crash, stop func(int) bool, ops int) (res [][]uint64, first []uint64, stats Stats) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -71,10 +102,17 @@ func runColl(t *testing.T, crashAt int) (res [][]uint64, first []uint64, stats S
 				errs[r] = err
 				return
 			}
-			if r == 1 && crashAt >= 0 {
-				first, err = collProgram(ctx, d, r, func(round int) bool { return round == crashAt })
+			if r == victim && crash(r) {
+				var p P2P = d
+				if ops >= 0 {
+					p = &crashP2P{P2P: d, ops: ops}
+				}
+				first, err = collProgram(ctx, p, r, stop)
 				net.Kill(r)
 				d.Close()
+				if errors.Is(err, errCrashed) {
+					err = nil
+				}
 				if err != nil {
 					errs[r] = err
 					return
@@ -91,7 +129,7 @@ func runColl(t *testing.T, crashAt int) (res [][]uint64, first []uint64, stats S
 			if err := d.Flush(ctx); err != nil && errs[r] == nil {
 				errs[r] = err
 			}
-			if r == 1 {
+			if r == victim {
 				stats = d.Stats()
 			}
 			// Closed once every rank is done: a rank closing early would
@@ -135,6 +173,39 @@ func TestCollectivesReplayAlone(t *testing.T) {
 	}
 	if st.Replayed == 0 || st.Skipped == 0 {
 		t.Errorf("rank 1's restart replayed %d messages and skipped %d sends: want both > 0", st.Replayed, st.Skipped)
+	}
+}
+
+// Rank 0, through which every collective goes, killed in the middle of
+// one (some contributions received, the set sent to some ranks or none)
+// and restarted alone from the beginning: its log gives it the
+// contributions again in the order it took them, its sets are not sent
+// again to the ranks that have them, and are to those that do not; every
+// rank ends as in a failure-free run. So does a rank other than 0 killed
+// between sending its contribution and receiving the set.
+func TestCollectivesReplayAloneMidCollective(t *testing.T) {
+	ref, _, _ := runColl(t, -1)
+	never := func(int) bool { return false }
+	always := func(int) bool { return true }
+	// Rank 0's round 0 is an all-gather (3 receives, 3 sends) and a
+	// barrier (the same): operations 0–11; rounds 1 and 2 are 12–17 and
+	// 18–23, round 3 is 24–35. After 19, 22, 26 or 33 operations rank 0
+	// is in round 2's all-gather after one receive, after every receive
+	// and one send, in round 3's after two receives, and in round 3's
+	// barrier after every receive and no send. Rank 2 after 7 sent round
+	// 2's contribution and did not receive the set; rank 3 after 13,
+	// round 4's.
+	for _, c := range []struct{ victim, ops int }{{0, 19}, {0, 22}, {0, 26}, {0, 33}, {2, 7}, {3, 13}} {
+		got, _, st := runCollCrash(t, c.victim, always, never, c.ops)
+		for r := range collRanks {
+			if !slices.Equal(got[r], ref[r]) {
+				t.Errorf("rank %d killed after %d operations: rank %d's results differ from the failure-free run", c.victim, c.ops, r)
+			}
+		}
+		if st.Replayed == 0 || st.Skipped == 0 {
+			t.Errorf("rank %d killed after %d operations: its restart replayed %d messages and skipped %d sends: want both > 0",
+				c.victim, c.ops, st.Replayed, st.Skipped)
+		}
 	}
 }
 
