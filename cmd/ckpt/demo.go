@@ -126,6 +126,8 @@ uncoordinated one (each rank checkpoints alone, logs what it receives at
 its protector, and a failed rank recovers alone) or both (compare, the
 same seeded failures), beside Daly's model and Fialho et al.'s eq. 10 fed
 with what the run measured, φ included (docs/MESSAGE-LOGGING.md).
+Without --mtti, its MTTI is the first failure-free reference's time (at
+least 0.5s), so that the failures scale with the machine's speed.
 
 It needs nothing but this binary: the nodes are directories under the temp
 directory, removed at the end.`

@@ -29,7 +29,7 @@ func addDemoStrategyFlags(c *cobra.Command) *demoStrategyFlags {
 	return &demoStrategyFlags{
 		strategy: fs.String("strategy", "", "instead: Fialho et al. 2011's synthetic application (ckpt example torus: 6 ranks on a 3×2 torus, one a node) with rank failures (a process killed), under the "+
 			"coordinated strategy, the uncoordinated one (each rank checkpoints alone, logs what it receives, recovers alone), or compare (both, the same seeded failures), "+
-			"beside Daly's model and Fialho et al.'s eq. 10 (--mtti default 4s). Himeno is not run so: its halo exchange goes through the collectives, not Job.Send/Recv"),
+			"beside Daly's model and Fialho et al.'s eq. 10 (--mtti default: the failure-free reference's time, measured first, at least 0.5s, so that the failures scale with the machine's speed). Himeno is not run so: its halo exchange goes through the collectives, not Job.Send/Recv"),
 		steps:   fs.Int("steps", demoTorusSteps, "with --strategy: the torus's compute-and-exchange steps"),
 		n:       fs.Int("n", demoTorusN, "with --strategy: the order of each step's matrix product"),
 		changed: fs.Changed,
@@ -41,8 +41,36 @@ const (
 	demoTorusW, demoTorusH = 3, 2
 	demoTorusSteps         = 1500
 	demoTorusN             = 64
-	demoTorusMTTI          = 4.0
+	// demoTorusMinMTTI is the least MTTI strategyMTTI sets: --mtti's
+	// own least (a relaunch takes a fraction of a second).
+	demoTorusMinMTTI = 0.5
 )
+
+// strategyMTTI is the --strategy demo's MTTI without --mtti: the first
+// failure-free reference's wall-clock seconds, at least demoTorusMinMTTI.
+// A fixed MTTI depends on the machine's speed: on a loaded machine the
+// ranks' start alone took 6 s and a 1 s MTTI killed the coordinated job
+// faster than it could relaunch (retries spent); on a fast one, the runs
+// could end before their first failure. Scaled by the reference, the
+// failures come about once a failure-free job's time (a coordinated
+// relaunch, which starts the ranks again, costs up to that much at the
+// demo's small sizes, so a shorter MTTI would kill most relaunches),
+// and a seed's schedule, in units of the MTTI, falls at the same points
+// of the job on any machine.
+func strategyMTTI(referenceSecs float64) float64 {
+	if !(referenceSecs > demoTorusMinMTTI) {
+		return demoTorusMinMTTI
+	}
+	return referenceSecs
+}
+
+// mttiNote says where the MTTI came from in the progress.
+func mttiNote(set bool) string {
+	if set {
+		return ""
+	}
+	return ": the failure-free reference's time, as no --mtti was given"
+}
 
 // on reports that --strategy was given.
 func (f *demoStrategyFlags) on() bool { return f.changed("strategy") }
@@ -108,11 +136,10 @@ func (r strategyRun) model() float64 {
 // demoStrategy is `ckpt demo --strategy`: the failure-free reference, the
 // run under each strategy with the same seeded node failures, the
 // reference again; the results compared bit for bit, the efficiencies
-// beside their models.
+// beside their models. Without --mtti, the MTTI is the first reference's
+// time (strategyMTTI), so that the failures come at the same rate
+// relative to the job whatever the machine's speed.
 func demoStrategy(c *cobra.Command, f *demoStrategyFlags, which []string, mttiSet bool, m float64, seed uint64, asJSON bool) error {
-	if !mttiSet {
-		m = demoTorusMTTI
-	}
 	exe, root, err := demoDirs()
 	if err != nil {
 		return err
@@ -123,7 +150,6 @@ func demoStrategy(c *cobra.Command, f *demoStrategyFlags, which []string, mttiSe
 	progress := c.ErrOrStderr()
 	fmt.Fprintf(progress, "ckpt demo --strategy %s: Fialho et al. 2011's synthetic application (%d×%d torus, %d steps, %d×%d products) on %d ranks, one a node,\n",
 		*f.strategy, demoTorusW, demoTorusH, *f.steps, *f.n, *f.n, demoTorusW*demoTorusH)
-	fmt.Fprintf(progress, "ranks' processes killed at random (mean %gs apart, seed %d), the same failures for each strategy\n", m, seed)
 	spec := func(strategy string) func(name, interval string, inject bool) (runSpec, func() string, error) {
 		return func(name, interval string, inject bool) (runSpec, func() string, error) {
 			s, err := strategySpec(exe, args, strategy == jobenv.StrategyUncoordinated, interval, m, seed, inject)
@@ -134,26 +160,36 @@ func demoStrategy(c *cobra.Command, f *demoStrategyFlags, which []string, mttiSe
 		}
 	}
 	jobs := demoJobs{spec: spec(jobenv.StrategyCoordinated), run: timedRun}
-	var runs []strategyRun
-	ref, refResult, refMatch, err := jobs.references(c.Context(), progress, func() error {
-		for _, strategy := range which {
-			fmt.Fprintf(progress, "the run with failures, %s\n", strategy)
-			s, out, err := spec(strategy)(strategy, fmt.Sprintf("auto:%gs", m), true)
-			if err != nil {
-				return err
-			}
-			res, secs, err := jobs.run(c.Context(), s)
-			if err != nil {
-				io.WriteString(progress, out())
-				return fmt.Errorf("the %s run with failures: %w", strategy, err)
-			}
-			runs = append(runs, strategyRun{strategy: strategy, res: res, secs: secs, interval: s.interval})
-		}
-		return nil
-	})
+	// The references before and after the runs (demoJobs.references,
+	// unrolled: the MTTI is known only after the first).
+	before, beforeSecs, err := jobs.reference(c.Context(), progress, "before")
 	if err != nil {
 		return err
 	}
+	if !mttiSet {
+		m = strategyMTTI(beforeSecs)
+	}
+	fmt.Fprintf(progress, "ranks' processes killed at random (mean %gs apart%s, seed %d), the same failures for each strategy\n", m, mttiNote(mttiSet), seed)
+	var runs []strategyRun
+	for _, strategy := range which {
+		fmt.Fprintf(progress, "the run with failures, %s\n", strategy)
+		s, out, err := spec(strategy)(strategy, fmt.Sprintf("auto:%gs", m), true)
+		if err != nil {
+			return err
+		}
+		res, secs, err := jobs.run(c.Context(), s)
+		if err != nil {
+			io.WriteString(progress, out())
+			return fmt.Errorf("the %s run with failures: %w", strategy, err)
+		}
+		runs = append(runs, strategyRun{strategy: strategy, res: res, secs: secs, interval: s.interval})
+	}
+	after, afterSecs, err := jobs.reference(c.Context(), progress, "after")
+	if err != nil {
+		return err
+	}
+	ref, refResult := demo.Reference{Before: beforeSecs, After: afterSecs}, before.Result
+	refMatch := refResult != "" && after.Result == refResult
 	work := ref.Work()
 	match := refMatch
 	for i := range runs {

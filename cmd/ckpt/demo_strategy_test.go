@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/demo"
+	"github.com/ckpt/ckpt/internal/inject"
 	"github.com/ckpt/ckpt/internal/jobenv"
 )
 
@@ -20,18 +22,29 @@ var compareKeys = []string{"coordinated_efficiency", "uncoordinated_efficiency",
 	"whole_job_restarts", "phi", "log_protect_seconds", "log_replay_seconds"}
 
 // A small compare: the torus under both strategies with the same seeded
-// failures (a rank's process killed about every second of job time; the
-// first at 1.1 s, well inside the uncoordinated run, whose logging makes
-// it the longer), both results identical to the failure-free one, failures
+// failures, both results identical to the failure-free one, failures
 // injected, at least one rank recovered alone, and φ measured from the
 // torus's messages: each rank exchanges with its left, right and upper (=
 // lower) neighbours, P(n) = 4 of 6 ranks, φ = 4/6 (Fialho et al. 2011
 // eq. 12).
+//
+// Nothing here depends on the machine's speed: without --mtti the MTTI
+// is the first reference's time (strategyMTTI), and the seed is one whose
+// first failure falls within a tenth of the MTTI (earlySeed), so a tenth
+// of a failure-free job's time on this machine, whatever its speed or
+// load: every run, at least a failure-free job long, meets it, most
+// often while its ranks are still starting (the launcher strikes a rank
+// as soon as it joins: a relaunch for the coordinated run, a rank
+// restarted alone for the uncoordinated one).
 func TestDemoStrategyCompare(t *testing.T) {
 	t.Setenv(asCkpt, "1")
-	code, stdout, stderr := runCLI(t, "demo", "--strategy", "compare", "--steps", "200", "--n", "16", "--mtti", "1s", "--json")
+	seed := earlySeed(t, 0.1)
+	code, stdout, stderr := runCLI(t, "demo", "--strategy", "compare", "--steps", "200", "--n", "16", "--seed", fmt.Sprint(seed), "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "the failure-free reference's time, as no --mtti was given") {
+		t.Errorf("the progress does not say the MTTI is the reference's:\n%s", stderr)
 	}
 	obj := decodeOne(t, stdout)
 	if got := slices.Sorted(maps.Keys(obj)); !slices.Equal(got, slices.Sorted(slices.Values(compareKeys))) {
@@ -70,6 +83,40 @@ func TestDemoStrategyCompare(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "restarted alone") {
 		t.Errorf("no rank restarted alone in the progress:\n%s", stderr)
+	}
+}
+
+// earlySeed is the first seed whose first injected failure, in the
+// demo's own schedule (strategySpec's injector configuration, drawn by
+// package inject), falls before frac of the MTTI.
+func earlySeed(t *testing.T, frac float64) uint64 {
+	t.Helper()
+	for seed := uint64(1); seed <= 1000; seed++ {
+		s, err := strategySpec("ckpt", nil, true, "none", 1, seed, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.inject == nil {
+			t.Fatal("strategySpec injects no failures")
+		}
+		sched, err := inject.NewSchedule(*s.inject)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if at := sched.Next(demoTorusW * demoTorusH).At; at.Seconds() < frac*s.inject.MTTI.Seconds() {
+			return seed
+		}
+	}
+	t.Fatalf("no seed in 1..1000 whose first failure falls before %g of the MTTI", frac)
+	return 0
+}
+
+// strategyMTTI is the reference's time, not below --mtti's least.
+func TestStrategyMTTI(t *testing.T) {
+	for _, c := range []struct{ ref, want float64 }{{6.3, 6.3}, {0.8, 0.8}, {0.2, demoTorusMinMTTI}, {0, demoTorusMinMTTI}, {math.NaN(), demoTorusMinMTTI}} {
+		if got := strategyMTTI(c.ref); got != c.want {
+			t.Errorf("strategyMTTI(%v) = %v, want %v", c.ref, got, c.want)
+		}
 	}
 }
 
