@@ -96,7 +96,7 @@ func (f *demoStrategyFlags) check() ([]string, error) {
 		return nil, usagef("--strategy %q: want %s, %s or compare", *f.strategy, jobenv.StrategyCoordinated, jobenv.StrategyUncoordinated)
 	}
 	for _, name := range []string{"transparent", "flush", "flush-every", "shared-bandwidth", "flush-interval", "flush-busy",
-		"netns", "size", "iterations", "launcher", "launcher-args", "spares"} {
+		"netns", "size", "iterations", "launcher", "launcher-args", "spares", "references"} {
 		if f.changed(name) {
 			return nil, usagef("--%s: not with --strategy (its demo runs the torus with ckpt run's own launcher, no flushing)", name)
 		}

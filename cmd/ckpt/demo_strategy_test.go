@@ -133,6 +133,7 @@ func TestDemoStrategyFlags(t *testing.T) {
 		{[]string{"--strategy", "coordinated", "--size", "xs"}, "--size: not with --strategy"},
 		{[]string{"--strategy", "compare", "--iterations", "10"}, "--iterations: not with --strategy"},
 		{[]string{"--strategy", "compare", "--netns"}, "--netns: not with --strategy"},
+		{[]string{"--strategy", "compare", "--references", "1"}, "--references: not with --strategy"},
 		{[]string{"--strategy", "compare", "--launcher", "mpirun"}, "--launcher: not with --strategy"},
 		{[]string{"--strategy", "compare", "--steps", "0"}, "--steps 0"},
 		{[]string{"--strategy", "compare", "--n", "-1"}, "--n -1"},
