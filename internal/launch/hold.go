@@ -52,6 +52,16 @@ func (e *External) Hold(ctx context.Context, stop <-chan struct{}, nodes int, no
 		note("srun outside a Slurm allocation, and no salloc on PATH to hold one: each launch is a Slurm job of its own")
 		return e, none, nil
 	}
+	// A stop or cancel that came first asks Slurm for nothing: salloc,
+	// started anyway, would get its SIGINT before it could give the
+	// request up, which would then be left to the cancel by name.
+	select {
+	case <-stop:
+		return nil, nil, errors.New("launch: srun outside a Slurm allocation: stopped before one was held")
+	case <-ctx.Done():
+		return nil, nil, fmt.Errorf("launch: srun outside a Slurm allocation: %w before one was held", ctx.Err())
+	default:
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
