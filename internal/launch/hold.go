@@ -131,7 +131,10 @@ func scancel(target string) error {
 // kept when one of its nodes fails (--no-kill: the next launch leaves
 // that node out, --exclude). The options of args (--launcher-args) that
 // say where and how long a job may run (partition, account, QOS,
-// reservation, constraint, time) are the allocation's too.
+// reservation, constraint, time, the nodes it must or must not run on)
+// are the allocation's too: a step cannot run on a node outside its
+// allocation, so a step's --nodelist the allocation lacks would fail
+// every launch, and a node the user excluded would be held for nothing.
 func SallocArgs(nodes int, name string, args []string) []string {
 	out := []string{"--no-shell", "--no-kill", "--exclusive", fmt.Sprintf("--nodes=%d", nodes), "--job-name=" + name}
 	return append(out, allocationOptions(args)...)
@@ -142,6 +145,7 @@ func SallocArgs(nodes int, name string, args []string) []string {
 var allocOptions = map[string]string{
 	"--partition": "-p", "--account": "-A", "--qos": "-q",
 	"--reservation": "", "--constraint": "-C", "--time": "-t",
+	"--nodelist": "-w", "--exclude": "-x",
 }
 
 // allocationOptions are the options of args that allocOptions names, as

@@ -11,12 +11,14 @@ import (
 
 // salloc is asked for the nodes without a shell, whole nodes, kept on a
 // node's failure, under the job's name, with the --launcher-args options
-// that shape an allocation (in their forms) and none other.
+// that shape an allocation (in their forms) and none other: the nodes a
+// step must or must not run on too, or no step could run on the nodes
+// the user named.
 func TestSallocArgs(t *testing.T) {
 	got := SallocArgs(3, "ckpt-ab", []string{"-p", "debug", "--account=proj", "-t", "10", "--kill-on-bad-exit=0",
-		"-qlow", "--reservation", "r1", "--mpi=pmix", "-C", "ib", "--time"})
+		"-qlow", "--reservation", "r1", "--mpi=pmix", "-C", "ib", "-w", "n[1-3]", "--exclude=n9", "-xn8", "--time"})
 	want := []string{"--no-shell", "--no-kill", "--exclusive", "--nodes=3", "--job-name=ckpt-ab",
-		"-p", "debug", "--account=proj", "-t", "10", "-qlow", "--reservation", "r1", "-C", "ib"}
+		"-p", "debug", "--account=proj", "-t", "10", "-qlow", "--reservation", "r1", "-C", "ib", "-w", "n[1-3]", "--exclude=n9", "-xn8"}
 	if !slices.Equal(got, want) {
 		t.Errorf("SallocArgs:\n got %q\nwant %q", got, want)
 	}
