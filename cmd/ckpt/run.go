@@ -423,9 +423,10 @@ real Slurm cluster (docs/RUNTIME.md, "Launchers", "Slurm in the tests").
 Outside a Slurm allocation (no SLURM_JOB_ID, no --jobid in --launcher-args),
 --launcher srun first holds one for the whole job: salloc --no-shell
 --no-kill --exclusive --nodes=(--nodes + --spares), with the partition,
-account, QOS, reservation, constraint and time of --launcher-args; every
-launch and relaunch is then a step of it (srun --jobid=ID), so that a
-relaunch does not wait in Slurm's queue for new nodes. ckpt run cancels it
+account, QOS, reservation, constraint, time, nodelist and exclude of
+--launcher-args; every launch and relaunch is then a step of it (srun
+--jobid=ID), so that a relaunch does not wait in Slurm's queue for new
+nodes. ckpt run cancels it
 (scancel) when it ends, however it ends (finished, failed, halted, or
 stopped by SIGINT or SIGTERM); only a ckpt run killed outright (SIGKILL)
 leaves it for scancel.

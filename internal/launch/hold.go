@@ -52,6 +52,16 @@ func (e *External) Hold(ctx context.Context, stop <-chan struct{}, nodes int, no
 		note("srun outside a Slurm allocation, and no salloc on PATH to hold one: each launch is a Slurm job of its own")
 		return e, none, nil
 	}
+	// A stop or cancel that came first asks Slurm for nothing: salloc,
+	// started anyway, would get its SIGINT before it could give the
+	// request up, which would then be left to the cancel by name.
+	select {
+	case <-stop:
+		return nil, nil, errors.New("launch: srun outside a Slurm allocation: stopped before one was held")
+	case <-ctx.Done():
+		return nil, nil, fmt.Errorf("launch: srun outside a Slurm allocation: %w before one was held", ctx.Err())
+	default:
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -121,7 +131,10 @@ func scancel(target string) error {
 // kept when one of its nodes fails (--no-kill: the next launch leaves
 // that node out, --exclude). The options of args (--launcher-args) that
 // say where and how long a job may run (partition, account, QOS,
-// reservation, constraint, time) are the allocation's too.
+// reservation, constraint, time, the nodes it must or must not run on)
+// are the allocation's too: a step cannot run on a node outside its
+// allocation, so a step's --nodelist the allocation lacks would fail
+// every launch, and a node the user excluded would be held for nothing.
 func SallocArgs(nodes int, name string, args []string) []string {
 	out := []string{"--no-shell", "--no-kill", "--exclusive", fmt.Sprintf("--nodes=%d", nodes), "--job-name=" + name}
 	return append(out, allocationOptions(args)...)
@@ -132,6 +145,7 @@ func SallocArgs(nodes int, name string, args []string) []string {
 var allocOptions = map[string]string{
 	"--partition": "-p", "--account": "-A", "--qos": "-q",
 	"--reservation": "", "--constraint": "-C", "--time": "-t",
+	"--nodelist": "-w", "--exclude": "-x",
 }
 
 // allocationOptions are the options of args that allocOptions names, as
