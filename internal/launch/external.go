@@ -421,8 +421,48 @@ func (e *External) command(ranks, nodes int, names []string, place Place, progra
 		}
 	}
 	user, _ := e.userArgs(place)
-	cmd = append(append(cmd, place.Args...), user...)
+	placeArgs := place.Args
+	if e.Kind == LauncherSrun {
+		placeArgs, user = mergeExcludes(placeArgs, user)
+	}
+	cmd = append(append(cmd, placeArgs...), user...)
 	return append(append(cmd, program), args...)
+}
+
+// mergeExcludes gives srun one --exclude holding both the nodes ckpt
+// excludes (place, after a node's loss) and those the user's
+// --launcher-args exclude (--exclude=L, --exclude L, -x L, -xL): srun
+// takes the last of a repeated option, so the user's, which come after
+// ckpt's, would otherwise put a failed node back into the next launch.
+func mergeExcludes(place, user []string) (placeOut, userOut []string) {
+	var nodes []string
+	take := func(args []string) (rest []string) {
+		for i := 0; i < len(args); i++ {
+			switch a := args[i]; {
+			case strings.HasPrefix(a, "--exclude="):
+				nodes = append(nodes, strings.Split(strings.TrimPrefix(a, "--exclude="), ",")...)
+			case (a == "--exclude" || a == "-x") && i+1 < len(args):
+				nodes = append(nodes, strings.Split(args[i+1], ",")...)
+				i++
+			case strings.HasPrefix(a, "-x") && len(a) > 2:
+				nodes = append(nodes, strings.Split(a[2:], ",")...)
+			default:
+				rest = append(rest, a)
+			}
+		}
+		return rest
+	}
+	placeOut, userOut = take(place), take(user)
+	var merged []string
+	for _, n := range nodes {
+		if n != "" && !slices.Contains(merged, n) {
+			merged = append(merged, n)
+		}
+	}
+	if len(merged) > 0 {
+		placeOut = append(placeOut, "--exclude="+strings.Join(merged, ","))
+	}
+	return placeOut, userOut
 }
 
 // userArgs are the launcher's arguments (--launcher-args) that a launch

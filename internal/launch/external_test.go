@@ -368,3 +368,26 @@ func TestExternalSlurmNames(t *testing.T) {
 		t.Errorf("inside an allocation: srun %v, mpirun %v; want both", srun.SlurmNames(), mpirun.SlurmNames())
 	}
 }
+
+// A user's --exclude in --launcher-args joins the nodes ckpt excludes
+// after a loss into one --exclude: srun keeps the last of a repeated
+// option, so two would let the user's put the failed node back.
+func TestSrunMergesExcludes(t *testing.T) {
+	for _, c := range []struct {
+		user  []string
+		place []string
+		want  string
+	}{
+		{[]string{"-x", "n9", "-p", "debug"}, []string{"--exclude=n1"}, "--exclude=n1,n9 -p debug prog"},
+		{[]string{"--exclude=n9,n1", "-xn8"}, []string{"--exclude=n1"}, "--exclude=n1,n9,n8 prog"},
+		{[]string{"--exclude", "n9"}, nil, "--exclude=n9 prog"},
+		{[]string{"-p", "debug"}, []string{"--exclude=n1,n2"}, "--exclude=n1,n2 -p debug prog"},
+		{nil, nil, "--export=ALL prog"},
+	} {
+		srun := External{Kind: LauncherSrun, Args: c.user}
+		got := strings.Join(srun.command(2, 0, nil, Place{Args: c.place}, "prog", nil), " ")
+		if !strings.HasSuffix(got, c.want) || strings.Count(got, "--exclude") > 1 || strings.Contains(got, "-x") {
+			t.Errorf("user %q, ckpt %q: %q, want it to end %q with one --exclude", c.user, c.place, got, c.want)
+		}
+	}
+}
