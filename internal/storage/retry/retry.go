@@ -131,8 +131,18 @@ func (b *Backend) do(ctx context.Context, op func(retried bool) error) error {
 	var err error
 	for try := 1; ; try++ {
 		err = op(try > 1)
-		if err == nil || storage.IsPermanent(err) || try >= b.policy.Attempts || ctx.Err() != nil {
+		if err == nil || storage.IsPermanent(err) || try >= b.policy.Attempts {
 			return err
+		}
+		// A context that ended while the try was failing stops the retries
+		// as a canceled pause would, and the error names both causes, so a
+		// caller sees the same error whether the cancel came a moment
+		// before the pause or during it.
+		if cerr := ctx.Err(); cerr != nil {
+			if errors.Is(err, cerr) {
+				return err
+			}
+			return fmt.Errorf("%w (retry stopped: %w)", err, cerr)
 		}
 		if serr := b.sleep(ctx, b.policy.Pause(try)); serr != nil {
 			return fmt.Errorf("%w (retry stopped: %w)", err, serr)
