@@ -76,6 +76,16 @@ func (l *tearingLog) Append(recs []msglog.Record) error {
 	return errKilled
 }
 
+// Truncate is refused once the process is dead.
+func (l *tearingLog) Truncate(upTo uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dead {
+		return errKilled
+	}
+	return l.File.Truncate(upTo)
+}
+
 // A rank is killed in the middle of an append to its log: the record it
 // was appending is torn on the protector's disk. Its restart finds the log
 // cut back to the last whole frame: that record was never durable, so
