@@ -51,6 +51,7 @@ func torusMain(args []string) int {
 	fs := flag.NewFlagSet("torus", flag.ContinueOnError)
 	killRank := fs.Int("kill-rank", -1, "the rank that kills itself")
 	killStep := fs.Int("kill-step", 0, "at this step")
+	midCheckpoint := fs.Bool("kill-mid-checkpoint", false, "in the middle of its first checkpoint at or after the step, not after the step")
 	damage := fs.Bool("damage-log", false, "after damaging its log")
 	starts := fs.String("starts", "", "a directory where each process of a rank leaves a file")
 	noRestart := fs.Bool("no-restart", false, "never call Restart: always start from the beginning")
@@ -63,14 +64,14 @@ func torusMain(args []string) int {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
-	err := torusRank(context.Background(), *killRank, *killStep, *damage, *noRestart, *starts)
+	err := torusRank(context.Background(), *killRank, *killStep, *midCheckpoint, *damage, *noRestart, *starts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
 	return ckpt.ExitStatus(err)
 }
 
-func torusRank(ctx context.Context, killRank, killStep int, damage, noRestart bool, starts string) error {
+func torusRank(ctx context.Context, killRank, killStep int, midCheckpoint, damage, noRestart bool, starts string) error {
 	job, err := ckpt.Join(ctx, ckpt.JobOptions{})
 	if err != nil {
 		return err
@@ -87,6 +88,19 @@ func torusRank(ctx context.Context, killRank, killStep int, damage, noRestart bo
 	}
 	cfg := torusConfig
 	cfg.NoRestart = noRestart
+	if midCheckpoint {
+		victim := killRank
+		cfg.InCheckpoint = func(job *ckpt.Job, step int) error {
+			// Its state written into the checkpoint, nothing of it
+			// saved: the restart must go back to the checkpoint before.
+			if me == victim && step >= killStep && !alone && job.Incarnation() == 0 {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			}
+			return nil
+		}
+		killRank = -1 // not after the step
+	}
 	cfg.AfterStep = func(job *ckpt.Job, step int) error {
 		// After the step's receives: its log holds what it received
 		// since its checkpoint.
@@ -246,6 +260,30 @@ func TestRunUncoordinatedRankKilledRecoversAlone(t *testing.T) {
 		}
 		if per[r] != want || alone[r] != wantAlone {
 			t.Errorf("rank %d ran in %d processes (%d restarted alone), want %d (%d)", r, per[r], alone[r], want, wantAlone)
+		}
+	}
+}
+
+// A rank killed in the middle of a checkpoint — its state written into
+// the checkpoint of step 15, nothing of it saved, its log not truncated —
+// is restarted alone from its checkpoint of step 10, replays its log and
+// re-executes: one attempt, no whole-job restart, the failure-free result.
+func TestRunUncoordinatedRankKilledMidCheckpointRecoversAlone(t *testing.T) {
+	const victim = 2
+	obj, stderr, starts := torusCLI(t, nil, "--kill-rank", strconv.Itoa(victim), "--kill-step", "13", "--kill-mid-checkpoint")
+	for k, want := range map[string]float64{"attempts": 1, "ranks_recovered_alone": 1, "whole_job_restarts": 0} {
+		if got := getNum(t, obj, k); got != want {
+			t.Errorf("%s = %v, want %v\n%s", k, got, want, stderr)
+		}
+	}
+	if getNum(t, obj, "log_replay_seconds") <= 0 {
+		t.Errorf("log_replay_seconds %v: the victim replayed nothing", obj["log_replay_seconds"])
+	}
+	per, alone := processes(t, starts)
+	for r := range torusW * torusH {
+		want := 1 + boolInt(r == victim)
+		if per[r] != want || alone[r] != want-1 {
+			t.Errorf("rank %d ran in %d processes (%d restarted alone), want %d (%d)", r, per[r], alone[r], want, want-1)
 		}
 	}
 }

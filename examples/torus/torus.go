@@ -34,6 +34,10 @@ type Config struct {
 	// AfterStep, if not nil, is called after each step's exchange,
 	// before the checkpoint decision (a test's failure point).
 	AfterStep func(job *ckpt.Job, step int) error
+	// InCheckpoint, if not nil, is called in the middle of each
+	// checkpoint: the rank's state written into it, the checkpoint not
+	// yet saved (a test's failure point).
+	InCheckpoint func(job *ckpt.Job, step int) error
 	// NoRestart never calls Restart: the rank always starts from the
 	// beginning.
 	NoRestart bool
@@ -200,7 +204,7 @@ func Run(ctx context.Context, job *ckpt.Job, cfg Config) (string, error) {
 			return "", err
 		}
 		if need {
-			if err := save(ctx, job, step, v); err != nil {
+			if err := save(ctx, job, step, v, cfg.InCheckpoint); err != nil {
 				return "", err
 			}
 		}
@@ -226,7 +230,7 @@ func Run(ctx context.Context, job *ckpt.Job, cfg Config) (string, error) {
 // stateFile holds a rank's step and value.
 const stateFile = "state"
 
-func save(ctx context.Context, job *ckpt.Job, step int, v uint64) error {
+func save(ctx context.Context, job *ckpt.Job, step int, v uint64, in func(*ckpt.Job, int) error) error {
 	return job.Checkpoint(ctx, fmt.Sprintf("torus-%d", step), func(c *ckpt.Checkpoint) error {
 		f, err := c.Create(stateFile)
 		if err != nil {
@@ -237,7 +241,13 @@ func save(ctx context.Context, job *ckpt.Job, step int, v uint64) error {
 			f.Close()
 			return err
 		}
-		return f.Close()
+		if err := f.Close(); err != nil {
+			return err
+		}
+		if in != nil {
+			return in(job, step)
+		}
+		return nil
 	})
 }
 

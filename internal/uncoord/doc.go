@@ -79,5 +79,7 @@
 // by Net as errors wrapping redundancy.ErrPeerClosed: the reader tries
 // again (a restarted peer is found again through the coordinator's
 // virtual addresses) and a message lost on the way is sent again when the
-// peer says hello.
+// peer says hello. A restarted rank says hello again to a peer that has
+// not answered after Config.HelloRetry: the answer may have gone into the
+// peer's connection to the failed incarnation.
 package uncoord

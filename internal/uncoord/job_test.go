@@ -98,6 +98,41 @@ type job struct {
 	// (Checkpoints): a restarted rank loads its own from them, not from
 	// saved.
 	files *Checkpoints
+
+	// killed says a rank's current incarnation was killed from another
+	// goroutine (killNow): whatever its calls returned, it failed, and
+	// the launcher restarts it alone. icancel ends its calls.
+	killed  []bool
+	icancel []context.CancelFunc
+	// afterKill, if set, runs once a rank killed by killNow has closed
+	// its driver, before it restarts: what else its failure takes.
+	afterKill func(j *job, rank int)
+}
+
+// killNow kills rank's current incarnation from any goroutine: a failure
+// in the middle of something the rank's own goroutine does not control
+// (an append to its log, its replay). Its network endpoint fails and its
+// calls end; the rank's goroutine then closes its driver and the launcher
+// restarts it alone.
+func (j *job) killNow(rank int) {
+	j.mu.Lock()
+	j.killed[rank] = true
+	net, cancel := j.net, j.icancel[rank]
+	j.mu.Unlock()
+	net.kill(rank)
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// wasKilled says, once, whether rank's last incarnation was killed by
+// killNow.
+func (j *job) wasKilled(rank int) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	k := j.killed[rank]
+	j.killed[rank] = false
+	return k
 }
 
 func newJob(t *testing.T, crash crashFn) *job {
@@ -148,6 +183,8 @@ func (j *job) run(ctx context.Context) []uint64 {
 		j.starts = make([]int, j.n)
 		j.result = make([]uint64, j.n)
 		j.stats = make([]Stats, j.n)
+		j.killed = make([]bool, j.n)
+		j.icancel = make([]context.CancelFunc, j.n)
 		j.finished = 0
 		j.allDone = make(chan struct{})
 		j.mu.Unlock()
@@ -161,6 +198,12 @@ func (j *job) run(ctx context.Context) []uint64 {
 				restarted := false
 				for {
 					err := j.runRank(actx, r, restarted)
+					if j.wasKilled(r) && actx.Err() == nil {
+						if j.afterKill != nil {
+							j.afterKill(j, r)
+						}
+						err = errCrashed
+					}
 					if errors.Is(err, errCrashed) {
 						restarted = true // the launcher restarts this rank alone
 						continue
@@ -205,7 +248,10 @@ func (j *job) run(ctx context.Context) []uint64 {
 
 // runRank runs one incarnation of rank r.
 func (j *job) runRank(ctx context.Context, r int, restarted bool) error {
+	ctx, cancel := context.WithCancel(ctx) // this incarnation's: killNow ends it
+	defer cancel()
 	j.mu.Lock()
+	j.icancel[r] = cancel
 	net, log := j.net, j.logs[r]
 	var from saved
 	var snap []byte

@@ -49,6 +49,13 @@ type Config struct {
 	// Retry is how long a reader waits before it reads again from a peer
 	// whose connection failed (the peer is being restarted); default 10ms.
 	Retry time.Duration
+	// HelloRetry is how long a restarted rank waits for a peer's answer
+	// to its hello before it says hello again; default 1s. The peer's
+	// connection to this rank's failed incarnation may have taken the
+	// answer, and the messages the peer sent again with it, before the
+	// peer noticed the failure: a TCP transport's send to a failed peer
+	// may succeed and be lost (internal/peer's contract).
+	HelloRetry time.Duration
 }
 
 // Stats are a rank's counters since Start.
@@ -109,6 +116,9 @@ func Start(ctx context.Context, cfg Config) (*Rank, error) {
 	}
 	if cfg.Retry <= 0 {
 		cfg.Retry = 10 * time.Millisecond
+	}
+	if cfg.HelloRetry <= 0 {
+		cfg.HelloRetry = time.Second
 	}
 	var snap Snapshot
 	if cfg.Saved != nil {
@@ -177,15 +187,25 @@ func (r *Rank) replay(after uint64) error {
 
 // hello tells every peer what this rank's log holds of its channel and
 // waits for every answer (msglog's obligation 7): the re-execution may
-// then skip what the receivers have.
+// then skip what the receivers have. A peer that has not answered after
+// HelloRetry is told again: its answer, and what it sent again with it,
+// may have been lost on its connection to this rank's failed incarnation.
+// A hello said again carries what the log holds then, never less than an
+// acknowledgement sent before it, so the peer's Sender.Recovered accepts
+// it; the messages it returns again are duplicates the receiver drops.
 func (r *Rank) hello(ctx context.Context) error {
-	r.mu.Lock()
-	for p, o := range r.out {
-		if o != nil {
-			o.push(frame{kind: kHello, seq: r.recv.Durable(p)})
+	say := func() {
+		r.mu.Lock()
+		for p, o := range r.out {
+			if o != nil && !r.replied[p] {
+				o.push(frame{kind: kHello, seq: r.recv.Durable(p)})
+			}
 		}
+		r.mu.Unlock()
 	}
-	r.mu.Unlock()
+	say()
+	retry := time.NewTicker(r.cfg.HelloRetry)
+	defer retry.Stop()
 	for {
 		r.mu.Lock()
 		err, n, ch := r.err, len(r.replied), r.changed
@@ -198,6 +218,8 @@ func (r *Rank) hello(ctx context.Context) error {
 		}
 		select {
 		case <-ch:
+		case <-retry.C:
+			say()
 		case <-ctx.Done():
 			return fmt.Errorf("uncoord: rank %d waiting for its peers' answers (%d of %d): %w", r.cfg.Rank, n, r.cfg.Size-1, ctx.Err())
 		}
