@@ -133,8 +133,8 @@ type Verdict struct {
 //
 //   - A rank that exited with ExitConfig: a configuration error; give up.
 //   - The launcher's own process (mpirun, srun) that exited non-zero
-//     before any rank joined: its command line or its environment is
-//     wrong (an unknown option in --launcher-args, no allocation); give
+//     (other than ExitJobFailed, its ranks' status passed on) before any
+//     rank joined: its command line or its environment is wrong (an unknown option in --launcher-args, no allocation); give
 //     up, as for a configuration error.
 //   - A rank killed from outside (SIGKILL, SIGTERM, not by the launcher),
 //     or an injected failure: a failure; relaunch.
@@ -162,7 +162,11 @@ func Classify(s Seen) Verdict {
 		case e.Status == ExitConfig:
 			return Verdict{Class: ClassConfig, Cause: e.String(),
 				Why: "a configuration error: a relaunch would fail the same way"}
-		case e.Launcher != "" && e.Status > 0 && s.JoinsKnown && s.Joined == 0 && s.Injected == "":
+		case e.Launcher != "" && e.Status > 0 && e.Status != ExitJobFailed && s.JoinsKnown && s.Joined == 0 && s.Injected == "":
+			// ExitJobFailed passed on by the launcher is its ranks' own:
+			// they reached the coordinator and were told the job failed
+			// (a join timeout that came before they could join, on a
+			// loaded machine), so its command line was not at fault.
 			return Verdict{Class: ClassConfig, Cause: e.String(),
 				Why: e.Launcher + " failed before any rank joined: its arguments or its environment are wrong, and a relaunch would fail the same way"}
 		case e.Status == -1 && !e.crash():

@@ -337,6 +337,13 @@ func TestClassifyLauncherBeforeJoin(t *testing.T) {
 	if v := Classify(Seen{Exits: []RankExit{exit}}); v.Class == ClassConfig {
 		t.Fatalf("joins unknown: %+v", v)
 	}
+	// mpirun passing on its ranks' ExitJobFailed: they reached the
+	// coordinator after the join timeout had aborted the launch (a loaded
+	// machine); a join timeout, not a bad command line.
+	late := RankExit{Rank: -1, Launcher: "mpirun", Status: ExitJobFailed, Last: "Exit code:    75"}
+	if v := Classify(Seen{Exits: []RankExit{late}, JoinsKnown: true, Symptom: "ranks [0-3] did not join within the join timeout"}); v.Class != ClassFailure || !v.Relaunch {
+		t.Fatalf("ranks told the job failed, none joined: %+v", v)
+	}
 }
 
 func TestPlacement(t *testing.T) {
