@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -55,6 +56,8 @@ func torusMain(args []string) int {
 	starts := fs.String("starts", "", "a directory where each process of a rank leaves a file")
 	noRestart := fs.Bool("no-restart", false, "never call Restart: always start from the beginning")
 	killEarly := fs.Int("kill-early", -1, "the rank that kills itself before joining, in its first process of the second launch")
+	holdRank := fs.Int("hold-rank", -1, "the rank that stops at --kill-step, in its first process of the first launch, and waits to be killed")
+	held := fs.String("held", "", "where the held rank says it is held (a file it creates)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -63,14 +66,25 @@ func torusMain(args []string) int {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
-	err := torusRank(context.Background(), *killRank, *killStep, *damage, *noRestart, *starts)
+	err := torusRank(context.Background(), torusFaults{killRank: *killRank, killStep: *killStep, damage: *damage,
+		holdRank: *holdRank, held: *held}, *noRestart, *starts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
 	return ckpt.ExitStatus(err)
 }
 
-func torusRank(ctx context.Context, killRank, killStep int, damage, noRestart bool, starts string) error {
+// torusFaults is what a torus rank of the tests does to itself: kill
+// itself (after damaging its log), or stop and wait to be killed with
+// its node, at a step of its first process.
+type torusFaults struct {
+	killRank, killStep int
+	damage             bool
+	holdRank           int
+	held               string
+}
+
+func torusRank(ctx context.Context, f torusFaults, noRestart bool, starts string) error {
 	job, err := ckpt.Join(ctx, ckpt.JobOptions{})
 	if err != nil {
 		return err
@@ -90,8 +104,16 @@ func torusRank(ctx context.Context, killRank, killStep int, damage, noRestart bo
 	cfg.AfterStep = func(job *ckpt.Job, step int) error {
 		// After the step's receives: its log holds what it received
 		// since its checkpoint.
-		if me == killRank && step == killStep && !alone && job.Incarnation() == 0 {
-			if damage {
+		if me == f.holdRank && step == f.killStep && !alone && job.Incarnation() == 0 {
+			// Its checkpoint of step 10 saved, its log holding what it
+			// received since: the test loses its node now.
+			if err := os.WriteFile(f.held, nil, 0o644); err != nil {
+				return err
+			}
+			select {}
+		}
+		if me == f.killRank && step == f.killStep && !alone && job.Incarnation() == 0 {
+			if f.damage {
 				if err := damageOwnLog(me); err != nil {
 					return err
 				}
@@ -503,5 +525,63 @@ func TestRunUncoordinatedHimenoRankKilledRecoversAlone(t *testing.T) {
 	if res.Injected != 1 || len(res.Attempts) != 1 || res.RanksRecoveredAlone != 1 || res.WholeJobRestarts != 0 {
 		t.Fatalf("%d injected, %d attempts, %d restarted alone, %d whole-job restarts; want 1, 1, 1, 0\n%s",
 			res.Injected, len(res.Attempts), res.RanksRecoveredAlone, res.WholeJobRestarts, &log)
+	}
+}
+
+// A whole node lost mid-run under the strategy: 6 ranks of the torus on
+// 3 nodes and a spare (ranks 0 and 1 on node0, 2 and 3 on node1, 4 and 5
+// on node2). Rank 2 stops at step 13, after its checkpoint of step 10,
+// and node1 is lost with its cache: ranks 2 and 3, their checkpoints'
+// node copies, and what node1 protected for others — the logs and
+// checkpoint copies of ranks 0 and 1, whose protector
+// (uncoord.ProtectorOf) is rank 2. Before the launcher relaunched the
+// whole job for it, ranks 2 and 3 were restarted alone and rank 0 then
+// failed truncating its log at its lost protector, which stopped the job
+// ("not relaunched": under the strategy no checkpoint is ever committed).
+// Re-protecting ranks 0 and 1 in place is not built: the whole job is
+// relaunched, on the spare instead of node1, with the event saying why,
+// and the result is the failure-free one.
+func TestRunUncoordinatedNodeLostRelaunchesWholeJob(t *testing.T) {
+	const holder, lostNode = 2, 1
+	held := filepath.Join(t.TempDir(), "held")
+	spec, log, starts := torusSpec(t, "--hold-rank", strconv.Itoa(holder), "--kill-step", "13", "--held", held)
+	spec.nodes, spec.spares = 3, 1
+	res := launchScripted(t, spec, log, func(c *launch.Config, _ *launch.Coordinators) {
+		c.NodeFailures = true
+		ch := make(chan []int, 1)
+		c.Inject = ch
+		go func() {
+			// Waits for the holder to stop at its step (a condition, not
+			// a time): the loss then strikes mid-run on any machine.
+			for ctx := t.Context(); ctx.Err() == nil; {
+				if _, err := os.Stat(held); err == nil {
+					ch <- []int{lostNode}
+					return
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		}()
+	}, 3*time.Minute)
+	if want := torusReference(); res.Result != want {
+		t.Fatalf("result %q, want the failure-free %q\n%s", res.Result, want, log)
+	}
+	if res.Injected != 1 || len(res.Attempts) != 2 || res.RanksRecoveredAlone != 0 || res.WholeJobRestarts != 1 {
+		t.Fatalf("%d injected, %d attempts, %d restarted alone, %d whole-job restarts; want 1, 2, 0, 1\n%s",
+			res.Injected, len(res.Attempts), res.RanksRecoveredAlone, res.WholeJobRestarts, log)
+	}
+	if want := "a failure relaunches the whole job: node node1 lost under the uncoordinated strategy with ranks 2,3, and the logs and checkpoint copies it protected for ranks 0,1 (their protectors re-formed: 0 → 4, 1 → 4)"; !strings.Contains(log.String(), want) {
+		t.Errorf("no progress line says %q:\n%s", want, log)
+	}
+	if n := res.Attempts[1].Nodes; slices.Contains(n, "node1") || !slices.Contains(n, "node3") {
+		t.Errorf("the relaunch ran on %v, want the spare node3 instead of node1", n)
+	}
+	per, alone := processes(t, starts)
+	for r := range spec.ranks {
+		if per[r] != 2 || alone[r] != 0 {
+			t.Errorf("rank %d ran in %d processes (%d restarted alone), want 2 (0): one a launch", r, per[r], alone[r])
+		}
 	}
 }

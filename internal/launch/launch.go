@@ -61,6 +61,8 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/placement"
+	"github.com/ckpt/ckpt/internal/uncoord"
 	"github.com/ckpt/ckpt/model"
 )
 
@@ -559,6 +561,10 @@ type attempt struct {
 	// alone is how many ranks may still be restarted alone
 	// (Config.Uncoordinated): the retries left.
 	alone int
+	// wholeJob, if set, is why a failure injected into the attempt must
+	// relaunch the whole job rather than restart ranks alone
+	// (nodeLossFallback).
+	wholeJob string
 }
 
 // pastHalt reports that the job's deadline is less than its halt margin
@@ -779,6 +785,11 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 		if a.fatal != nil && failure == "" {
 			fail(a.fatal.Error(), true)
 		}
+		if a.wholeJob != "" && failure == "" {
+			// Before any of the lost node's ranks is seen to end, so
+			// that none is restarted alone.
+			fail(a.wholeJob, true)
+		}
 		if !restoredSeen {
 			if v, ok := coord.Value(jobenv.KeyRestored); ok {
 				restoredSeen = true
@@ -983,6 +994,66 @@ func (a *attempt) inject(target int, injected *int) {
 		}
 	}
 	cfg.Event(ev)
+	if cfg.NodeFailures && cfg.Uncoordinated {
+		a.nodeLossFallback()
+	}
+}
+
+// nodeLossFallback makes the loss of the attempt's lost nodes relaunch
+// the whole job under Config.Uncoordinated, and says why (Event
+// "fallback"): the lost ranks could restart alone from their
+// checkpoint copies and logs at their protectors, but the ranks the lost
+// nodes protected lost their logs and copies with them, and re-forming
+// their protectors while the job runs (a fresh checkpoint of each at its
+// new protector) is not built; beyond tolerance (a rank lost with its
+// protector's node, or a job in one failure domain) nothing holds the
+// lost ranks' checkpoints and logs at all. uncoord.LoseNodes tells which
+// is which.
+func (a *attempt) nodeLossFallback() {
+	before := make([]placement.Member, len(a.layout))
+	for r, n := range a.layout {
+		before[r] = placement.Member{Rank: r, Node: n, Domain: a.cfg.Job.Domain}
+	}
+	survivors := slices.DeleteFunc(slices.Clone(before), func(m placement.Member) bool { return slices.Contains(a.lost, m.Node) })
+	l := uncoord.LoseNodes(before, a.lost, survivors)
+	what := fmt.Sprintf("node %s lost under the uncoordinated strategy", strings.Join(a.lost, ","))
+	if len(a.lost) > 1 {
+		what = fmt.Sprintf("nodes %s lost under the uncoordinated strategy", strings.Join(a.lost, ","))
+	}
+	var reason string
+	if len(l.Beyond) > 0 {
+		reason = fmt.Sprintf("%s with ranks %s and every copy of the checkpoints and logs of ranks %s (their protector's node lost too, or no other failure domain to protect them): beyond what the protection tolerates, the whole job restarts from the beginning",
+			what, intList(l.Lost), intList(l.Beyond))
+	} else {
+		var reformed []string
+		for _, r := range l.Unprotected {
+			if p, ok := l.Protectors[r]; ok {
+				reformed = append(reformed, fmt.Sprintf("%d → %d", r, p))
+			}
+		}
+		now := "no failure domain is left to protect them"
+		if len(reformed) > 0 {
+			now = "their protectors re-formed: " + strings.Join(reformed, ", ")
+		}
+		reason = fmt.Sprintf("%s with ranks %s, and the logs and checkpoint copies it protected for ranks %s (%s); re-protecting them while the job runs is not built yet: the whole job restarts from the beginning",
+			what, intList(l.Lost), intList(l.Unprotected), now)
+	}
+	if a.wholeJob == "" {
+		a.wholeJob = reason
+		a.cfg.Event(Event{Kind: "fallback", At: a.since(), Incarnation: a.inc, Ranks: l.Lost, Nodes: slices.Clone(a.lost), Reason: reason})
+	}
+}
+
+// intList is ranks as "0,1,2" ("none" for none).
+func intList(rs []int) string {
+	if len(rs) == 0 {
+		return "none"
+	}
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = strconv.Itoa(r)
+	}
+	return strings.Join(s, ",")
 }
 
 // hit kills or stops a rank now, or as soon as it can be found.
