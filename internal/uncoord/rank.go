@@ -90,8 +90,8 @@ type Rank struct {
 	// one; it is written with mu and storeMu held.
 	appending []msglog.Record
 	logGen    uint64
-	recv    *msglog.Receiver
-	send    *msglog.Sender
+	recv      *msglog.Receiver
+	send      *msglog.Sender
 	// delivered are the messages delivered and not yet received, in
 	// delivery order: a receive from a rank takes its oldest, a receive
 	// from any rank the oldest of all.
