@@ -268,6 +268,8 @@ func describe(e launch.Event) string {
 		return fmt.Sprintf("rank %s restarted alone (%s); the other ranks go on", joinInts(e.Ranks), e.Reason)
 	case "fallback":
 		return "a failure relaunches the whole job: " + e.Reason
+	case "reform":
+		return e.Reason
 	}
 	return e.Kind
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -528,31 +527,17 @@ func TestRunUncoordinatedHimenoRankKilledRecoversAlone(t *testing.T) {
 	}
 }
 
-// A whole node lost mid-run under the strategy: 6 ranks of the torus on
-// 3 nodes and a spare (ranks 0 and 1 on node0, 2 and 3 on node1, 4 and 5
-// on node2). Rank 2 stops at step 13, after its checkpoint of step 10,
-// and node1 is lost with its cache: ranks 2 and 3, their checkpoints'
-// node copies, and what node1 protected for others — the logs and
-// checkpoint copies of ranks 0 and 1, whose protector
-// (uncoord.ProtectorOf) is rank 2. Before the launcher relaunched the
-// whole job for it, ranks 2 and 3 were restarted alone and rank 0 then
-// failed truncating its log at its lost protector, which stopped the job
-// ("not relaunched": under the strategy no checkpoint is ever committed).
-// Re-protecting ranks 0 and 1 in place is not built: the whole job is
-// relaunched, on the spare instead of node1, with the event saying why,
-// and the result is the failure-free one.
-func TestRunUncoordinatedNodeLostRelaunchesWholeJob(t *testing.T) {
-	const holder, lostNode = 2, 1
-	held := filepath.Join(t.TempDir(), "held")
-	spec, log, starts := torusSpec(t, "--hold-rank", strconv.Itoa(holder), "--kill-step", "13", "--held", held)
-	spec.nodes, spec.spares = 3, 1
-	res := launchScripted(t, spec, log, func(c *launch.Config, _ *launch.Coordinators) {
+// loseNodeWhenHeld runs spec, whose rank told to (--hold-rank) stops at
+// its step and waits, and loses node lostNode with its cache once it has
+// stopped: mid-run on any machine (the test waits for a condition, not a
+// time).
+func loseNodeWhenHeld(t *testing.T, spec runSpec, log *bytes.Buffer, held string, lostNode int) runResult {
+	t.Helper()
+	return launchScripted(t, spec, log, func(c *launch.Config, _ *launch.Coordinators) {
 		c.NodeFailures = true
 		ch := make(chan []int, 1)
 		c.Inject = ch
 		go func() {
-			// Waits for the holder to stop at its step (a condition, not
-			// a time): the loss then strikes mid-run on any machine.
 			for ctx := t.Context(); ctx.Err() == nil; {
 				if _, err := os.Stat(held); err == nil {
 					ch <- []int{lostNode}
@@ -565,6 +550,59 @@ func TestRunUncoordinatedNodeLostRelaunchesWholeJob(t *testing.T) {
 			}
 		}()
 	}, 3*time.Minute)
+}
+
+// A whole node lost mid-run under the strategy: 6 ranks of the torus on
+// 3 nodes (ranks 0 and 1 on node0, 2 and 3 on node1, 4 and 5 on node2).
+// Rank 2 stops at step 13, after its checkpoint of step 10, and node1 is
+// lost with its cache: ranks 2 and 3, their checkpoints' node copies,
+// and what node1 protected for others — the logs and checkpoint copies
+// of ranks 0 and 1, whose protector (uncoord.ProtectorOf) is rank 2.
+// (Before, ranks 2 and 3 were restarted alone and rank 0 then failed
+// truncating its log at its lost protector, which stopped the job.)
+// Ranks 2 and 3 are restarted alone on node1's replacement, from their
+// copies and logs at rank 4's node; ranks 0 and 1 see their logs gone and
+// re-protect at once, with a checkpoint and a new log at rank 2's node;
+// ranks 4 and 5 go on untouched. One attempt, the failure-free result.
+func TestRunUncoordinatedNodeLostRecoversInPlace(t *testing.T) {
+	held := filepath.Join(t.TempDir(), "held")
+	spec, log, starts := torusSpec(t, "--hold-rank", "2", "--kill-step", "13", "--held", held)
+	spec.nodes = 3
+	res := loseNodeWhenHeld(t, spec, log, held, 1)
+	if want := torusReference(); res.Result != want {
+		t.Fatalf("result %q, want the failure-free %q\n%s", res.Result, want, log)
+	}
+	if res.Injected != 1 || len(res.Attempts) != 1 || res.RanksRecoveredAlone != 2 || res.WholeJobRestarts != 0 {
+		t.Fatalf("%d injected, %d attempts, %d restarted alone, %d whole-job restarts; want 1, 1, 2, 0\n%s",
+			res.Injected, len(res.Attempts), res.RanksRecoveredAlone, res.WholeJobRestarts, log)
+	}
+	for _, want := range []string{
+		"node node1 lost under the uncoordinated strategy: ranks 2,3 restart alone from their checkpoint copies and logs at their protectors; ranks 0,1, whose logs and checkpoint copies it held, re-protect with a checkpoint at once (0 → 2 on node1, 1 → 2 on node1)",
+		"[rank 0] rank 0: its protector's node was lost with its log: re-protected at step",
+		"[rank 1] rank 1: its protector's node was lost with its log: re-protected at step",
+	} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the output does not say %q:\n%s", want, log)
+		}
+	}
+	per, alone := processes(t, starts)
+	for r := range spec.ranks {
+		want := 1 + boolInt(r == 2 || r == 3)
+		if per[r] != want || alone[r] != want-1 {
+			t.Errorf("rank %d ran in %d processes (%d restarted alone), want %d (%d)", r, per[r], alone[r], want, want-1)
+		}
+	}
+}
+
+// Beyond tolerance: the 6 ranks on one node, which nothing can protect
+// (one failure domain: each rank's log and checkpoint live in its own
+// cache), and that node lost. The whole job is relaunched, the event
+// saying why, and the result is the failure-free one.
+func TestRunUncoordinatedNodeLostBeyondToleranceRelaunchesWholeJob(t *testing.T) {
+	held := filepath.Join(t.TempDir(), "held")
+	spec, log, starts := torusSpec(t, "--hold-rank", "2", "--kill-step", "13", "--held", held)
+	spec.nodes = 1
+	res := loseNodeWhenHeld(t, spec, log, held, 0)
 	if want := torusReference(); res.Result != want {
 		t.Fatalf("result %q, want the failure-free %q\n%s", res.Result, want, log)
 	}
@@ -572,11 +610,8 @@ func TestRunUncoordinatedNodeLostRelaunchesWholeJob(t *testing.T) {
 		t.Fatalf("%d injected, %d attempts, %d restarted alone, %d whole-job restarts; want 1, 2, 0, 1\n%s",
 			res.Injected, len(res.Attempts), res.RanksRecoveredAlone, res.WholeJobRestarts, log)
 	}
-	if want := "a failure relaunches the whole job: node node1 lost under the uncoordinated strategy with ranks 2,3, and the logs and checkpoint copies it protected for ranks 0,1 (their protectors re-formed: 0 → 4, 1 → 4)"; !strings.Contains(log.String(), want) {
+	if want := "a failure relaunches the whole job: node node0 lost under the uncoordinated strategy with ranks 0,1,2,3,4,5 and every copy of the checkpoints and logs of ranks 0,1,2,3,4,5"; !strings.Contains(log.String(), want) {
 		t.Errorf("no progress line says %q:\n%s", want, log)
-	}
-	if n := res.Attempts[1].Nodes; slices.Contains(n, "node1") || !slices.Contains(n, "node3") {
-		t.Errorf("the relaunch ran on %v, want the spare node3 instead of node1", n)
 	}
 	per, alone := processes(t, starts)
 	for r := range spec.ranks {

@@ -193,7 +193,8 @@ type Event struct {
 	// "halt", "exclude", "readmit", "pin", "hold" (Reason: what the
 	// launcher holds for the whole job, Holder); with Config.Uncoordinated,
 	// "recover" (Ranks: the rank restarted alone; Reason: how its process
-	// ended) and "fallback" (Reason: why a failure restarts the whole job).
+	// ended), "fallback" (Reason: why a failure restarts the whole job)
+	// and "reform" (a node lost: Ranks re-protect; Reason says how).
 	Kind        string
 	Hang        bool // inject: the rank was stopped, not killed
 	At          time.Duration
@@ -563,7 +564,7 @@ type attempt struct {
 	alone int
 	// wholeJob, if set, is why a failure injected into the attempt must
 	// relaunch the whole job rather than restart ranks alone
-	// (nodeLossFallback).
+	// (nodeLoss).
 	wholeJob string
 }
 
@@ -995,53 +996,58 @@ func (a *attempt) inject(target int, injected *int) {
 	}
 	cfg.Event(ev)
 	if cfg.NodeFailures && cfg.Uncoordinated {
-		a.nodeLossFallback()
+		a.nodeLoss()
 	}
 }
 
-// nodeLossFallback makes the loss of the attempt's lost nodes relaunch
-// the whole job under Config.Uncoordinated, and says why (Event
-// "fallback"): the lost ranks could restart alone from their
-// checkpoint copies and logs at their protectors, but the ranks the lost
-// nodes protected lost their logs and copies with them, and re-forming
-// their protectors while the job runs (a fresh checkpoint of each at its
-// new protector) is not built; beyond tolerance (a rank lost with its
-// protector's node, or a job in one failure domain) nothing holds the
-// lost ranks' checkpoints and logs at all. uncoord.LoseNodes tells which
-// is which.
-func (a *attempt) nodeLossFallback() {
+// nodeLoss decides, under Config.Uncoordinated, what the loss of the
+// attempt's lost nodes does (uncoord.LoseNodes). Under a Restarter, each
+// lost rank is restarted alone when its process's end is seen, on its
+// node's replacement (an empty cache), from its checkpoint copy and log
+// at its protector; the ranks the lost nodes protected re-protect by
+// themselves (a checkpoint at once at their protector, re-formed over the
+// placement: see the rank runtime), and Event "reform" says which. Beyond
+// tolerance — a rank lost with its protector's node, or a job in one
+// failure domain — nothing holds the lost ranks' checkpoints and logs:
+// the whole job is relaunched, Event "fallback" saying why. A launcher
+// that starts every rank together relaunches the whole job anyway (said
+// at the launch).
+func (a *attempt) nodeLoss() {
 	before := make([]placement.Member, len(a.layout))
 	for r, n := range a.layout {
 		before[r] = placement.Member{Rank: r, Node: n, Domain: a.cfg.Job.Domain}
 	}
-	survivors := slices.DeleteFunc(slices.Clone(before), func(m placement.Member) bool { return slices.Contains(a.lost, m.Node) })
-	l := uncoord.LoseNodes(before, a.lost, survivors)
+	// The lost ranks restart on their node's replacement: the placement
+	// stays as it was.
+	l := uncoord.LoseNodes(before, a.lost, before)
 	what := fmt.Sprintf("node %s lost under the uncoordinated strategy", strings.Join(a.lost, ","))
 	if len(a.lost) > 1 {
 		what = fmt.Sprintf("nodes %s lost under the uncoordinated strategy", strings.Join(a.lost, ","))
 	}
-	var reason string
 	if len(l.Beyond) > 0 {
-		reason = fmt.Sprintf("%s with ranks %s and every copy of the checkpoints and logs of ranks %s (their protector's node lost too, or no other failure domain to protect them): beyond what the protection tolerates, the whole job restarts from the beginning",
+		reason := fmt.Sprintf("%s with ranks %s and every copy of the checkpoints and logs of ranks %s (their protector's node lost too, or no other failure domain to protect them): beyond what the protection tolerates, the whole job restarts from the beginning",
 			what, intList(l.Lost), intList(l.Beyond))
-	} else {
-		var reformed []string
-		for _, r := range l.Unprotected {
-			if p, ok := l.Protectors[r]; ok {
-				reformed = append(reformed, fmt.Sprintf("%d → %d", r, p))
-			}
+		if a.wholeJob == "" {
+			a.wholeJob = reason
+			a.cfg.Event(Event{Kind: "fallback", At: a.since(), Incarnation: a.inc, Ranks: l.Lost, Nodes: slices.Clone(a.lost), Reason: reason})
 		}
-		now := "no failure domain is left to protect them"
-		if len(reformed) > 0 {
-			now = "their protectors re-formed: " + strings.Join(reformed, ", ")
+		return
+	}
+	if _, ok := a.ranks.(Restarter); !ok {
+		return
+	}
+	var reformed []string
+	for _, r := range l.Unprotected {
+		if p, ok := l.Protectors[r]; ok {
+			reformed = append(reformed, fmt.Sprintf("%d → %d on %s", r, p, a.layout[p]))
 		}
-		reason = fmt.Sprintf("%s with ranks %s, and the logs and checkpoint copies it protected for ranks %s (%s); re-protecting them while the job runs is not built yet: the whole job restarts from the beginning",
-			what, intList(l.Lost), intList(l.Unprotected), now)
 	}
-	if a.wholeJob == "" {
-		a.wholeJob = reason
-		a.cfg.Event(Event{Kind: "fallback", At: a.since(), Incarnation: a.inc, Ranks: l.Lost, Nodes: slices.Clone(a.lost), Reason: reason})
+	reason := fmt.Sprintf("%s: ranks %s restart alone from their checkpoint copies and logs at their protectors", what, intList(l.Lost))
+	if len(l.Unprotected) > 0 {
+		reason += fmt.Sprintf("; ranks %s, whose logs and checkpoint copies it held, re-protect with a checkpoint at once (%s)",
+			intList(l.Unprotected), strings.Join(reformed, ", "))
 	}
+	a.cfg.Event(Event{Kind: "reform", At: a.since(), Incarnation: a.inc, Ranks: l.Unprotected, Nodes: slices.Clone(a.lost), Reason: reason})
 }
 
 // intList is ranks as "0,1,2" ("none" for none).

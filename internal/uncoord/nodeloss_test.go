@@ -1,6 +1,8 @@
 package uncoord
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -91,5 +93,38 @@ func TestLoseNodesBeyondTolerance(t *testing.T) {
 	l = LoseNodes(before, []string{"n9"}, before)
 	if len(l.Lost)+len(l.Beyond)+len(l.Unprotected)+len(l.Changed) != 0 {
 		t.Errorf("an unknown node: %+v, want nothing lost", l)
+	}
+}
+
+// A log whose protector's directory is gone (its node lost with its
+// cache) is Lost; NewLog starts a new one there, at a base.
+func TestFileProtectorsLostAndNewLog(t *testing.T) {
+	root := t.TempDir()
+	prot := filepath.Join(root, "node1")
+	p := FileProtectors{Dir: func(int) (string, error) { return prot, nil }, NoSync: true}
+	l, err := p.OpenLog(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if lost, err := p.Lost(0); lost || err != nil {
+		t.Fatalf("an open log: lost %v, %v", lost, err)
+	}
+	if err := os.RemoveAll(prot); err != nil {
+		t.Fatal(err)
+	}
+	if lost, err := p.Lost(0); !lost || err != nil {
+		t.Fatalf("its node's cache removed: lost %v, %v; want lost", lost, err)
+	}
+	n, err := p.NewLog(0, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if base, last, err := n.Bounds(); base != 12 || last != 12 || err != nil {
+		t.Errorf("new log: bounds %d, %d, %v; want 12, 12", base, last, err)
+	}
+	if lost, err := p.Lost(0); lost || err != nil {
+		t.Errorf("re-protected: lost %v, %v", lost, err)
 	}
 }

@@ -54,6 +54,36 @@ func (p FileProtectors) OpenLog(rank int) (logstore.Store, error) {
 	return logstore.OpenFileWith(path, logstore.FileOptions{NoSync: p.NoSync})
 }
 
+// NewLog starts a new, empty log of rank at its protector, of base base
+// (logstore.CreateFile), replacing any there: the log of a rank that
+// re-protects (Rank.Reprotect) after its protector was lost.
+func (p FileProtectors) NewLog(rank int, base uint64) (logstore.Store, error) {
+	path, err := p.path(rank)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("uncoord: protector of rank %d: %w", rank, err)
+	}
+	return logstore.CreateFile(path, base, logstore.FileOptions{NoSync: p.NoSync})
+}
+
+// Lost reports that the log of rank is gone from its protector's
+// directory: the protector's node was lost with its cache (an open log
+// then writes to a file no one will find again). The rank must
+// re-protect (Rank.Reprotect).
+func (p FileProtectors) Lost(rank int) (bool, error) {
+	path, err := p.path(rank)
+	if err != nil {
+		return false, err
+	}
+	_, err = os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	return false, err
+}
+
 // RemoveLog deletes the log of rank, if any: a rank that starts from the
 // beginning (a whole-job relaunch) starts a fresh log.
 func (p FileProtectors) RemoveLog(rank int) error {
