@@ -177,7 +177,9 @@ type Config struct {
 	// it did not raise itself: an injected failure, the OOM killer) is
 	// then restarted alone, with jobenv.VarRecoverAlone set, if the
 	// Launcher can (a Restarter: Local) and the coordinator still runs;
-	// the others go on. Each such restart spends one of Retries. The
+	// the others go on; so are a lost node's ranks (NodeFailures), on its
+	// replacement, unless the loss is beyond what the protectors
+	// tolerate (attempt.nodeLoss). Each such restart spends one of Retries. The
 	// attempt falls back to today's end, and the whole job's relaunch,
 	// when it cannot: a rank that exits with ExitCannotServe, any other
 	// failure, the coordinator's abort, or a launcher that starts every
