@@ -57,6 +57,7 @@ func torusMain(args []string) int {
 	killEarly := fs.Int("kill-early", -1, "the rank that kills itself before joining, in its first process of the second launch")
 	holdRank := fs.Int("hold-rank", -1, "the rank that stops at --kill-step, in its first process of the first launch, and waits to be killed")
 	held := fs.String("held", "", "where the held rank says it is held (a file it creates)")
+	loseLogRank := fs.Int("lose-log-rank", -1, "the rank whose log is lost at its protector once it decided to checkpoint at --kill-step, in its first process of the first launch")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -66,7 +67,7 @@ func torusMain(args []string) int {
 		select {}
 	}
 	err := torusRank(context.Background(), torusFaults{killRank: *killRank, killStep: *killStep, damage: *damage,
-		holdRank: *holdRank, held: *held}, *noRestart, *starts)
+		holdRank: *holdRank, held: *held, loseLogRank: *loseLogRank}, *noRestart, *starts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
@@ -81,6 +82,7 @@ type torusFaults struct {
 	damage             bool
 	holdRank           int
 	held               string
+	loseLogRank        int
 }
 
 func torusRank(ctx context.Context, f torusFaults, noRestart bool, starts string) error {
@@ -122,6 +124,14 @@ func torusRank(ctx context.Context, f torusFaults, noRestart bool, starts string
 		}
 		return nil
 	}
+	cfg.BeforeCheckpoint = func(job *ckpt.Job, step int) error {
+		// Between the checkpoint decision and the checkpoint: its
+		// protector's node lost, as far as its log is concerned.
+		if me == f.loseLogRank && step == f.killStep && !alone && job.Incarnation() == 0 {
+			return loseOwnLog(me)
+		}
+		return nil
+	}
 	result, err := torus.Run(ctx, job, cfg)
 	if result != "" {
 		fmt.Println(result)
@@ -154,6 +164,17 @@ func damageOwnLog(rank int) error {
 		return err
 	}
 	return f.Sync()
+}
+
+// loseOwnLog removes the directory of the rank's message log at its
+// protector's node (a cache directory beside its own), as the loss of
+// that node's cache does.
+func loseOwnLog(rank int) error {
+	logs, err := filepath.Glob(filepath.Join(filepath.Dir(os.Getenv(jobenv.VarCache)), "*", "msglog", fmt.Sprintf("rank-%d.log", rank)))
+	if err != nil || len(logs) != 1 {
+		return fmt.Errorf("rank %d's log: found %v, %v", rank, logs, err)
+	}
+	return os.RemoveAll(filepath.Dir(logs[0]))
 }
 
 // torusSpec is a job of 6 ranks of the torus on 6 nodes under the
@@ -618,5 +639,21 @@ func TestRunUncoordinatedNodeLostBeyondToleranceRelaunchesWholeJob(t *testing.T)
 		if per[r] != 2 || alone[r] != 0 {
 			t.Errorf("rank %d ran in %d processes (%d restarted alone), want 2 (0): one a launch", r, per[r], alone[r])
 		}
+	}
+}
+
+// A rank's protector lost between its checkpoint decision and the
+// checkpoint (its log's directory removed there): the checkpoint's
+// truncation of the log fails, and the rank exits with 66 (its log cannot
+// serve) rather than 1, which the launcher would not relaunch (no
+// checkpoint is ever committed under the strategy): the whole job is
+// relaunched, with the failure-free result.
+func TestRunUncoordinatedProtectorLostMidCheckpointRelaunchesWholeJob(t *testing.T) {
+	const victim = 3
+	spec, log, _ := torusSpec(t, "--lose-log-rank", strconv.Itoa(victim), "--kill-step", "10")
+	res := launchRelaunched(t, spec, log, 0)
+	wantExit66(t, res, victim)
+	if !strings.Contains(log.String(), "its protector was lost with its log during its checkpoint") {
+		t.Errorf("the victim's output does not say its protector was lost:\n%s", log)
 	}
 }

@@ -34,6 +34,9 @@ type Config struct {
 	// AfterStep, if not nil, is called after each step's exchange,
 	// before the checkpoint decision (a test's failure point).
 	AfterStep func(job *ckpt.Job, step int) error
+	// BeforeCheckpoint, if not nil, is called when the rank decided to
+	// checkpoint at step, before it does (a test's failure point).
+	BeforeCheckpoint func(job *ckpt.Job, step int) error
 	// NoRestart never calls Restart: the rank always starts from the
 	// beginning.
 	NoRestart bool
@@ -198,6 +201,11 @@ func Run(ctx context.Context, job *ckpt.Job, cfg Config) (string, error) {
 		need, err := job.NeedCheckpoint(ctx, int64(step))
 		if err != nil {
 			return "", err
+		}
+		if need && cfg.BeforeCheckpoint != nil {
+			if err := cfg.BeforeCheckpoint(job, step); err != nil {
+				return "", err
+			}
 		}
 		if need {
 			if err := save(ctx, job, step, v); err != nil {
