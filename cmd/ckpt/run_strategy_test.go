@@ -124,9 +124,10 @@ func torusRank(ctx context.Context, f torusFaults, noRestart bool, starts string
 		}
 		return nil
 	}
-	cfg.BeforeCheckpoint = func(job *ckpt.Job, step int) error {
-		// Between the checkpoint decision and the checkpoint: its
-		// protector's node lost, as far as its log is concerned.
+	cfg.InCheckpoint = func(job *ckpt.Job, step int) error {
+		// In its checkpoint, once the runtime looked for its log and
+		// before it truncates it: its protector's node lost, as far as
+		// its log is concerned.
 		if me == f.loseLogRank && step == f.killStep && !alone && job.Incarnation() == 0 {
 			return loseOwnLog(me)
 		}
@@ -642,9 +643,10 @@ func TestRunUncoordinatedNodeLostBeyondToleranceRelaunchesWholeJob(t *testing.T)
 	}
 }
 
-// A rank's protector lost between its checkpoint decision and the
-// checkpoint (its log's directory removed there): the checkpoint's
-// truncation of the log fails, and the rank exits with 66 (its log cannot
+// A rank's protector lost in the middle of its checkpoint, after the
+// runtime looked for its log (which would have re-protected it) and
+// before the log's truncation (its log's directory removed from the
+// application's save): the truncation fails, and the rank exits with 66 (its log cannot
 // serve) rather than 1, which the launcher would not relaunch (no
 // checkpoint is ever committed under the strategy): the whole job is
 // relaunched, with the failure-free result.

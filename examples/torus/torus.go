@@ -34,9 +34,9 @@ type Config struct {
 	// AfterStep, if not nil, is called after each step's exchange,
 	// before the checkpoint decision (a test's failure point).
 	AfterStep func(job *ckpt.Job, step int) error
-	// BeforeCheckpoint, if not nil, is called when the rank decided to
-	// checkpoint at step, before it does (a test's failure point).
-	BeforeCheckpoint func(job *ckpt.Job, step int) error
+	// InCheckpoint, if not nil, is called in the rank's checkpoint at
+	// step, before its state is saved (a test's failure point).
+	InCheckpoint func(job *ckpt.Job, step int) error
 	// NoRestart never calls Restart: the rank always starts from the
 	// beginning.
 	NoRestart bool
@@ -202,13 +202,8 @@ func Run(ctx context.Context, job *ckpt.Job, cfg Config) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if need && cfg.BeforeCheckpoint != nil {
-			if err := cfg.BeforeCheckpoint(job, step); err != nil {
-				return "", err
-			}
-		}
 		if need {
-			if err := save(ctx, job, step, v); err != nil {
+			if err := save(ctx, job, step, v, cfg.InCheckpoint); err != nil {
 				return "", err
 			}
 		}
@@ -234,8 +229,13 @@ func Run(ctx context.Context, job *ckpt.Job, cfg Config) (string, error) {
 // stateFile holds a rank's step and value.
 const stateFile = "state"
 
-func save(ctx context.Context, job *ckpt.Job, step int, v uint64) error {
+func save(ctx context.Context, job *ckpt.Job, step int, v uint64, in func(*ckpt.Job, int) error) error {
 	return job.Checkpoint(ctx, fmt.Sprintf("torus-%d", step), func(c *ckpt.Checkpoint) error {
+		if in != nil {
+			if err := in(job, step); err != nil {
+				return err
+			}
+		}
 		f, err := c.Create(stateFile)
 		if err != nil {
 			return err

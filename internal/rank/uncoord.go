@@ -386,7 +386,9 @@ func (r *Runtime) CheckpointAlone(ctx context.Context, save func() ([]byte, erro
 	if err != nil {
 		return err
 	}
-	if r.u.unprotected {
+	if r.protectorLost() {
+		// Seen by NeedCheckpoint, or now (a program that checkpoints
+		// without asking).
 		return r.reprotect(ctx, drv, save)
 	}
 	start := time.Since(r.start)
