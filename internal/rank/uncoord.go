@@ -402,8 +402,8 @@ func (r *Runtime) CheckpointAlone(ctx context.Context, save func() ([]byte, erro
 	}
 	if err := drv.Protected(snap); err != nil {
 		if lost, _ := r.u.prot.Lost(r.rank); lost {
-			// Its protector's node was lost between NeedCheckpoint's
-			// look and the truncation: the driver stopped on the log,
+			// Its protector's node was lost between the look above
+			// and the truncation: the driver stopped on the log,
 			// and the rank cannot go on. The whole job must be
 			// relaunched (jobenv.ExitCannotServe), not given up on.
 			return fmt.Errorf("ckpt: rank %d: %w: its protector was lost with its log during its checkpoint: %w", r.rank, uncoord.ErrCannotServe, err)
