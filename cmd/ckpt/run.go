@@ -268,6 +268,8 @@ func describe(e launch.Event) string {
 		return fmt.Sprintf("rank %s restarted alone (%s); the other ranks go on", joinInts(e.Ranks), e.Reason)
 	case "fallback":
 		return "a failure relaunches the whole job: " + e.Reason
+	case "reform":
+		return e.Reason
 	}
 	return e.Kind
 }
@@ -450,9 +452,13 @@ every message a rank receives is logged by it at its protector (the next
 rank on another node) before the application sees it. A rank killed while
 the job runs is restarted alone, on its node, with CKPT_RECOVER_ALONE set to 1:
 it reloads its own checkpoint, replays its log and rejoins while the
-other ranks go on. When its checkpoint or log cannot serve (damaged,
-lost) it exits with status 66 and the whole job is relaunched, every rank
-from the beginning with fresh logs. --json reports ranks_recovered_alone,
+other ranks go on. A node lost (--inject-kind node) has its ranks
+restarted alone on its replacement, from their copies and logs at their
+protectors, and the ranks it protected re-protect with a checkpoint at
+once; beyond tolerance (a rank lost with its protector, or every rank on
+one node) the whole job is relaunched. When its checkpoint or log cannot
+serve (damaged, lost) a rank exits with status 66 and the whole job is
+relaunched, every rank from the beginning with fresh logs. --json reports ranks_recovered_alone,
 whole_job_restarts, and log_protect_seconds and log_replay_seconds, summed
 over the ranks and launches. Not with --tree, --transparent, --shared,
 --staging-servers or --inject-kind hang; under --launcher mpirun or srun

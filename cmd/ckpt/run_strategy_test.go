@@ -56,6 +56,9 @@ func torusMain(args []string) int {
 	starts := fs.String("starts", "", "a directory where each process of a rank leaves a file")
 	noRestart := fs.Bool("no-restart", false, "never call Restart: always start from the beginning")
 	killEarly := fs.Int("kill-early", -1, "the rank that kills itself before joining, in its first process of the second launch")
+	holdRank := fs.Int("hold-rank", -1, "the rank that stops at --kill-step, in its first process of the first launch, and waits to be killed")
+	held := fs.String("held", "", "where the held rank says it is held (a file it creates)")
+	loseLogRank := fs.Int("lose-log-rank", -1, "the rank whose log is lost at its protector once it decided to checkpoint at --kill-step, in its first process of the first launch")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -64,14 +67,28 @@ func torusMain(args []string) int {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
-	err := torusRank(context.Background(), *killRank, *killStep, *midCheckpoint, *damage, *noRestart, *starts)
+	err := torusRank(context.Background(), torusFaults{killRank: *killRank, killStep: *killStep, midCheckpoint: *midCheckpoint,
+		damage: *damage, holdRank: *holdRank, held: *held, loseLogRank: *loseLogRank}, *noRestart, *starts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
 	return ckpt.ExitStatus(err)
 }
 
-func torusRank(ctx context.Context, killRank, killStep int, midCheckpoint, damage, noRestart bool, starts string) error {
+// torusFaults is what a torus rank of the tests does to itself: kill
+// itself (after damaging its log, or in the middle of its checkpoint),
+// or stop and wait to be killed with its node, at a step of its first
+// process.
+type torusFaults struct {
+	killRank, killStep int
+	midCheckpoint      bool
+	damage             bool
+	holdRank           int
+	held               string
+	loseLogRank        int
+}
+
+func torusRank(ctx context.Context, f torusFaults, noRestart bool, starts string) error {
 	job, err := ckpt.Join(ctx, ckpt.JobOptions{})
 	if err != nil {
 		return err
@@ -88,30 +105,44 @@ func torusRank(ctx context.Context, killRank, killStep int, midCheckpoint, damag
 	}
 	cfg := torusConfig
 	cfg.NoRestart = noRestart
-	if midCheckpoint {
-		victim := killRank
-		cfg.InCheckpoint = func(job *ckpt.Job, step int) error {
-			// Its state written into the checkpoint, nothing of it
-			// saved: the restart must go back to the checkpoint before.
-			if me == victim && step >= killStep && !alone && job.Incarnation() == 0 {
-				syscall.Kill(os.Getpid(), syscall.SIGKILL)
-				select {}
-			}
-			return nil
-		}
-		killRank = -1 // not after the step
+	midVictim := -1
+	if f.midCheckpoint {
+		midVictim, f.killRank = f.killRank, -1 // in the checkpoint, not after the step
 	}
 	cfg.AfterStep = func(job *ckpt.Job, step int) error {
 		// After the step's receives: its log holds what it received
 		// since its checkpoint.
-		if me == killRank && step == killStep && !alone && job.Incarnation() == 0 {
-			if damage {
+		if me == f.holdRank && step == f.killStep && !alone && job.Incarnation() == 0 {
+			// Its checkpoint of step 10 saved, its log holding what it
+			// received since: the test loses its node now.
+			if err := os.WriteFile(f.held, nil, 0o644); err != nil {
+				return err
+			}
+			select {}
+		}
+		if me == f.killRank && step == f.killStep && !alone && job.Incarnation() == 0 {
+			if f.damage {
 				if err := damageOwnLog(me); err != nil {
 					return err
 				}
 			}
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
+		}
+		return nil
+	}
+	cfg.InCheckpoint = func(job *ckpt.Job, step int) error {
+		// Its state written into the checkpoint, nothing of it saved:
+		// the restart must go back to the checkpoint before.
+		if me == midVictim && step >= f.killStep && !alone && job.Incarnation() == 0 {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+		// In its checkpoint, once the runtime looked for its log and
+		// before it truncates it: its protector's node lost, as far as
+		// its log is concerned.
+		if me == f.loseLogRank && step == f.killStep && !alone && job.Incarnation() == 0 {
+			return loseOwnLog(me)
 		}
 		return nil
 	}
@@ -147,6 +178,17 @@ func damageOwnLog(rank int) error {
 		return err
 	}
 	return f.Sync()
+}
+
+// loseOwnLog removes the directory of the rank's message log at its
+// protector's node (a cache directory beside its own), as the loss of
+// that node's cache does.
+func loseOwnLog(rank int) error {
+	logs, err := filepath.Glob(filepath.Join(filepath.Dir(os.Getenv(jobenv.VarCache)), "*", "msglog", fmt.Sprintf("rank-%d.log", rank)))
+	if err != nil || len(logs) != 1 {
+		return fmt.Errorf("rank %d's log: found %v, %v", rank, logs, err)
+	}
+	return os.RemoveAll(filepath.Dir(logs[0]))
 }
 
 // torusSpec is a job of 6 ranks of the torus on 6 nodes under the
@@ -541,5 +583,116 @@ func TestRunUncoordinatedHimenoRankKilledRecoversAlone(t *testing.T) {
 	if res.Injected != 1 || len(res.Attempts) != 1 || res.RanksRecoveredAlone != 1 || res.WholeJobRestarts != 0 {
 		t.Fatalf("%d injected, %d attempts, %d restarted alone, %d whole-job restarts; want 1, 1, 1, 0\n%s",
 			res.Injected, len(res.Attempts), res.RanksRecoveredAlone, res.WholeJobRestarts, &log)
+	}
+}
+
+// loseNodeWhenHeld runs spec, whose rank told to (--hold-rank) stops at
+// its step and waits, and loses node lostNode with its cache once it has
+// stopped: mid-run on any machine (the test waits for a condition, not a
+// time).
+func loseNodeWhenHeld(t *testing.T, spec runSpec, log *bytes.Buffer, held string, lostNode int) runResult {
+	t.Helper()
+	return launchScripted(t, spec, log, func(c *launch.Config, _ *launch.Coordinators) {
+		c.NodeFailures = true
+		ch := make(chan []int, 1)
+		c.Inject = ch
+		go func() {
+			for ctx := t.Context(); ctx.Err() == nil; {
+				if _, err := os.Stat(held); err == nil {
+					ch <- []int{lostNode}
+					return
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		}()
+	}, 3*time.Minute)
+}
+
+// A whole node lost mid-run under the strategy: 6 ranks of the torus on
+// 3 nodes (ranks 0 and 1 on node0, 2 and 3 on node1, 4 and 5 on node2).
+// Rank 2 stops at step 13, after its checkpoint of step 10, and node1 is
+// lost with its cache: ranks 2 and 3, their checkpoints' node copies,
+// and what node1 protected for others — the logs and checkpoint copies
+// of ranks 0 and 1, whose protector (uncoord.ProtectorOf) is rank 2.
+// (Before, ranks 2 and 3 were restarted alone and rank 0 then failed
+// truncating its log at its lost protector, which stopped the job.)
+// Ranks 2 and 3 are restarted alone on node1's replacement, from their
+// copies and logs at rank 4's node; ranks 0 and 1 see their logs gone and
+// re-protect at once, with a checkpoint and a new log at rank 2's node;
+// ranks 4 and 5 go on untouched. One attempt, the failure-free result.
+func TestRunUncoordinatedNodeLostRecoversInPlace(t *testing.T) {
+	held := filepath.Join(t.TempDir(), "held")
+	spec, log, starts := torusSpec(t, "--hold-rank", "2", "--kill-step", "13", "--held", held)
+	spec.nodes = 3
+	res := loseNodeWhenHeld(t, spec, log, held, 1)
+	if want := torusReference(); res.Result != want {
+		t.Fatalf("result %q, want the failure-free %q\n%s", res.Result, want, log)
+	}
+	if res.Injected != 1 || len(res.Attempts) != 1 || res.RanksRecoveredAlone != 2 || res.WholeJobRestarts != 0 {
+		t.Fatalf("%d injected, %d attempts, %d restarted alone, %d whole-job restarts; want 1, 1, 2, 0\n%s",
+			res.Injected, len(res.Attempts), res.RanksRecoveredAlone, res.WholeJobRestarts, log)
+	}
+	for _, want := range []string{
+		"node node1 lost under the uncoordinated strategy: ranks 2,3 restart alone from their checkpoint copies and logs at their protectors; ranks 0,1, whose logs and checkpoint copies it held, re-protect with a checkpoint at once (0 → 2 on node1, 1 → 2 on node1)",
+		"[rank 0] rank 0: its protector's node was lost with its log: re-protected at step",
+		"[rank 1] rank 1: its protector's node was lost with its log: re-protected at step",
+	} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the output does not say %q:\n%s", want, log)
+		}
+	}
+	per, alone := processes(t, starts)
+	for r := range spec.ranks {
+		want := 1 + boolInt(r == 2 || r == 3)
+		if per[r] != want || alone[r] != want-1 {
+			t.Errorf("rank %d ran in %d processes (%d restarted alone), want %d (%d)", r, per[r], alone[r], want, want-1)
+		}
+	}
+}
+
+// Beyond tolerance: the 6 ranks on one node, which nothing can protect
+// (one failure domain: each rank's log and checkpoint live in its own
+// cache), and that node lost. The whole job is relaunched, the event
+// saying why, and the result is the failure-free one.
+func TestRunUncoordinatedNodeLostBeyondToleranceRelaunchesWholeJob(t *testing.T) {
+	held := filepath.Join(t.TempDir(), "held")
+	spec, log, starts := torusSpec(t, "--hold-rank", "2", "--kill-step", "13", "--held", held)
+	spec.nodes = 1
+	res := loseNodeWhenHeld(t, spec, log, held, 0)
+	if want := torusReference(); res.Result != want {
+		t.Fatalf("result %q, want the failure-free %q\n%s", res.Result, want, log)
+	}
+	if res.Injected != 1 || len(res.Attempts) != 2 || res.RanksRecoveredAlone != 0 || res.WholeJobRestarts != 1 {
+		t.Fatalf("%d injected, %d attempts, %d restarted alone, %d whole-job restarts; want 1, 2, 0, 1\n%s",
+			res.Injected, len(res.Attempts), res.RanksRecoveredAlone, res.WholeJobRestarts, log)
+	}
+	if want := "a failure relaunches the whole job: node node0 lost under the uncoordinated strategy with ranks 0,1,2,3,4,5 and every copy of the checkpoints and logs of ranks 0,1,2,3,4,5"; !strings.Contains(log.String(), want) {
+		t.Errorf("no progress line says %q:\n%s", want, log)
+	}
+	per, alone := processes(t, starts)
+	for r := range spec.ranks {
+		if per[r] != 2 || alone[r] != 0 {
+			t.Errorf("rank %d ran in %d processes (%d restarted alone), want 2 (0): one a launch", r, per[r], alone[r])
+		}
+	}
+}
+
+// A rank's protector lost in the middle of its checkpoint, after the
+// runtime looked for its log (which would have re-protected it) and
+// before the log's truncation (its log's directory removed from the
+// application's save): the truncation fails, and the rank exits with 66 (its log cannot
+// serve) rather than 1, which the launcher would not relaunch (no
+// checkpoint is ever committed under the strategy): the whole job is
+// relaunched, with the failure-free result.
+func TestRunUncoordinatedProtectorLostMidCheckpointRelaunchesWholeJob(t *testing.T) {
+	const victim = 3
+	spec, log, _ := torusSpec(t, "--lose-log-rank", strconv.Itoa(victim), "--kill-step", "10")
+	res := launchRelaunched(t, spec, log, 0)
+	wantExit66(t, res, victim)
+	if !strings.Contains(log.String(), "its protector was lost with its log during its checkpoint") {
+		t.Errorf("the victim's output does not say its protector was lost:\n%s", log)
 	}
 }

@@ -61,6 +61,8 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/jobenv"
+	"github.com/ckpt/ckpt/internal/placement"
+	"github.com/ckpt/ckpt/internal/uncoord"
 	"github.com/ckpt/ckpt/model"
 )
 
@@ -175,7 +177,9 @@ type Config struct {
 	// it did not raise itself: an injected failure, the OOM killer) is
 	// then restarted alone, with jobenv.VarRecoverAlone set, if the
 	// Launcher can (a Restarter: Local) and the coordinator still runs;
-	// the others go on. Each such restart spends one of Retries. The
+	// the others go on; so are a lost node's ranks (NodeFailures), on its
+	// replacement, unless the loss is beyond what the protectors
+	// tolerate (attempt.nodeLoss). Each such restart spends one of Retries. The
 	// attempt falls back to today's end, and the whole job's relaunch,
 	// when it cannot: a rank that exits with ExitCannotServe, any other
 	// failure, the coordinator's abort, or a launcher that starts every
@@ -191,7 +195,8 @@ type Event struct {
 	// "halt", "exclude", "readmit", "pin", "hold" (Reason: what the
 	// launcher holds for the whole job, Holder); with Config.Uncoordinated,
 	// "recover" (Ranks: the rank restarted alone; Reason: how its process
-	// ended) and "fallback" (Reason: why a failure restarts the whole job).
+	// ended), "fallback" (Reason: why a failure restarts the whole job)
+	// and "reform" (a node lost: Ranks re-protect; Reason says how).
 	Kind        string
 	Hang        bool // inject: the rank was stopped, not killed
 	At          time.Duration
@@ -559,6 +564,10 @@ type attempt struct {
 	// alone is how many ranks may still be restarted alone
 	// (Config.Uncoordinated): the retries left.
 	alone int
+	// wholeJob, if set, is why a failure injected into the attempt must
+	// relaunch the whole job rather than restart ranks alone
+	// (nodeLoss).
+	wholeJob string
 }
 
 // pastHalt reports that the job's deadline is less than its halt margin
@@ -779,6 +788,11 @@ func (a *attempt) run(ctx context.Context, nextFailure *time.Duration, target *i
 		if a.fatal != nil && failure == "" {
 			fail(a.fatal.Error(), true)
 		}
+		if a.wholeJob != "" && failure == "" {
+			// Before any of the lost node's ranks is seen to end, so
+			// that none is restarted alone.
+			fail(a.wholeJob, true)
+		}
 		if !restoredSeen {
 			if v, ok := coord.Value(jobenv.KeyRestored); ok {
 				restoredSeen = true
@@ -983,6 +997,71 @@ func (a *attempt) inject(target int, injected *int) {
 		}
 	}
 	cfg.Event(ev)
+	if cfg.NodeFailures && cfg.Uncoordinated {
+		a.nodeLoss()
+	}
+}
+
+// nodeLoss decides, under Config.Uncoordinated, what the loss of the
+// attempt's lost nodes does (uncoord.LoseNodes). Under a Restarter, each
+// lost rank is restarted alone when its process's end is seen, on its
+// node's replacement (an empty cache), from its checkpoint copy and log
+// at its protector; the ranks the lost nodes protected re-protect by
+// themselves (a checkpoint at once at their protector, re-formed over the
+// placement: see the rank runtime), and Event "reform" says which. Beyond
+// tolerance — a rank lost with its protector's node, or a job in one
+// failure domain — nothing holds the lost ranks' checkpoints and logs:
+// the whole job is relaunched, Event "fallback" saying why. A launcher
+// that starts every rank together relaunches the whole job anyway (said
+// at the launch).
+func (a *attempt) nodeLoss() {
+	before := make([]placement.Member, len(a.layout))
+	for r, n := range a.layout {
+		before[r] = placement.Member{Rank: r, Node: n, Domain: a.cfg.Job.Domain}
+	}
+	// The lost ranks restart on their node's replacement: the placement
+	// stays as it was.
+	l := uncoord.LoseNodes(before, a.lost, before)
+	what := fmt.Sprintf("node %s lost under the uncoordinated strategy", strings.Join(a.lost, ","))
+	if len(a.lost) > 1 {
+		what = fmt.Sprintf("nodes %s lost under the uncoordinated strategy", strings.Join(a.lost, ","))
+	}
+	if len(l.Beyond) > 0 {
+		reason := fmt.Sprintf("%s with ranks %s and every copy of the checkpoints and logs of ranks %s (their protector's node lost too, or no other failure domain to protect them): beyond what the protection tolerates, the whole job restarts from the beginning",
+			what, intList(l.Lost), intList(l.Beyond))
+		if a.wholeJob == "" {
+			a.wholeJob = reason
+			a.cfg.Event(Event{Kind: "fallback", At: a.since(), Incarnation: a.inc, Ranks: l.Lost, Nodes: slices.Clone(a.lost), Reason: reason})
+		}
+		return
+	}
+	if _, ok := a.ranks.(Restarter); !ok {
+		return
+	}
+	var reformed []string
+	for _, r := range l.Unprotected {
+		if p, ok := l.Protectors[r]; ok {
+			reformed = append(reformed, fmt.Sprintf("%d → %d on %s", r, p, a.layout[p]))
+		}
+	}
+	reason := fmt.Sprintf("%s: ranks %s restart alone from their checkpoint copies and logs at their protectors", what, intList(l.Lost))
+	if len(l.Unprotected) > 0 {
+		reason += fmt.Sprintf("; ranks %s, whose logs and checkpoint copies it held, re-protect with a checkpoint at once (%s)",
+			intList(l.Unprotected), strings.Join(reformed, ", "))
+	}
+	a.cfg.Event(Event{Kind: "reform", At: a.since(), Incarnation: a.inc, Ranks: l.Unprotected, Nodes: slices.Clone(a.lost), Reason: reason})
+}
+
+// intList is ranks as "0,1,2" ("none" for none).
+func intList(rs []int) string {
+	if len(rs) == 0 {
+		return "none"
+	}
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = strconv.Itoa(r)
+	}
+	return strings.Join(s, ",")
 }
 
 // hit kills or stops a rank now, or as soon as it can be found.

@@ -180,6 +180,29 @@ func fakeRank(mode string) int {
 			time.Sleep(10 * time.Millisecond)
 		}
 		return 4
+	case "node-lost":
+		// Uncoordinated, a node lost: the first processes of the ranks
+		// of the last node wait to be killed with it; their processes
+		// restarted alone say they are back; the others leave once
+		// every one is.
+		size, _ := strconv.Atoi(os.Getenv(jobenv.VarSize))
+		back := func(r int) string { return filepath.Join(dir, fmt.Sprintf("back.%d.%d", inc, r)) }
+		switch {
+		case rank >= size/2 && os.Getenv(jobenv.VarRecoverAlone) == "":
+			time.Sleep(time.Minute)
+			return 4
+		case rank >= size/2:
+			os.WriteFile(back(rank), nil, 0o644)
+			return leave()
+		}
+		for r := size / 2; r < size; {
+			if _, err := os.Stat(back(r)); err == nil {
+				r++
+				continue
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return leave()
 	case "die-always":
 		if rank == 1 {
 			// Killed from outside, as by the kernel's OOM killer.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,6 +83,10 @@ type uncoordinated struct {
 	restart bool               // Restart ran
 	nCkpts  int64              // checkpoints this process took
 	ckptDur time.Duration      // and their time (t_c)
+	// unprotected: the rank's protector was lost with its log and
+	// checkpoint copy (its node lost); its next checkpoint, which
+	// NeedCheckpoint asks for at once, re-protects it.
+	unprotected bool
 
 	// peersMu guards the ranks this rank exchanged messages with: talk
 	// since the start (its earlier processes' in the launch included),
@@ -381,6 +386,11 @@ func (r *Runtime) CheckpointAlone(ctx context.Context, save func() ([]byte, erro
 	if err != nil {
 		return err
 	}
+	if r.protectorLost() {
+		// Seen by NeedCheckpoint, or now (a program that checkpoints
+		// without asking).
+		return r.reprotect(ctx, drv, save)
+	}
 	start := time.Since(r.start)
 	snap := drv.Checkpoint()
 	state, err := save()
@@ -391,6 +401,13 @@ func (r *Runtime) CheckpointAlone(ctx context.Context, save func() ([]byte, erro
 		return fmt.Errorf("ckpt: rank %d: %w", r.rank, err)
 	}
 	if err := drv.Protected(snap); err != nil {
+		if lost, _ := r.u.prot.Lost(r.rank); lost {
+			// Its protector's node was lost between the look above
+			// and the truncation: the driver stopped on the log,
+			// and the rank cannot go on. The whole job must be
+			// relaunched (jobenv.ExitCannotServe), not given up on.
+			return fmt.Errorf("ckpt: rank %d: %w: its protector was lost with its log during its checkpoint: %w", r.rank, uncoord.ErrCannotServe, err)
+		}
 		return fmt.Errorf("ckpt: rank %d: %w", r.rank, err)
 	}
 	end := time.Since(r.start)
@@ -423,7 +440,71 @@ func (r *Runtime) ownPolicy() *policy.Own {
 // (policy.Own), without a round.
 func (r *Runtime) needAlone(step int64) bool {
 	r.u.step = step
-	return r.ownPolicy().Need(step, time.Since(r.start))
+	need := r.ownPolicy().Need(step, time.Since(r.start))
+	return r.protectorLost() || need
+}
+
+// protectorLost reports that the rank must re-protect: its log is gone
+// from its protector's cache, lost with the protector's node. Until it
+// re-protects a failure of the rank cannot be served (its log is gone:
+// the restarted process exits with jobenv.ExitCannotServe and the whole
+// job is relaunched), so it re-protects at its next checkpoint, which
+// NeedCheckpoint asks for at once. One stat of the log's file a step.
+func (r *Runtime) protectorLost() bool {
+	u := r.u
+	if u.unprotected {
+		return true
+	}
+	if u.drv == nil {
+		return false
+	}
+	own, prot, err := u.dirs(r.rank)
+	if err != nil || own == prot {
+		// One failure domain: the log is in the rank's own cache, lost
+		// only with the rank.
+		return false
+	}
+	lost, err := u.prot.Lost(r.rank)
+	u.unprotected = err == nil && lost
+	return u.unprotected
+}
+
+// reprotect is CheckpointAlone for a rank whose protector was lost: the
+// ring is re-formed over the placement now (uncoord.ProtectorOf over the
+// places the ranks published: the lost ranks' new processes published
+// theirs), and the driver takes the checkpoint, saved at the rank's node
+// and its new protector, and starts the new log there from its point
+// (uncoord.Rank.Reprotect); the lost log is not needed any more.
+func (r *Runtime) reprotect(ctx context.Context, drv *uncoord.Rank, save func() ([]byte, error)) error {
+	u := r.u
+	start := time.Since(r.start)
+	if err := r.learnMembers(ctx); err != nil {
+		return err
+	}
+	state, err := save()
+	if err != nil {
+		return err
+	}
+	var log logstore.Store
+	err = drv.Reprotect(func(base uint64) (logstore.Store, error) {
+		l, err := u.prot.NewLog(r.rank, base)
+		log = l
+		return l, err
+	}, func(s uncoord.Snapshot) error { return u.ckpts.Save(r.rank, state, s.Bytes()) })
+	if err != nil {
+		return fmt.Errorf("ckpt: rank %d: %w", r.rank, err)
+	}
+	u.log, u.unprotected = log, false
+	_, prot, _ := u.dirs(r.rank)
+	// Said, as a flush's trouble is: a node loss's consequence a user
+	// wants to see.
+	fmt.Fprintf(os.Stderr, "rank %d: its protector's node was lost with its log: re-protected at step %d (checkpoint and new log in %s)\n", r.rank, u.step, prot)
+	end := time.Since(r.start)
+	r.ownPolicy().Checkpointed(u.step, start, end)
+	u.nCkpts++
+	u.ckptDur += end - start
+	r.publishMsgLog(ctx)
+	return nil
 }
 
 // msgLog is what the rank's message logging cost so far, its earlier

@@ -90,8 +90,15 @@ type Rank struct {
 
 	mu      sync.Mutex
 	persist []msglog.Record // records to append, in order
-	recv    *msglog.Receiver
-	send    *msglog.Sender
+	// appending is the batch the persister is appending (or has
+	// appended) and has not yet told the receiver is durable. logGen
+	// counts the logs the rank was given (Reprotect), so that the
+	// persister does not append a batch Reprotect already put in the new
+	// one; it is written with mu and storeMu held.
+	appending []msglog.Record
+	logGen    uint64
+	recv      *msglog.Receiver
+	send      *msglog.Sender
 	// delivered are the messages delivered and not yet received, in
 	// delivery order: a receive from a rank takes its oldest, a receive
 	// from any rank the oldest of all.
@@ -289,16 +296,22 @@ func (r *Rank) persister() {
 			return
 		}
 		r.mu.Lock()
-		recs := r.persist
+		recs, gen := r.persist, r.logGen
 		r.persist = nil
-		r.mu.Unlock()
 		if len(recs) == 0 {
+			r.mu.Unlock()
 			continue
 		}
+		r.appending = recs
+		r.mu.Unlock()
+		var err error
 		r.storeMu.Lock()
-		err := r.cfg.Log.Append(recs)
+		if r.logGen == gen {
+			err = r.cfg.Log.Append(recs)
+		}
 		r.storeMu.Unlock()
 		r.mu.Lock()
+		r.appending = nil
 		if err != nil {
 			r.fail(fmt.Errorf("uncoord: rank %d: logging at the protector: %w", r.cfg.Rank, err))
 		} else if r.err == nil {

@@ -124,6 +124,18 @@ func OpenFileWith(path string, opts FileOptions) (*File, error) {
 	return l, nil
 }
 
+// CreateFile writes a new, empty log of base base at path, replacing any
+// log there, and opens it with opts: its first record is base+1. A rank
+// whose protector was lost with its log starts a new one at its new
+// protector from the point of the checkpoint it took there (the records
+// up to it are behind that checkpoint: none is needed).
+func CreateFile(path string, base uint64, opts FileOptions) (*File, error) {
+	if err := writeFile(path, base, nil); err != nil {
+		return nil, fmt.Errorf("logstore: creating %s: %w", path, err)
+	}
+	return OpenFileWith(path, opts)
+}
+
 func header(base uint64) []byte {
 	h := make([]byte, headerSize)
 	copy(h, magic)

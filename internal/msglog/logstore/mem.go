@@ -19,6 +19,10 @@ var _ Store = (*Mem)(nil)
 // NewMem returns an empty log.
 func NewMem() *Mem { return &Mem{} }
 
+// NewMemAt returns an empty log of base base: its first record is
+// base+1 (CreateFile's twin).
+func NewMemAt(base uint64) *Mem { return &Mem{base: base} }
+
 func (m *Mem) last() uint64 { return m.base + uint64(len(m.recs)) }
 
 // Append implements Store.
