@@ -10,13 +10,25 @@ import (
 	"github.com/ckpt/ckpt/internal/manifest"
 )
 
-// hashMapped hashes a local file by mapping it and hashing its chunks on
-// every core: no copy out of the page cache, and hashing in parallel, so a
-// restart verifies at least as fast as the file could be read. ok is false
-// when the file cannot be mapped (the caller then reads it). stamped says
-// that the file's stamp was st both before and after the hash (so the hash
-// is that of the file in state st).
+// hashMapped hashes a local file. A file wholly in the page cache (hot) is
+// mapped and its chunks hashed on every core: no copy out of the page
+// cache, and hashing in parallel, so a restart verifies at least as fast
+// as the file could be read. Any other (cold, or partly evicted) is read
+// and hashed in a pipeline (manifest.HashContent): faulting a cold mapping
+// in reads it from the disk in small synchronous steps, where read's
+// readahead keeps the disk busy; measured on a 256 MiB file after evicting
+// it (issue 17), the mapping hashed at 0.65–0.86 GB/s and the read at
+// 2.1–3.7 GB/s, as fast as a plain read of it. ok is false when the file
+// cannot be opened as a regular file (the caller then reads it through
+// the store). stamped says that the file's stamp was st both before and
+// after the hash (so the hash is that of the file in state st).
 func hashMapped(path string) (h manifest.Hash, size int64, st fileStamp, stamped, ok bool) {
+	return hashLocal(path, resident)
+}
+
+// hashLocal is hashMapped with the test of a mapping's residency given
+// (the tests take either way on any file).
+func hashLocal(path string, resident func([]byte) bool) (h manifest.Hash, size int64, st fileStamp, stamped, ok bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return h, 0, st, false, false
@@ -31,11 +43,19 @@ func hashMapped(path string) (h manifest.Hash, size int64, st fileStamp, stamped
 	if err != nil {
 		return h, 0, st, false, false
 	}
-	defer syscall.Munmap(b)
-	h = manifest.ContentHashParallel(b, runtime.GOMAXPROCS(0))
+	if resident(b) {
+		h = manifest.ContentHashParallel(b, runtime.GOMAXPROCS(0))
+		size = info.Size()
+		syscall.Munmap(b)
+	} else {
+		syscall.Munmap(b)
+		if h, size, err = manifest.HashContent(f); err != nil {
+			return h, 0, st, false, false
+		}
+	}
 	if stamped {
 		after, ok := stampOf(f)
-		stamped = ok && after == before && before.size == info.Size()
+		stamped = ok && after == before && before.size == size
 	}
-	return h, info.Size(), before, stamped, true
+	return h, size, before, stamped, true
 }

@@ -301,10 +301,14 @@ func (e *Engine) gatherCandidates(ctx context.Context) (recovery.Input, []candid
 	if err != nil {
 		return recovery.Input{}, nil, err
 	}
+	// known are the texts this rank offers and the manifests they encode,
+	// which mergeOffers need not decode again.
+	known := map[string]*manifest.Manifest{}
 	encode := func(ms []*manifest.Manifest) (out [][]byte) {
 		for _, m := range ms {
 			if b, err := manifest.Encode(m); err == nil {
 				out = append(out, b)
+				known[string(b)] = m
 			}
 		}
 		return out
@@ -321,11 +325,11 @@ func (e *Engine) gatherCandidates(ctx context.Context) (recovery.Input, []candid
 	// manifests its node's cache holds, and rank 0 those of the shared
 	// tier, so that all ranks build the same planner input even when some
 	// nodes lost their caches.
-	all, err := GatherJSON(ctx, e.Comm, mine)
+	all, err := gatherOffers(ctx, e.Comm, mine)
 	if err != nil {
 		return recovery.Input{}, nil, err
 	}
-	in, candidates := planInput(e.Size, all)
+	in, candidates := planInput(e.Size, all, manifest.Decode, known)
 	if e.Eligible != nil {
 		keep := 0
 		for i, c := range in.Checkpoints {

@@ -1,12 +1,17 @@
 package engine
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/group"
 	"github.com/ckpt/ckpt/internal/manifest"
 	"github.com/ckpt/ckpt/internal/recovery"
 )
@@ -65,7 +70,7 @@ func TestMergeOffers(t *testing.T) {
 		{Node: "a", Cache: [][]byte{[]byte("garbage")}},
 		{}, // a rank that names no node still gets one of its own
 	}
-	got, nodes := mergeOffers(all)
+	got, nodes := mergeOffers(all, manifest.Decode, nil)
 	if want := []string{"a", "b", "a", "(rank 3)"}; !slices.Equal(nodes, want) {
 		t.Errorf("nodes %v, want %v", nodes, want)
 	}
@@ -91,7 +96,7 @@ func TestMergeOffers(t *testing.T) {
 	}
 
 	// A job of 8 ranks: the 4 above and 4 whose nodes' caches hold nothing.
-	in, cands := planInput(8, append(all, offer{Node: "c"}, offer{Node: "c"}, offer{Node: "d"}, offer{Node: "d"}))
+	in, cands := planInput(8, append(all, offer{Node: "c"}, offer{Node: "c"}, offer{Node: "d"}, offer{Node: "d"}), manifest.Decode, nil)
 	for i, c := range cands {
 		if in.Checkpoints[i].Name != c.any().Name || in.Checkpoints[i].ID != c.any().ID {
 			t.Fatalf("input checkpoint %d is %s, candidate %s", i, in.Checkpoints[i].Name, c.any().Name)
@@ -110,6 +115,68 @@ func TestMergeOffers(t *testing.T) {
 	}
 	if p.Action != recovery.None || !slices.Equal(order, []string{"c2", "c0", "c1"}) {
 		t.Errorf("plan %v skipping %v, want none skipping [c2 c0 c1]", p.Action, order)
+	}
+}
+
+// Each distinct manifest text is decoded once, however many ranks offer it
+// (issue 17: every rank decoding every rank's copy was n² decodes of n
+// parts): 32 ranks offering the same cached manifest, rank 0 the shared
+// one, and some ranks the same garbage cost one decode each, and none for
+// a text the rank knows (its own offer). A copy that differs by one byte
+// is decoded on its own and, corrupt, marks no node: the memo never lets
+// a bad copy pass for a good one.
+func TestMergeOffersDecodesEachTextOnce(t *testing.T) {
+	const ranks = 32
+	cached := testManifest(t, "c1", 1, ranks, 4, manifest.LevelCache)
+	text := encoded(t, cached)[0]
+	shared := encoded(t, testManifest(t, "c1", 1, ranks, 4, manifest.LevelShared))[0]
+	bad := slices.Clone(text)
+	bad[len(bad)/2] ^= 1 // inside the body: its hash no longer matches
+	if _, err := manifest.Decode(bad); err == nil {
+		t.Fatal("the flipped copy decodes")
+	}
+	all := make([]offer, ranks)
+	for r := range all {
+		all[r] = offer{Node: fmt.Sprintf("n%d", r), Cache: [][]byte{text}}
+		switch {
+		case r == 0:
+			all[r].Shared = [][]byte{shared}
+		case r == 7:
+			all[r].Cache = [][]byte{bad}
+		case r%5 == 0:
+			all[r].Cache = append(all[r].Cache, []byte("garbage"))
+		}
+	}
+	for _, tc := range []struct {
+		known map[string]*manifest.Manifest
+		want  int
+	}{
+		{nil, 4}, // the cached text, the shared one, the flipped copy, the garbage
+		{map[string]*manifest.Manifest{string(text): cached}, 3},
+	} {
+		decodes := map[string]int{}
+		count := func(b []byte) (*manifest.Manifest, error) {
+			decodes[string(b)]++
+			return manifest.Decode(b)
+		}
+		got, _ := mergeOffers(all, count, tc.known)
+		n := 0
+		for text, c := range decodes {
+			if c != 1 {
+				t.Errorf("known %d: a text of %d bytes decoded %d times", len(tc.known), len(text), c)
+			}
+			n += c
+		}
+		if n != tc.want {
+			t.Errorf("known %d: %d decodes, want %d", len(tc.known), n, tc.want)
+		}
+		if len(got) != 1 || got[0].cache == nil || got[0].shared == nil || got[0].shared.Level != manifest.LevelShared {
+			t.Fatalf("known %d: candidates %+v, want c1 cached and shared", len(tc.known), got)
+		}
+		if len(got[0].cachedOn) != ranks-1 || got[0].cachedOn["n7"] {
+			t.Errorf("known %d: cached on %d nodes (n7: %v), want all %d but n7", len(tc.known),
+				len(got[0].cachedOn), got[0].cachedOn["n7"], ranks-1)
+		}
 	}
 }
 
@@ -135,7 +202,7 @@ func TestPlanFromHeld(t *testing.T) {
 		{[]recovery.Held{ok, ok, badParity, lost}, recovery.None, nil, [2][]int{}, "set 1 (ranks [2 3]) lost ranks [2 3], xor rebuilds at most 1 per set " +
 			"(rank 2 on n: parity corrupt (bit flip); rank 3 on spare, moved from n: data and parity missing (gone)); no copy on the shared tier"},
 	} {
-		in, _ := planInput(4, all)
+		in, _ := planInput(4, all, manifest.Decode, nil)
 		p, err := recovery.Decide(in)
 		if err != nil || p.Action != recovery.Verify || p.Name != "c1" {
 			t.Fatalf("before the check: %v %s, %v; want verify c1", p.Action, p.Name, err)
@@ -157,5 +224,67 @@ func TestPlanFromHeld(t *testing.T) {
 		if tc.action != recovery.None && !slices.Equal(p.WriteManifest, []string{"spare"}) {
 			t.Errorf("held %v: manifest written on %v, want [spare]", tc.held, p.WriteManifest)
 		}
+	}
+}
+
+// An offer travels as its texts (appendOffer), not as JSON: it comes back
+// unchanged, empty lists and an empty node included, and gatherOffers
+// hands every rank every rank's offer. A message cut short anywhere, or
+// with bytes after it, is an error naming the rank, never a shorter offer.
+func TestOfferWire(t *testing.T) {
+	m := encoded(t, testManifest(t, "c1", 1, 4, 2, manifest.LevelCache))[0]
+	offers := []offer{
+		{Node: "node-a", Cache: [][]byte{m, []byte("garbage")}, Shared: [][]byte{m}},
+		{Node: "b", Cache: [][]byte{{}}},
+		{},
+	}
+	for _, o := range offers {
+		b := appendOffer(nil, o)
+		got, err := parseOffer(b)
+		if err != nil {
+			t.Fatalf("%q: %v", o.Node, err)
+		}
+		if got.Node != o.Node || !slices.EqualFunc(got.Cache, o.Cache, bytes.Equal) ||
+			!slices.EqualFunc(got.Shared, o.Shared, bytes.Equal) {
+			t.Errorf("offer %q came back as %+v", o.Node, got)
+		}
+		for cut := range len(b) {
+			if _, err := parseOffer(b[:cut]); err == nil {
+				t.Errorf("%q cut to %d of %d bytes parses", o.Node, cut, len(b))
+			}
+		}
+		if _, err := parseOffer(append(b, 0)); err == nil || !strings.Contains(err.Error(), "after the offer") {
+			t.Errorf("%q with a byte after it: %v", o.Node, err)
+		}
+	}
+
+	comms := group.Local(len(offers))
+	all := make([][]offer, len(offers))
+	var wg sync.WaitGroup
+	for r := range offers {
+		wg.Go(func() {
+			var err error
+			if all[r], err = gatherOffers(context.Background(), comms[r], offers[r]); err != nil {
+				t.Errorf("rank %d: %v", r, err)
+			}
+		})
+	}
+	wg.Wait()
+	for r, got := range all {
+		for i, o := range got {
+			if o.Node != offers[i].Node || len(o.Cache) != len(offers[i].Cache) || len(o.Shared) != len(offers[i].Shared) {
+				t.Errorf("rank %d got offer %d as %+v", r, i, o)
+			}
+		}
+	}
+
+	// A rank whose message is not an offer fails the gather on every rank.
+	bad := group.Local(2)
+	errs := make([]error, 2)
+	wg.Go(func() { _, errs[0] = gatherOffers(context.Background(), bad[0], offers[0]) })
+	wg.Go(func() { _, errs[1] = bad[1].AllGather(context.Background(), []byte{5, 'x'}) })
+	wg.Wait()
+	if errs[1] != nil || errs[0] == nil || !strings.Contains(errs[0].Error(), "offer from rank 1: offer truncated") {
+		t.Errorf("a truncated offer from rank 1: %v", errs)
 	}
 }
