@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ckpt/ckpt/internal/criu"
+	"github.com/ckpt/ckpt/internal/tcplock"
 )
 
 // Processes is the Runner of real process trees: the program runs as the
@@ -79,7 +80,7 @@ func (p *Processes) Restore(ctx context.Context, dir, work string, m Meta) (Tree
 	if err != nil {
 		return nil, err
 	}
-	pid, err := p.Tool.Restore(ctx, criu.RestoreRequest{Dir: dir, WorkDir: work, Inherit: []criu.Inherit{
+	pid, err := p.Tool.Restore(ctx, criu.RestoreRequest{Dir: dir, WorkDir: work, TCPEstablished: len(m.Conns) > 0, Inherit: []criu.Inherit{
 		{Key: criu.PipeKey(m.Stdout.Pipe), File: outs.outW},
 		{Key: criu.PipeKey(m.Stderr.Pipe), File: outs.errW},
 	}})
@@ -393,6 +394,12 @@ func writable(path string) bool {
 		return err == nil && flags&syscall.O_ACCMODE != syscall.O_RDONLY
 	}
 	return false
+}
+
+// Conns implements connLister: the tree's established TCP connections,
+// as its network namespace (the supervisor's) sees them.
+func (t *tree) Conns() ([]tcplock.Conn, error) {
+	return tcplock.Conns(descendants(t.proc.Pid))
 }
 
 // descendants lists pid and every process below it (through
