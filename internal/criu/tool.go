@@ -56,7 +56,7 @@ type RestoreRequest struct {
 	// images hold (dumped with DumpRequest.TCPEstablished); the caller
 	// keeps them quiet until every end is back.
 	TCPEstablished bool
-	Inherit []Inherit
+	Inherit        []Inherit
 	// WorkDir, if set, takes CRIU's log and statistics: Dir is then only
 	// read, and may be a committed checkpoint's files in place.
 	WorkDir string

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
-	"net/netip"
 	"sync"
 
 	"github.com/ckpt/ckpt/internal/criu"
@@ -307,6 +307,7 @@ func (t *fakeTree) Freeze(ctx context.Context) error {
 	t.w.event("freeze %d", t.rank)
 	return nil
 }
+
 // Conns implements connLister: one connection to the next rank.
 func (t *fakeTree) Conns() ([]tcplock.Conn, error) {
 	return []tcplock.Conn{fakeConn(t.rank)}, nil

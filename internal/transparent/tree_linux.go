@@ -53,6 +53,7 @@ func (p *Processes) Start(ctx context.Context) (Tree, error) {
 		return nil, err
 	}
 	defer devnull.Close()
+	keepInherited()
 	cmd := exec.Command(p.Program, p.Args...)
 	cmd.Env, cmd.Dir = p.Env, p.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, outs.outW, outs.errW
@@ -64,6 +65,25 @@ func (p *Processes) Start(ctx context.Context) (Tree, error) {
 		return nil, fmt.Errorf("starting %s: %w", p.Program, err)
 	}
 	return newTree(cmd.Process, outs), nil
+}
+
+// keepInherited marks the descriptors this process inherited (beyond
+// stdin, stdout and stderr) close-on-exec: they are the supervisor's
+// launcher's, not the program's, and CRIU must not meet them in its
+// tree. One opened in another mount namespace (a launcher's /dev/null,
+// before `ip netns exec` made the node's) fails every dump: "Can't
+// lookup mount=23 for fd=10 path=/dev/null". Go opens its own
+// descriptors close-on-exec already.
+func keepInherited() {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range fds {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
 }
 
 // Restore implements Runner.
