@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -121,5 +122,37 @@ func TestTransparentTCPAcrossNodes(t *testing.T) {
 	if !slices.ContainsFunc(conns, func(c string) bool { return strings.HasPrefix(c, hosts.Addr(jobenv.NodeName(0))+":7300-") }) ||
 		!slices.ContainsFunc(conns, func(c string) bool { return strings.HasSuffix(c, "-"+hosts.Addr(jobenv.NodeName(0))+":7300") }) {
 		t.Errorf("connections in the checkpoints: %q; want both ends of the ranks' one", conns)
+	}
+}
+
+// TestNetnsRefused: --netns is refused, exit status 2 before anything
+// starts, without --transparent, with a CRIU that cannot dump TCP
+// connections here, and with spares (a rank's connections come back only
+// on its own node).
+func TestNetnsRefused(t *testing.T) {
+	fake := func(version string) string {
+		p := filepath.Join(t.TempDir(), "criu")
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho 'Version: "+version+"'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		criu string
+		args []string
+		want string
+	}{
+		{"", []string{"--netns"}, "only with --transparent"},
+		{fake("4.1.1"), []string{"--transparent", "--netns"}, "CRIU 4.1.1 cannot dump TCP connections"},
+		{fake("4.2.1"), []string{"--transparent", "--netns", "--nodes", "2", "--spares", "1"}, "--spares"},
+	} {
+		if c.criu != "" {
+			t.Setenv(criu.EnvVar, c.criu)
+		}
+		var out, errb bytes.Buffer
+		args := append(append([]string{"run", "-n", "2", "--cache-root", filepath.Join(t.TempDir(), "job")}, c.args...), "--", "/bin/true")
+		if code := run(args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", args, code, errb.String(), c.want)
+		}
 	}
 }
