@@ -472,7 +472,11 @@ criu in PATH; as root) into the same caches, with the same redundancy,
 interval policy and restarts; all ranks are frozen before any is dumped.
 What CRIU lacks is an error before anything starts (exit status 2). The
 programs' output goes to files in the job's directory and is printed when
-the job ends (docs/TRANSPARENT.md).
+the job ends (docs/TRANSPARENT.md). With --netns each node's ranks run in a
+network namespace of its own, with its own address on a bridge (node0
+10.77.0.1, node1 10.77.0.2, ...), and the TCP connections between ranks are
+checkpointed and restored with them, on their nodes (CRIU 4.2 or newer,
+root, nftables in the kernel; not with --spares).
 
 --inject-mtti kills ranks (or with --inject-kind node whole nodes with their
 cache) at random times, exponential or Weibull, seeded: Fialho et al.'s fault
