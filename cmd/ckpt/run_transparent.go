@@ -78,8 +78,8 @@ func (f *runCmdFlags) runTransparent(c *cobra.Command, args []string) error {
 // ranks of a failed node cannot move to a spare.
 func transparentHosts(info criu.Info, spec runSpec) (*netns.Net, error) {
 	if !info.Version.AtLeast(criu.MinTCPVersion) {
-		return nil, usagef("--netns: CRIU %s cannot dump TCP connections on this kernel (it fails on SO_PASSCRED of an inet socket, kernels from 6.16 on): want %s or newer (CKPT_CRIU_SUITE=sid scripts/criu.sh)",
-			info.Version, criu.MinTCPVersion)
+		return nil, usagef("--netns: CRIU %s cannot dump TCP connections on this kernel (it fails on SO_PASSCRED of an inet socket, kernels from 6.16 on): want %s or newer (%s=sid scripts/criu.sh)",
+			info.Version, criu.MinTCPVersion, jobenv.VarCRIUSuite)
 	}
 	if spec.spares > 0 {
 		return nil, usagef("--netns with --spares: a rank's connections are restored only on its own node, whose address they hold")

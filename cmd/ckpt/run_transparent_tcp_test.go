@@ -31,7 +31,7 @@ func tcpCRIU(t *testing.T) {
 	if info.Version.AtLeast(criu.MinTCPVersion) {
 		return
 	}
-	why := fmt.Sprintf("CRIU %s cannot dump TCP connections on this kernel: want %s or newer (CKPT_CRIU=\"$(CKPT_CRIU_SUITE=sid scripts/criu.sh)\")", info.Version, criu.MinTCPVersion)
+	why := fmt.Sprintf("CRIU %s cannot dump TCP connections on this kernel: want %s or newer (%s=\"$(%s=sid scripts/criu.sh)\")", info.Version, criu.MinTCPVersion, criu.EnvVar, jobenv.VarCRIUSuite)
 	if os.Getenv(criutest.RequireVar) == "1" {
 		t.Fatalf("%s=1 and %s", criutest.RequireVar, why)
 	}
