@@ -65,7 +65,7 @@ func demoTransparent(c *cobra.Command, m float64, seed uint64, asJSON bool) erro
 	spec := runSpec{ranks: 4, nodes: 4, program: prog, args: demoStencilArgs, redundancy: "xor:4", interval: p,
 		retries: 20, heartbeat: 10 * time.Second, inject: &cfg, cacheRoot: filepath.Join(root, "job"), keepCache: true,
 		output: io.Discard, progress: progress}
-	if spec, err = transparentSpec(spec); err != nil {
+	if spec, err = transparentSpec(spec, false); err != nil {
 		return err
 	}
 	start := time.Now()

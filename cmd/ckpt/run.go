@@ -25,21 +25,24 @@ import (
 // runSpec is a job for `ckpt run` (and the runs of `ckpt demo`).
 type runSpec struct {
 	ranks, nodes int
-	program      string
-	args         []string
-	redundancy   string // "" = the store's default
-	shared       string
-	flushEvery   policy.FlushEvery
-	interval     policy.Policy
-	durability   string
-	compress     string       // auto or off ("" = off)
-	cacheRoot    string       // the job's directory
-	job          string       // the job's name ("": the directory's base name)
-	lock         *jobdir.Lock // held while the job runs (claim)
-	retries      int
-	heartbeat    time.Duration
-	joinTimeout  time.Duration // how long an attempt's ranks may take to join (0: the coordinator's default)
-	tree         bool
+	// hosts, if set, runs each node on a host of its own and the
+	// coordinator on coordHost (ckpt run --transparent --netns).
+	hosts       launch.Hosts
+	program     string
+	args        []string
+	redundancy  string // "" = the store's default
+	shared      string
+	flushEvery  policy.FlushEvery
+	interval    policy.Policy
+	durability  string
+	compress    string       // auto or off ("" = off)
+	cacheRoot   string       // the job's directory
+	job         string       // the job's name ("": the directory's base name)
+	lock        *jobdir.Lock // held while the job runs (claim)
+	retries     int
+	heartbeat   time.Duration
+	joinTimeout time.Duration // how long an attempt's ranks may take to join (0: the coordinator's default)
+	tree        bool
 	// uncoordinated: the ranks checkpoint alone and log their messages;
 	// a failed rank recovers alone (--strategy uncoordinated).
 	uncoordinated bool
@@ -140,6 +143,9 @@ func (s runSpec) run(ctx context.Context) (runResult, error) {
 			s.lock.Release()
 		}
 		return runResult{}, err
+	}
+	if s.hosts != nil {
+		launch.OnHosts(&cfg, coords, s.hosts, coordHost)
 	}
 	return s.launch(ctx, cfg, coords)
 }
@@ -472,7 +478,11 @@ criu in PATH; as root) into the same caches, with the same redundancy,
 interval policy and restarts; all ranks are frozen before any is dumped.
 What CRIU lacks is an error before anything starts (exit status 2). The
 programs' output goes to files in the job's directory and is printed when
-the job ends (docs/TRANSPARENT.md).
+the job ends (docs/TRANSPARENT.md). With --netns each node's ranks run in a
+network namespace of its own, with its own address on a bridge (node0
+10.77.0.1, node1 10.77.0.2, ...), and the TCP connections between ranks are
+checkpointed and restored with them, on their nodes (CRIU 4.2 or newer,
+root, nftables in the kernel; not with --spares).
 
 --inject-mtti kills ranks (or with --inject-kind node whole nodes with their
 cache) at random times, exponential or Weibull, seeded: Fialho et al.'s fault
@@ -539,6 +549,7 @@ func newRunCmd() *cobra.Command {
 	f.timeLimit = durationFlag(fs, "time-limit", "the job must be over this long after its start: it checkpoints and halts --halt-before the end, exit status 3 (default: the Slurm allocation's end, SLURM_JOB_END_TIME or squeue, if any)")
 	f.haltBefore = durationFlag(fs, "halt-before", "how long before the time limit the job is asked to checkpoint and halt (default 60s, or a quarter of the time left if shorter; SCR's SCR_HALT_SECONDS)")
 	f.transparent = fs.Bool("transparent", false, "PROGRAM is unmodified (any program, no ckpt API): ckpt checkpoints each rank's process tree with CRIU (docs/TRANSPARENT.md)")
+	f.netns = fs.Bool("netns", false, "with --transparent: run each node's ranks in a network namespace of its own, with its own address on a bridge, and checkpoint the TCP connections between ranks with them (needs root, iproute2, nftables in the kernel and CRIU 4.2 or newer)")
 	f.strategy = fs.String("strategy", jobenv.StrategyCoordinated, "how the ranks checkpoint: coordinated (all at one step; a failure relaunches the whole job) or uncoordinated (each alone, messages logged by their receiver at a protector; a failed rank recovers alone while the others go on)")
 	c.RunE = f.run
 	return c
@@ -557,6 +568,7 @@ type runCmdFlags struct {
 	// The job's time limit and how long before it the job halts.
 	timeLimit, haltBefore *quantity
 	transparent           *bool // ranks are unmodified programs, checkpointed with CRIU
+	netns                 *bool // with transparent: nodes on hosts of their own, TCP connections checkpointed
 	strategy              *string
 }
 
@@ -574,6 +586,9 @@ func (f *runCmdFlags) run(c *cobra.Command, args []string) error {
 			return usagef("--strategy %s: not with --transparent (CRIU checkpoints every rank's process together)", jobenv.StrategyUncoordinated)
 		}
 		return f.runTransparent(c, args)
+	}
+	if *f.netns {
+		return usagef("--netns: only with --transparent (ckpt demo --netns runs API jobs on hosts of their own)")
 	}
 	spec, err := f.spec(*f.ranks, args[0], args[1:])
 	if err != nil {

@@ -18,7 +18,9 @@ import (
 	"github.com/ckpt/ckpt/internal/jobdir"
 	"github.com/ckpt/ckpt/internal/jobenv"
 	"github.com/ckpt/ckpt/internal/launch"
+	"github.com/ckpt/ckpt/internal/netns"
 	"github.com/ckpt/ckpt/internal/storage/local"
+	"github.com/ckpt/ckpt/internal/tcplock"
 	"github.com/ckpt/ckpt/internal/transparent"
 	"github.com/ckpt/ckpt/internal/units"
 )
@@ -46,7 +48,7 @@ func (f *runCmdFlags) runTransparent(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	spec, err = transparentSpec(spec)
+	spec, err = transparentSpec(spec, *f.netns)
 	if err != nil {
 		return err
 	}
@@ -54,9 +56,38 @@ func (f *runCmdFlags) runTransparent(c *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *f.netns {
+		hosts, err := transparentHosts(info, spec)
+		if err != nil {
+			return err
+		}
+		defer hosts.Close()
+		spec.hosts = hosts
+		fmt.Fprintf(c.ErrOrStderr(), "ckpt run: transparent: nodes as hosts: %s, the coordinator on %s; TCP connections between ranks checkpointed\n",
+			hosts, hosts.Addr(coordHost))
+	}
 	fmt.Fprintf(c.ErrOrStderr(), "ckpt run: transparent: CRIU %s (%s); each rank's output in %s\n",
 		info.Version, info.Path, transparentOutputs(transparentDir(spec.cacheRoot)))
 	return runCommand(c, spec, halt, grace, *f.asJSON)
+}
+
+// transparentHosts makes a host per node of spec, and one for the
+// coordinator (--netns), after checking that the connections can be
+// checkpointed here; what is missing is a usage error. A rank's
+// connections come back only on its own node (its address), so the
+// ranks of a failed node cannot move to a spare.
+func transparentHosts(info criu.Info, spec runSpec) (*netns.Net, error) {
+	if !info.Version.AtLeast(criu.MinTCPVersion) {
+		return nil, usagef("--netns: CRIU %s cannot dump TCP connections on this kernel (it fails on SO_PASSCRED of an inet socket, kernels from 6.16 on): want %s or newer (%s=sid scripts/criu.sh)",
+			info.Version, criu.MinTCPVersion, jobenv.VarCRIUSuite)
+	}
+	if spec.spares > 0 {
+		return nil, usagef("--netns with --spares: a rank's connections are restored only on its own node, whose address they hold")
+	}
+	if why := netns.Unavailable(); why != "" {
+		return nil, usagef("--netns: no network namespaces here: %s", why)
+	}
+	return netns.New(append(launch.NodeNames(spec.nodes), coordHost)...)
 }
 
 // checkCRIU finds CRIU and checks that it can work here; what is missing
@@ -80,12 +111,16 @@ func checkCRIU(ctx context.Context) (criu.Info, error) {
 
 // transparentSpec makes spec's ranks supervisors of its program. The
 // job's name was derived from the program already.
-func transparentSpec(spec runSpec) (runSpec, error) {
+func transparentSpec(spec runSpec, tcp bool) (runSpec, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return spec, err
 	}
-	spec.args = append([]string{transparentRankCmd, "--dir", transparentDir(spec.cacheRoot), "--", spec.program}, spec.args...)
+	cmd := []string{transparentRankCmd, "--dir", transparentDir(spec.cacheRoot)}
+	if tcp {
+		cmd = append(cmd, "--tcp")
+	}
+	spec.args = append(append(cmd, "--", spec.program), spec.args...)
 	spec.program = exe
 	return spec, nil
 }
@@ -105,17 +140,18 @@ func newTransparentRankCmd() *cobra.Command {
 	c.Hidden = true
 	c.Flags().SetInterspersed(false)
 	dir := c.Flags().String("dir", "", "the job's directory for transparent mode (output, scratch)")
+	tcp := c.Flags().Bool("tcp", false, "checkpoint the program's TCP connections (the rank runs in its node's network namespace)")
 	c.RunE = func(c *cobra.Command, args []string) error {
 		if *dir == "" {
 			return usagef("--dir: required")
 		}
-		return runTransparentRank(c, *dir, args)
+		return runTransparentRank(c, *dir, *tcp, args)
 	}
 	return c
 }
 
 // runTransparentRank joins the job and supervises the program to its end.
-func runTransparentRank(c *cobra.Command, dir string, args []string) error {
+func runTransparentRank(c *cobra.Command, dir string, tcp bool, args []string) error {
 	job, err := ckpt.Join(c.Context(), ckpt.JobOptions{})
 	if err != nil {
 		return rankError(err)
@@ -134,6 +170,10 @@ func runTransparentRank(c *cobra.Command, dir string, args []string) error {
 		Tool:    tool,
 		Scratch: filepath.Join(dir, "scratch", fmt.Sprintf("rank-%d", r)),
 		Result:  func() string { return lastLine(stdout) },
+	}
+	if tcp {
+		// The ranks of a node share its namespace: a table each.
+		cfg.Net = tcplock.NFT{Table: fmt.Sprintf("ckpt-rank-%d", r)}
 	}
 	rep, err := transparent.Run(c.Context(), transparentJob{job}, cfg)
 	var pe *transparent.ProgramError

@@ -69,7 +69,7 @@ func transparentTestJob(t *testing.T, ranks int, program string, args func(gate 
 	spec := runSpec{ranks: ranks, nodes: ranks, program: program, args: args(gate), redundancy: fmt.Sprintf("xor:%d", ranks),
 		interval: p, cacheRoot: filepath.Join(t.TempDir(), "job"), retries: 4,
 		heartbeat: 20 * time.Second, output: w, progress: w, keepCache: true}
-	spec, err = transparentSpec(spec)
+	spec, err = transparentSpec(spec, false)
 	if err != nil {
 		t.Fatal(err)
 	}

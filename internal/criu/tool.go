@@ -38,6 +38,10 @@ type DumpRequest struct {
 	LeaveRunning bool
 	// TCPEstablished saves established TCP connections (CRIU's
 	// --tcp-established); without it a tree with one fails to dump.
+	// CRIU's own network lock is skipped (--network-lock skip): it spans
+	// one dump, not the whole job's, and wants iptables or nftables rules
+	// of its own, so the caller keeps the connections quiet itself from
+	// before the first rank's dump to after the last's (package tcplock).
 	TCPEstablished bool
 	// WorkDir, if set, takes CRIU's log and statistics (CRIU's
 	// --work-dir), so that Dir holds the images and nothing else: a
@@ -47,8 +51,12 @@ type DumpRequest struct {
 
 // RestoreRequest is what Restore recreates.
 type RestoreRequest struct {
-	Dir     string
-	Inherit []Inherit
+	Dir string
+	// TCPEstablished restores the established TCP connections the
+	// images hold (dumped with DumpRequest.TCPEstablished); the caller
+	// keeps them quiet until every end is back.
+	TCPEstablished bool
+	Inherit        []Inherit
 	// WorkDir, if set, takes CRIU's log and statistics: Dir is then only
 	// read, and may be a committed checkpoint's files in place.
 	WorkDir string
@@ -152,6 +160,9 @@ func (c CLI) Dump(ctx context.Context, req DumpRequest) error {
 		LogLevel:       ptr(c.level()),
 		LogFile:        ptr(DumpLog),
 	}
+	if req.TCPEstablished {
+		opts.NetworkLock = rpc.CriuNetworkLockMethod_SKIP.Enum()
+	}
 	if err := c.client().Dump(opts, nil); err != nil {
 		return fmt.Errorf("criu dump of pid %d: %w%s", req.Pid, err, logErrors(logs, DumpLog))
 	}
@@ -190,6 +201,10 @@ func (c CLI) Restore(ctx context.Context, req RestoreRequest) (int, error) {
 		RstSibling:  ptr(true),
 		LogLevel:    ptr(c.level()),
 		LogFile:     ptr(RestoreLog),
+	}
+	if req.TCPEstablished {
+		opts.TcpEstablished = ptr(true)
+		opts.NetworkLock = rpc.CriuNetworkLockMethod_SKIP.Enum()
 	}
 	var n restored
 	if err := cr.Restore(opts, &n); err != nil {

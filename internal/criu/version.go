@@ -14,6 +14,13 @@ type Version struct{ Major, Minor, Patch int }
 // on ("vdso: Failed to fill self vdso symtable").
 var MinVersion = Version{4, 1, 0}
 
+// MinTCPVersion is the oldest CRIU that dumps TCP sockets on kernels
+// from 6.16 on: those answer getsockopt(SO_PASSCRED) on a socket that is
+// not AF_UNIX (or netlink, bluetooth) with EOPNOTSUPP, and CRIU 4.1
+// fails the dump on it ("sockets: Can't get 1:16 opt: Operation not
+// supported"); 4.2 does without. Checked on 6.18 with 4.1.1 and 4.2.1.
+var MinTCPVersion = Version{4, 2, 0}
+
 func (v Version) String() string {
 	return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch)
 }

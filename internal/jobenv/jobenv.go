@@ -77,6 +77,8 @@ const (
 	// use, and the tests that fail rather than skip without one.
 	VarCRIU        = "CKPT_CRIU"
 	VarRequireCRIU = "CKPT_REQUIRE_CRIU"
+	// VarCRIUSuite is scripts/criu.sh's: named by Go only in messages.
+	VarCRIUSuite = "CKPT_CRIU_SUITE"
 	// The SCR-compatible C API's (docs/C-API.md).
 	VarSCRNodes   = "CKPT_SCR_NODES"    // simulated nodes on one host
 	VarSCREndTime = "CKPT_SCR_END_TIME" // the job's end, for SCR_HALT_SECONDS
@@ -133,6 +135,7 @@ var Vars = []Var{
 	{VarRequireSlurm, "1: the tests of ckpt run --launcher srun against a real Slurm cluster on this machine fail rather than skip when it cannot start (root, Slurm and MUNGE: scripts/slurm.sh)", "the user, CI", "skip", false},
 	{VarCRIU, "the criu binary transparent checkpointing runs (scripts/criu.sh prints one)", "the user, CI", "criu in PATH", false},
 	{VarRequireCRIU, "1: the transparent checkpointing tests fail rather than skip without a working CRIU", "the user, CI", "skip", false},
+	{VarCRIUSuite, "the Debian suite whose CRIU scripts/criu.sh fetches when the system's is older than 4.1: trixie (4.1) or sid (4.2, needed for TCP connections: ckpt run --transparent --netns)", "the user, CI", "trixie", false},
 	{VarSCRNodes, "K: the SCR API puts rank r on the simulated node node<r mod K>", "the user, tests", "the host name", false},
 	{VarSCREndTime, "the job's end (Unix seconds) for SCR_HALT_SECONDS", "the user, tests", "SCR_END_TIME, SLURM_JOB_END_TIME, else none", false},
 	{VarLibSCR, "the libscr.so the SCR Python module loads", "the user, tests", "../../libscr.so from the module's directory", false},

@@ -40,6 +40,15 @@
 // in its scratch directory; a dump is never part of a committed
 // checkpoint before every rank's dump succeeded.
 //
+// With Config.Net (ckpt run --transparent --netns: each node's ranks in
+// its network namespace) the trees' established TCP connections are
+// dumped and restored with them (CRIU's --tcp-established), and kept
+// quiet across the ranks' one-by-one dumps and restores: each rank locks
+// its tree's connections (package tcplock) once frozen, before the first
+// agreement, and unlocks them after its dump; at a restart it locks the
+// checkpoint's connections (Meta.Conns) before its restore and unlocks
+// them once every rank agreed it restored its tree (reconnect).
+//
 // The process side (Processes: trees in PID namespaces of their own, the
 // pipes, freezing) is Linux only; the loop itself runs against the Job,
 // Runner and criu.Tool interfaces and is tested with fakes.

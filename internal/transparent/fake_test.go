@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 
 	"github.com/ckpt/ckpt/internal/criu"
+	"github.com/ckpt/ckpt/internal/tcplock"
 )
 
 // world is an in-memory job of n ranks for the supervisor's tests:
@@ -305,6 +307,35 @@ func (t *fakeTree) Freeze(ctx context.Context) error {
 	t.w.event("freeze %d", t.rank)
 	return nil
 }
+
+// Conns implements connLister: one connection to the next rank.
+func (t *fakeTree) Conns() ([]tcplock.Conn, error) {
+	return []tcplock.Conn{fakeConn(t.rank)}, nil
+}
+
+func fakeConn(rank int) tcplock.Conn {
+	return tcplock.Conn{Local: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 77, 0, byte(rank + 1)}), 7000),
+		Remote: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 77, 0, byte(rank + 2)}), 40000)}
+}
+
+// fakeLock is a tcplock.Locker whose calls are events of the world;
+// failLock makes Lock fail.
+type fakeLock struct {
+	w        *world
+	rank     int
+	failLock error
+}
+
+func (l fakeLock) Lock(conns []tcplock.Conn) error {
+	if l.failLock != nil {
+		return l.failLock
+	}
+	l.w.event("lock %d %v", l.rank, conns)
+	return nil
+}
+
+func (l fakeLock) Unlock() error { l.w.event("unlock %d", l.rank); return nil }
+
 func (t *fakeTree) Thaw() error { t.w.event("thaw %d", t.rank); return nil }
 func (t *fakeTree) Sync() (Stream, Stream, error) {
 	return Stream{Offset: int64(10 * t.rank), Pipe: 100}, Stream{Offset: 1, Pipe: 101}, nil
@@ -370,6 +401,7 @@ func (r *fakeRunner) Restore(ctx context.Context, dir, work string, m Meta) (Tre
 	r.restored = append(r.restored, m)
 	r.dirs = append(r.dirs, dir)
 	r.mu.Unlock()
+	r.w.event("restore %d", r.rank)
 	if r.onRestore != nil {
 		r.onRestore(dir)
 	}

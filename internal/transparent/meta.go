@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+
+	"github.com/ckpt/ckpt/internal/tcplock"
 )
 
 // MetaFile is the file of a rank's part of a checkpoint that describes
@@ -38,6 +40,10 @@ type Meta struct {
 	// restore a file whose size changed since the dump, and what the
 	// program wrote after the checkpoint is written again).
 	Files []OpenFile `json:"files,omitempty"`
+	// Conns are the established TCP connections of the tree, dumped
+	// with them (Config.Net): a restore locks them until every rank is
+	// back (package tcplock).
+	Conns []tcplock.Conn `json:"conns,omitempty"`
 }
 
 // OpenFile is a regular file a program had open for writing at a

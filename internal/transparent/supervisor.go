@@ -13,6 +13,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/ckpt/ckpt/internal/criu"
+	"github.com/ckpt/ckpt/internal/tcplock"
 )
 
 // Job is what a supervisor needs of its rank's part in the job: ckpt.Job
@@ -78,6 +79,12 @@ type fileLister interface {
 	OpenFiles() ([]OpenFile, error)
 }
 
+// connLister is a Tree that can list its established TCP connections
+// (frozen), for Config.Net.
+type connLister interface {
+	Conns() ([]tcplock.Conn, error)
+}
+
 // ErrExited is returned by Tree.Freeze when the program ended before it
 // could be frozen.
 var ErrExited = errors.New("the program ended")
@@ -109,6 +116,15 @@ type Config struct {
 	// Tick is how often the supervisor looks at its program and asks
 	// whether to checkpoint (default 50ms): a step of the job's policy.
 	Tick time.Duration
+	// Net, if set, has the trees' established TCP connections dumped and
+	// restored with them (CRIU's --tcp-established): the connections
+	// between ranks, whose ends must come back with their addresses (the
+	// ranks of a node in its network namespace, restored there). Net
+	// keeps each rank's connections quiet from before any rank's dump to
+	// after its own, and from before its restore until every rank's is
+	// done (package tcplock). Without it, a tree with a connection fails
+	// to dump.
+	Net tcplock.Locker
 	// Result, if set, is the job's result line that rank 0 reports when
 	// every program ended (the last line its program printed, say).
 	Result func() string
@@ -194,7 +210,11 @@ func Run(ctx context.Context, job Job, cfg Config) (Report, error) {
 			<-s.tree.Done()
 		}
 	}()
-	if err := s.begin(ctx); err != nil {
+	err := s.begin(ctx)
+	if s.cfg.Net != nil {
+		err = s.reconnect(ctx, err)
+	}
+	if err != nil {
 		return s.rep, err
 	}
 	tick := time.NewTicker(cfg.Tick)
@@ -272,6 +292,12 @@ func (s *supervisor) begin(ctx context.Context) error {
 	if err := s.clearScratch(); err != nil {
 		return err
 	}
+	if s.cfg.Net != nil {
+		// What a supervisor that died locked left.
+		if err := s.cfg.Net.Unlock(); err != nil {
+			return err
+		}
+	}
 	res, err := s.job.Restart(ctx)
 	if err != nil {
 		return err
@@ -306,11 +332,31 @@ func (s *supervisor) begin(ctx context.Context) error {
 		return err
 	}
 	defer os.RemoveAll(work)
+	if s.cfg.Net != nil && len(m.Conns) > 0 {
+		// Quiet from before this end is back until every end is
+		// (reconnect).
+		if err := s.cfg.Net.Lock(m.Conns); err != nil {
+			return err
+		}
+	}
 	if s.tree, err = s.cfg.Runner.Restore(ctx, dir, work, m); err != nil {
 		return fmt.Errorf("restoring checkpoint %s: %w", res.Name(), err)
 	}
 	s.rep.RestoreTime = time.Since(start)
 	return nil
+}
+
+// reconnect waits until every rank's tree is back (restored, started, or
+// not there), then lets its connections through: an end restored before
+// its peer would have been reset by the peer's kernel. beginErr is this
+// rank's begin's: a rank that failed fails every rank.
+func (s *supervisor) reconnect(ctx context.Context, beginErr error) error {
+	ok, aerr := s.agree(ctx, beginErr == nil)
+	uerr := s.cfg.Net.Unlock()
+	if beginErr == nil && aerr == nil && !ok {
+		aerr = errors.New("another rank could not restore its program")
+	}
+	return firstErr(beginErr, aerr, uerr)
 }
 
 // clearScratch removes what a supervisor that died in a dump or a restore
@@ -437,13 +483,20 @@ func (s *supervisor) save(ctx context.Context, name string, f Files) error {
 			if fl, ok := s.tree.(fileLister); ok && err == nil {
 				m.Files, err = fl.OpenFiles()
 			}
+			if err == nil && s.cfg.Net != nil {
+				m.Conns, err = s.lock()
+			}
 		}
 	}
 	if s.tree == nil {
 		m.Exited, m.ExitCode = true, s.end.code
 		m.Stdout, m.Stderr = s.endOut, s.endErr
 	}
+	var unlockErr error
 	thaw := func() {
+		if s.cfg.Net != nil && frozen {
+			unlockErr = s.cfg.Net.Unlock()
+		}
 		if frozen {
 			s.tree.Thaw()
 			frozen = false
@@ -491,6 +544,11 @@ func (s *supervisor) save(ctx context.Context, name string, f Files) error {
 	if err != nil || aerr != nil || !ok {
 		return firstErr(err, aerr, errors.New("another rank could not dump its program"))
 	}
+	if unlockErr != nil {
+		// The connections would stay dead: the checkpoint fails, and
+		// the job goes back to the previous one.
+		return unlockErr
+	}
 	switch {
 	case direct:
 		m.Images, m.Compressed, err = s.storeInPlace(loc, dir)
@@ -508,6 +566,20 @@ func (s *supervisor) save(ctx context.Context, name string, f Files) error {
 		return os.WriteFile(metaPath, b, 0o600)
 	}
 	return writeFile(f, MetaFile, b)
+}
+
+// lock lists the frozen tree's connections and keeps them quiet until
+// the dump is over (thaw): every rank locks before the freeze's
+// agreement, so no packet crosses between any rank's dump and another's.
+func (s *supervisor) lock() ([]tcplock.Conn, error) {
+	var conns []tcplock.Conn
+	if cl, ok := s.tree.(connLister); ok {
+		var err error
+		if conns, err = cl.Conns(); err != nil {
+			return nil, err
+		}
+	}
+	return conns, s.cfg.Net.Lock(conns)
 }
 
 // waitEnd waits for the program that just ended to be done (its output
@@ -546,7 +618,8 @@ func (s *supervisor) dump(ctx context.Context, images string) (string, error) {
 		// overlap the dump.
 		stop = writeBehind(images)
 	}
-	err = s.cfg.Tool.Dump(ctx, criu.DumpRequest{Pid: s.tree.Pid(), Dir: images, WorkDir: work, LeaveRunning: true})
+	err = s.cfg.Tool.Dump(ctx, criu.DumpRequest{Pid: s.tree.Pid(), Dir: images, WorkDir: work, LeaveRunning: true,
+		TCPEstablished: s.cfg.Net != nil})
 	stop()
 	s.rep.DumpTime += time.Since(start)
 	return work, err

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ckpt/ckpt/internal/criu"
+	"github.com/ckpt/ckpt/internal/tcplock"
 )
 
 // Processes is the Runner of real process trees: the program runs as the
@@ -52,6 +53,7 @@ func (p *Processes) Start(ctx context.Context) (Tree, error) {
 		return nil, err
 	}
 	defer devnull.Close()
+	keepInherited()
 	cmd := exec.Command(p.Program, p.Args...)
 	cmd.Env, cmd.Dir = p.Env, p.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, outs.outW, outs.errW
@@ -63,6 +65,25 @@ func (p *Processes) Start(ctx context.Context) (Tree, error) {
 		return nil, fmt.Errorf("starting %s: %w", p.Program, err)
 	}
 	return newTree(cmd.Process, outs), nil
+}
+
+// keepInherited marks the descriptors this process inherited (beyond
+// stdin, stdout and stderr) close-on-exec: they are the supervisor's
+// launcher's, not the program's, and CRIU must not meet them in its
+// tree. One opened in another mount namespace (a launcher's /dev/null,
+// before `ip netns exec` made the node's) fails every dump: "Can't
+// lookup mount=23 for fd=10 path=/dev/null". Go opens its own
+// descriptors close-on-exec already.
+func keepInherited() {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range fds {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
 }
 
 // Restore implements Runner.
@@ -79,7 +100,7 @@ func (p *Processes) Restore(ctx context.Context, dir, work string, m Meta) (Tree
 	if err != nil {
 		return nil, err
 	}
-	pid, err := p.Tool.Restore(ctx, criu.RestoreRequest{Dir: dir, WorkDir: work, Inherit: []criu.Inherit{
+	pid, err := p.Tool.Restore(ctx, criu.RestoreRequest{Dir: dir, WorkDir: work, TCPEstablished: len(m.Conns) > 0, Inherit: []criu.Inherit{
 		{Key: criu.PipeKey(m.Stdout.Pipe), File: outs.outW},
 		{Key: criu.PipeKey(m.Stderr.Pipe), File: outs.errW},
 	}})
@@ -393,6 +414,12 @@ func writable(path string) bool {
 		return err == nil && flags&syscall.O_ACCMODE != syscall.O_RDONLY
 	}
 	return false
+}
+
+// Conns implements connLister: the tree's established TCP connections,
+// as its network namespace (the supervisor's) sees them.
+func (t *tree) Conns() ([]tcplock.Conn, error) {
+	return tcplock.Conns(descendants(t.proc.Pid))
 }
 
 // descendants lists pid and every process below it (through

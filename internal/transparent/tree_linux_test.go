@@ -6,10 +6,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ckpt/ckpt/internal/criu/criutest"
 	"github.com/ckpt/ckpt/internal/testwait"
@@ -146,5 +149,37 @@ while :; do sleep 1; done`
 	want := []OpenFile{{Path: w1, Size: 4}, {Path: w2, Size: 6}}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("open files %+v, want %+v", got, want)
+	}
+}
+
+// TestProgramInheritsNoDescriptor: a descriptor the supervisor inherited
+// (here: opened without close-on-exec, as a launcher's would be) is not
+// passed on to the program, whose tree CRIU dumps.
+func TestProgramInheritsNoDescriptor(t *testing.T) {
+	criutest.Root(t, "the program's PID namespace needs root")
+	devnull, err := unix.Open(os.DevNull, unix.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(devnull)
+	// A number of its own, above what ls opens.
+	const fd = 77
+	if err := unix.Dup2(devnull, fd); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	dir := t.TempDir()
+	p := &Processes{Program: "/bin/sh", Args: []string{"-c", "ls /proc/self/fd"},
+		Stdout: filepath.Join(dir, "out"), Stderr: filepath.Join(dir, "err")}
+	tr, err := p.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Kill()
+	testwait.Recv(t, tr.Done(), "the program's end")
+	b, _ := os.ReadFile(p.Stdout)
+	fds := strings.Fields(string(b))
+	if len(fds) == 0 || slices.Contains(fds, strconv.Itoa(fd)) {
+		t.Errorf("the program's descriptors %q: want 0 1 2 (and its own), not the inherited %d", fds, fd)
 	}
 }
