@@ -200,12 +200,15 @@ func (r *Rank) replay(after uint64) error {
 // A hello said again carries what the log holds then, never less than an
 // acknowledgement sent before it, so the peer's Sender.Recovered accepts
 // it; the messages it returns again are duplicates the receiver drops.
+// It is not said again while the last one waits in the outbox (the peer
+// unreachable, the writer retrying): each would be answered with all
+// the peer holds unacknowledged once the peer is back.
 func (r *Rank) hello(ctx context.Context) error {
 	say := func() {
 		r.mu.Lock()
 		for p, o := range r.out {
 			if o != nil && !r.replied[p] {
-				o.push(frame{kind: kHello, seq: r.recv.Durable(p)})
+				o.pushHello(r.recv.Durable(p))
 			}
 		}
 		r.mu.Unlock()
@@ -372,8 +375,8 @@ func (r *Rank) handle(p int, f frame) {
 		r.resendAll(p, ms)
 		if r.cfg.Restarted && !r.replied[p] {
 			// This rank's own hello to p may have gone to p's previous
-			// incarnation: say it again.
-			r.out[p].push(frame{kind: kHello, seq: r.recv.Durable(p)})
+			// incarnation: say it again (unless one waits to be sent).
+			r.out[p].pushHello(r.recv.Durable(p))
 		}
 	case kReply:
 		r.send.Ack(p, f.seq)
@@ -574,6 +577,22 @@ func (o *outbox) kick() {
 func (o *outbox) push(f frame) {
 	o.mu.Lock()
 	o.frames = append(o.frames, f)
+	o.mu.Unlock()
+	o.kick()
+}
+
+// pushHello queues a hello unless one is queued and not yet taken by
+// the writer: that one goes first, and its seq is never less than an ack
+// sent before it (acks follow the frames of their batch).
+func (o *outbox) pushHello(seq uint64) {
+	o.mu.Lock()
+	for _, f := range o.frames {
+		if f.kind == kHello {
+			o.mu.Unlock()
+			return
+		}
+	}
+	o.frames = append(o.frames, frame{kind: kHello, seq: seq})
 	o.mu.Unlock()
 	o.kick()
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 
@@ -228,5 +229,35 @@ func TestRecvAnySameOrderAfterRestart(t *testing.T) {
 	}
 	if st := again.Stats(); st.Replayed+uint64(len(snap.Pending)) != 35 {
 		t.Errorf("replayed %d with %d pending in the checkpoint, want 35 together", st.Replayed, len(snap.Pending))
+	}
+}
+
+// A hello said again while the last one still waits in the outbox (the
+// peer unreachable, the writer retrying an earlier frame) is not queued
+// twice: once the peer is back, each would be answered with everything it
+// holds unacknowledged. Once the writer has taken it, the next is queued.
+func TestHelloNotQueuedTwiceWhileOneWaits(t *testing.T) {
+	o := &outbox{wake: make(chan struct{}, 1)}
+	hellos := func(fs []frame) (seqs []uint64) {
+		for _, f := range fs {
+			if f.kind == kHello {
+				seqs = append(seqs, f.seq)
+			}
+		}
+		return seqs
+	}
+	o.pushHello(3)
+	o.push(frame{kind: kReply, seq: 1})
+	o.pushHello(5) // the writer has not taken the first: nothing more
+	o.setAck(2)
+	fs, ok := o.take()
+	if got := hellos(fs); !ok || !slices.Equal(got, []uint64{3}) || fs[len(fs)-1].kind != kAck {
+		t.Fatalf("first batch %+v: hellos %v, want [3], the ack last", fs, got)
+	}
+	o.pushHello(7) // the first one was taken (sent, perhaps lost): say it again
+	o.pushHello(8)
+	fs, _ = o.take()
+	if got := hellos(fs); !slices.Equal(got, []uint64{7}) {
+		t.Fatalf("second batch %+v: hellos %v, want [7]", fs, got)
 	}
 }
