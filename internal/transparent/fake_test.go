@@ -319,11 +319,12 @@ func fakeConn(rank int) tcplock.Conn {
 }
 
 // fakeLock is a tcplock.Locker whose calls are events of the world;
-// failLock makes Lock fail.
+// failLock makes Lock fail, failUnlock Unlock.
 type fakeLock struct {
-	w        *world
-	rank     int
-	failLock error
+	w          *world
+	rank       int
+	failLock   error
+	failUnlock error
 }
 
 func (l fakeLock) Lock(conns []tcplock.Conn) error {
@@ -334,7 +335,13 @@ func (l fakeLock) Lock(conns []tcplock.Conn) error {
 	return nil
 }
 
-func (l fakeLock) Unlock() error { l.w.event("unlock %d", l.rank); return nil }
+func (l fakeLock) Unlock() error {
+	if l.failUnlock != nil {
+		return l.failUnlock
+	}
+	l.w.event("unlock %d", l.rank)
+	return nil
+}
 
 func (t *fakeTree) Thaw() error { t.w.event("thaw %d", t.rank); return nil }
 func (t *fakeTree) Sync() (Stream, Stream, error) {

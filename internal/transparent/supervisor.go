@@ -191,6 +191,9 @@ type supervisor struct {
 	endOut, endErr Stream
 	step           int64
 	rep            Report
+	// joined says that begin reached the job's restart (whose
+	// collectives every rank meets), failed or not.
+	joined bool
 }
 
 // Run supervises the rank's program from its start (or its restore from
@@ -211,7 +214,12 @@ func Run(ctx context.Context, job Job, cfg Config) (Report, error) {
 		}
 	}()
 	err := s.begin(ctx)
-	if s.cfg.Net != nil {
+	if s.cfg.Net != nil && s.joined {
+		// Only a rank that took part in the restart agrees on it: one
+		// that failed before (its scratch, a dead supervisor's table)
+		// would meet the other ranks' restart collectives out of step
+		// (its agreement's gather taken as their first round); it
+		// ends as without Net, and the job sees a rank fail.
 		err = s.reconnect(ctx, err)
 	}
 	if err != nil {
@@ -299,6 +307,7 @@ func (s *supervisor) begin(ctx context.Context) error {
 		}
 	}
 	res, err := s.job.Restart(ctx)
+	s.joined = true
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // before reports whether event a comes before event b in ev (both there).
@@ -107,5 +108,25 @@ func TestConnectionLockFailureFailsEveryRank(t *testing.T) {
 	}
 	if rs.errs[0] == nil || !strings.Contains(rs.errs[0].Error(), "another rank could not restore") {
 		t.Errorf("rank 0: %v: want another rank's failure named", rs.errs[0])
+	}
+}
+
+// TestConnectionUnlockFailureBeforeRestartAgreesOnNothing: a rank whose
+// removal of a dead supervisor's table fails before the job's restart
+// returns that error without entering the restart's agreement: its
+// gather would meet the other ranks' restart collectives out of step
+// (the real job's first restart round gathers every rank's offer).
+func TestConnectionUnlockFailureBeforeRestartAgreesOnNothing(t *testing.T) {
+	w := newWorld(1, 4)
+	cfg := Config{Runner: &fakeRunner{w: w}, Tool: fakeTool(w), Scratch: t.TempDir(), Tick: time.Millisecond,
+		Net: fakeLock{w: w, failUnlock: errors.New("no nftables")}}
+	_, err := Run(t.Context(), fakeJob{w: w}, cfg)
+	if err == nil || !strings.Contains(err.Error(), "no nftables") {
+		t.Fatalf("Run: %v: want the unlock's error", err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seq[0] != 0 {
+		t.Errorf("the failed rank gathered %d times, want none (no agreement before the restart)", w.seq[0])
 	}
 }
