@@ -5,7 +5,8 @@
 #
 #   export CKPT_CRIU="$(scripts/criu.sh)"
 #
-# The system's criu serves when it is 4.1 or newer: older ones cannot dump
+# The system's criu serves when it is 4.1 or newer (4.2 when
+# CKPT_CRIU_SUITE=sid): older ones cannot dump
 # on kernels from 6.13 on ("vdso: Failed to fill self vdso symtable": the
 # [vvar_vclock] mapping, handled from CRIU 4.1 on), and Debian bookworm's is
 # 3.17. Otherwise CRIU is taken from Debian's archive: criu and every library
@@ -40,11 +41,17 @@ version_of() {
   "$1" --version 2>/dev/null | sed -n 's/^Version: *//p' | head -n 1
 }
 
-# recent VERSION succeeds for 4.1 and newer.
+# The oldest system criu that serves: 4.1, or 4.2 when sid's is asked for
+# (4.1 cannot dump a TCP socket on kernels from 6.16, which ckpt run
+# --transparent --netns needs; docs/TRANSPARENT.md, CRIU versions).
+need_minor=1
+[ "$suite" = sid ] && need_minor=2
+
+# recent VERSION succeeds for 4.$need_minor and newer.
 recent() {
   local major minor
   IFS=. read -r major minor _ <<<"$1"
-  [ -n "$major" ] && { [ "$major" -gt 4 ] || { [ "$major" -eq 4 ] && [ "${minor:-0}" -ge 1 ]; }; }
+  [ -n "$major" ] && { [ "$major" -gt 4 ] || { [ "$major" -eq 4 ] && [ "${minor:-0}" -ge "$need_minor" ]; }; }
 }
 
 if [ -x "$wrapper" ] && v="$(version_of "$wrapper")" && [ -n "$v" ]; then
@@ -58,7 +65,7 @@ if sys="$(command -v criu 2>/dev/null)"; then
     echo "$sys"
     exit 0
   fi
-  say "the system's criu ($sys) is ${v:-unusable}; CRIU 4.1 or newer is needed on this kernel: taking Debian $suite's"
+  say "the system's criu ($sys) is ${v:-unusable}; CRIU 4.$need_minor or newer is needed here: taking Debian $suite's"
 fi
 
 command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null && command -v apt-cache >/dev/null ||
