@@ -1,6 +1,7 @@
 package uncoord
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"sync"
@@ -47,18 +48,8 @@ func indexes(t *testing.T, log logstore.Store) (base uint64, idx []uint64) {
 // to the scheduler: both orders must hold.
 func TestReprotectCarriesRecordsInFlight(t *testing.T) {
 	ctx := testCtx(t)
-	net := NewMemNet()
 	old := &gatedLog{Store: logstore.NewMem(), entered: make(chan struct{}), release: make(chan struct{})}
-	d0, err := Start(ctx, Config{Rank: 0, Size: 2, Net: net.Endpoint(0), Log: old})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d0.Close()
-	d1, err := Start(ctx, Config{Rank: 1, Size: 2, Net: net.Endpoint(1), Log: logstore.NewMem()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d1.Close()
+	d0, d1 := startPair(t, ctx, old)
 	if err := d1.Send(ctx, 0, []byte("one")); err != nil {
 		t.Fatal(err)
 	}
@@ -120,20 +111,10 @@ func TestReprotectCarriesRecordsInFlight(t *testing.T) {
 // goes on logging to its log as before, and it can try again.
 func TestReprotectFailureKeepsTheLog(t *testing.T) {
 	ctx := testCtx(t)
-	net := NewMemNet()
 	log0 := logstore.NewMem()
-	d0, err := Start(ctx, Config{Rank: 0, Size: 2, Net: net.Endpoint(0), Log: log0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d0.Close()
-	d1, err := Start(ctx, Config{Rank: 1, Size: 2, Net: net.Endpoint(1), Log: logstore.NewMem()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d1.Close()
+	d0, d1 := startPair(t, ctx, log0)
 	refused := errors.New("no room at the new protector")
-	err = d0.Reprotect(func(uint64) (logstore.Store, error) { return nil, refused },
+	err := d0.Reprotect(func(uint64) (logstore.Store, error) { return nil, refused },
 		func(Snapshot) error { return nil })
 	if !errors.Is(err, refused) {
 		t.Fatalf("Reprotect: %v, want the open's error", err)
@@ -147,4 +128,22 @@ func TestReprotectFailureKeepsTheLog(t *testing.T) {
 	if _, idx := indexes(t, log0); len(idx) != 1 {
 		t.Errorf("the kept log holds %v, want the one record received after the failed re-protection", idx)
 	}
+}
+
+// startPair starts ranks 0 and 1 over a MemNet, rank 0 logging to log0;
+// both are closed when the test ends.
+func startPair(t *testing.T, ctx context.Context, log0 logstore.Store) (*Rank, *Rank) {
+	t.Helper()
+	net := NewMemNet()
+	d0, err := Start(ctx, Config{Rank: 0, Size: 2, Net: net.Endpoint(0), Log: log0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d0.Close() })
+	d1, err := Start(ctx, Config{Rank: 1, Size: 2, Net: net.Endpoint(1), Log: logstore.NewMem()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d1.Close() })
+	return d0, d1
 }
